@@ -1,0 +1,41 @@
+/** Types shared inside the engine, between the pipeline stages. */
+
+/** What probing learned about a downloaded source. */
+export interface SourceInfo {
+  path: string;
+  sizeBytes: number;
+  durationSeconds: number;
+  /** ffprobe's format_name, checked against the allow-list. */
+  format: string;
+  title: string;
+  width: number;
+  height: number;
+  fps: number;
+  hasAudio: boolean;
+  /** Seconds of the first video frame (often 0); cut points are relative to it. */
+  startTime: number;
+}
+
+/** A crop window in source pixels, constant over [fromSeconds, toSeconds). */
+export interface CropSegment {
+  fromSeconds: number;
+  toSeconds: number;
+  /** Centre of the crop window as a fraction of the source width/height (0-1). */
+  centerX: number;
+  centerY: number;
+}
+
+/** A chosen moment, best first. Times are in source seconds. */
+export interface Candidate {
+  start: number;
+  end: number;
+  /** 0-1. */
+  score: number;
+  /** Short names of the signals that chose it, e.g. "speech_density". */
+  reasons: string[];
+  /** For reframe=auto: one crop position per scene inside the clip. */
+  crop?: CropSegment[];
+}
+
+/** Progress callback for one stage: fraction of that stage done, 0-1. */
+export type StageProgress = (fraction: number) => void;

@@ -1,0 +1,175 @@
+/**
+ * The Worker <-> clip engine contract. This is the one module that both the
+ * Worker (src/) and the engine (container/) import, so a change here is a
+ * change on both sides of the channel at once. Schema and type share a name.
+ *
+ * Direction 1, Worker -> engine (engine HTTP server, port ENGINE_PORT):
+ *   GET  /health                        -> EngineHealth
+ *   POST /jobs           StartJob        -> 202 StartJobAccepted (idempotent per job_id)
+ *   POST /jobs/:id/cancel (Bearer token) -> 202 | 404
+ *
+ * Direction 2, engine -> Worker (under StartJob.callback_base, Bearer token):
+ *   POST {callback_base}/internal/v1/jobs/:id/progress  ProgressReport -> CallbackAck
+ *   POST {callback_base}/internal/v1/jobs/:id/probe     ProbeReport    -> ProbeAck
+ *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index            (video/mp4 body)  -> CallbackAck
+ *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index/thumbnail  (image/jpeg body) -> CallbackAck
+ *   POST {callback_base}/internal/v1/jobs/:id/complete  CompleteReport -> CallbackAck
+ *   POST {callback_base}/internal/v1/jobs/:id/fail      FailReport     -> CallbackAck
+ *
+ * Callback answers: 200 with the ack body while the job is live; 401 for a bad,
+ * expired or foreign token; 409 (problem+json, code job_not_active) once the
+ * job is no longer processing (canceled, failed by the watchdog, finished):
+ * the engine must stop work, clean up and send nothing more for that job.
+ */
+import { z } from "zod";
+
+export const ENGINE_PORT = 8788;
+
+/** Path prefix of the Worker's internal routes that the engine calls. */
+export const CALLBACK_PREFIX = "/internal/v1/jobs";
+
+export const VIDEO_TYPES = ["podcast", "lecture", "gaming", "sports", "vlog", "general"] as const;
+export const VideoType = z.enum(VIDEO_TYPES);
+export type VideoType = z.infer<typeof VideoType>;
+
+export const ASPECT_RATIOS = ["9:16", "1:1", "4:5", "16:9", "original"] as const;
+export const AspectRatio = z.enum(ASPECT_RATIOS);
+export type AspectRatio = z.infer<typeof AspectRatio>;
+
+export const RESOLUTIONS = [720, 1080] as const;
+export const REFRAME_MODES = ["center", "auto"] as const;
+
+/**
+ * A clip configuration (SPEC section 3). The API's saved configurations and
+ * the job sent to the engine use this same schema, so the dashboard, the API
+ * and the engine validate identically.
+ */
+export const ClipConfig = z
+  .object({
+    aspect_ratio: AspectRatio.default("9:16"),
+    resolution: z.union([z.literal(720), z.literal(1080)]).default(1080),
+    min_clip_seconds: z.number().int().min(5).max(120).default(15),
+    max_clip_seconds: z.number().int().min(10).max(180).default(60),
+    max_clips: z.number().int().min(1).max(20).default(5),
+    reframe: z.enum(REFRAME_MODES).default("center"),
+  })
+  .strict()
+  .refine((c) => c.max_clip_seconds >= c.min_clip_seconds, {
+    message: "max_clip_seconds must be at least min_clip_seconds",
+    path: ["max_clip_seconds"],
+  });
+export type ClipConfig = z.infer<typeof ClipConfig>;
+
+export const DEFAULT_CLIP_CONFIG: ClipConfig = ClipConfig.parse({});
+
+/** Job failure codes (SPEC section 6), carried in `error.code` of a failed job. */
+export const FAILURE_CODES = [
+  "source_unreachable",
+  "source_not_video",
+  "source_too_large",
+  "source_too_long",
+  "unsupported_platform",
+  "insufficient_credits",
+  "no_clips_found",
+  "processing_timeout",
+  "internal_error",
+] as const;
+export const FailureCode = z.enum(FAILURE_CODES);
+export type FailureCode = z.infer<typeof FailureCode>;
+
+/** Limits the Worker hands to the engine with every job (SPEC section 7). */
+export const EngineLimits = z.object({
+  max_source_bytes: z.number().int().positive(),
+  max_source_seconds: z.number().positive(),
+  download_timeout_seconds: z.number().positive(),
+  /** Local development and tests only; false in production configuration. */
+  allow_private_hosts: z.boolean(),
+});
+export type EngineLimits = z.infer<typeof EngineLimits>;
+
+export const StartJob = z.object({
+  job_id: z.string().regex(/^job_[A-Za-z0-9]{16,40}$/),
+  /** Bearer token for every callback of this job and for cancel. */
+  token: z.string().min(20),
+  /** Origin the engine calls back to, e.g. http://127.0.0.1:8787. */
+  callback_base: z.string().url(),
+  video_url: z.string().url(),
+  video_type: VideoType,
+  config: ClipConfig,
+  limits: EngineLimits,
+});
+export type StartJob = z.infer<typeof StartJob>;
+
+export const StartJobAccepted = z.object({
+  job_id: z.string(),
+  /** true when this call started the job, false when it was already running. */
+  started: z.boolean(),
+});
+export type StartJobAccepted = z.infer<typeof StartJobAccepted>;
+
+export const EngineHealth = z.object({
+  ok: z.literal(true),
+  backend: z.enum(["native", "wasm"]),
+  active_jobs: z.number().int().nonnegative(),
+});
+export type EngineHealth = z.infer<typeof EngineHealth>;
+
+export const ProgressReport = z.object({
+  /** 0-99 while processing; the Worker never lets progress decrease. */
+  progress: z.number().int().min(0).max(99),
+  step: z.string().min(1).max(120),
+});
+export type ProgressReport = z.infer<typeof ProgressReport>;
+
+export const ProbeReport = z.object({
+  duration_seconds: z.number().positive(),
+  title: z.string().max(300),
+  width: z.number().int().positive(),
+  height: z.number().int().positive(),
+  format: z.string().max(100),
+  size_bytes: z.number().int().nonnegative(),
+});
+export type ProbeReport = z.infer<typeof ProbeReport>;
+
+/** `proceed: false` means the Worker refused (e.g. credits) and has failed the job. */
+export const ProbeAck = z.object({
+  proceed: z.boolean(),
+  credits_reserved: z.number().int().nonnegative(),
+  error: z.object({ code: FailureCode, message: z.string() }).optional(),
+});
+export type ProbeAck = z.infer<typeof ProbeAck>;
+
+export const CallbackAck = z.object({ ok: z.literal(true) });
+export type CallbackAck = z.infer<typeof CallbackAck>;
+
+export const ClipReport = z.object({
+  /** 0-based rank: 0 is the best clip. Matches the uploaded clip index. */
+  index: z.number().int().min(0).max(19),
+  start_seconds: z.number().nonnegative(),
+  end_seconds: z.number().positive(),
+  score: z.number().min(0).max(1),
+  reasons: z.array(z.string().min(1).max(60)).min(1).max(8),
+  width: z.number().int().positive(),
+  height: z.number().int().positive(),
+});
+export type ClipReport = z.infer<typeof ClipReport>;
+
+export const CompleteReport = z.object({
+  title: z.string().max(300),
+  source_duration_seconds: z.number().positive(),
+  clips: z.array(ClipReport).min(1).max(20),
+});
+export type CompleteReport = z.infer<typeof CompleteReport>;
+
+export const FailReport = z.object({
+  code: FailureCode,
+  message: z.string().min(1).max(500),
+});
+export type FailReport = z.infer<typeof FailReport>;
+
+/** Largest clip or thumbnail upload the Worker accepts on the channel. */
+export const MAX_CLIP_UPLOAD_BYTES = 512 * 1024 * 1024;
+
+export function callbackUrl(base: string, jobId: string, suffix: string): string {
+  return `${base.replace(/\/+$/, "")}${CALLBACK_PREFIX}/${jobId}/${suffix}`;
+}

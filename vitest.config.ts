@@ -1,0 +1,47 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+// Two projects: the Worker runs inside workerd (real D1, R2, Queues and Durable
+// Objects from miniflare); the engine, scripts and end-to-end suites run in Node.
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("src/db/migrations");
+  return {
+    test: {
+      projects: [
+        {
+          plugins: [
+            cloudflareTest({
+              main: "./src/index.ts",
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                bindings: {
+                  TEST_MIGRATIONS: migrations,
+                  ADMIN_TOKEN: "test-admin-token",
+                  ENGINE_SECRET: "test-engine-secret-0123456789abcdef",
+                  ENGINE_URL: "http://engine.test",
+                  CALLBACK_BASE: "http://worker.test",
+                  CDN_URL: "http://worker.test/cdn",
+                  ALLOW_PRIVATE_SOURCES: "false",
+                },
+              },
+            }),
+          ],
+          test: {
+            name: "worker",
+            include: ["test/worker/**/*.test.ts"],
+            setupFiles: ["./test/worker/setup.ts"],
+          },
+        },
+        {
+          test: {
+            name: "node",
+            environment: "node",
+            include: ["container/test/**/*.test.ts", "test/e2e/**/*.test.ts"],
+            testTimeout: 120_000,
+            hookTimeout: 180_000,
+          },
+        },
+      ],
+    },
+  };
+});
