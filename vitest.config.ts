@@ -39,6 +39,8 @@ export default defineConfig(async () => {
             include: ["container/test/**/*.test.ts", "test/e2e/**/*.test.ts"],
             testTimeout: 120_000,
             hookTimeout: 180_000,
+            // Opens a control server only; the e2e stack starts when an e2e file asks for it.
+            globalSetup: ["./test/e2e/harness/global-setup.ts"],
           },
         },
       ],

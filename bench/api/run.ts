@@ -1,0 +1,180 @@
+/**
+ * `npm run bench:api`: loopback load test of the Worker under `wrangler dev`.
+ * Measures GET /health (no D1, no Durable Object) against an authenticated
+ * GET /api/v1/jobs/:id (key lookup in D1, rate-limit hit in the account's
+ * Durable Object, job read in D1) in the same run, plus an authenticated
+ * route without the job read to show where the time goes.
+ * Starts `npm run dev -- --no-engine` itself on BENCH_PORT (default 8797) and
+ * stops it afterwards; with CLIPJOBS_URL set it measures that Worker instead.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import autocannon from "autocannon";
+import { AdminClient } from "../../scripts/lib/admin-client.ts";
+import { startChild, stopChild, type Child } from "../../scripts/lib/children.ts";
+import { ensureDevVars, PROJECT_ROOT, readDevVars, TSX_BIN } from "../../scripts/lib/dev-vars.ts";
+
+/** A Worker to measure; unset: the bench starts its own on BENCH_PORT, away from any `npm run dev`. */
+const EXTERNAL_URL = process.env.CLIPJOBS_URL?.replace(/\/+$/, "");
+const BENCH_PORT = Number(process.env.BENCH_PORT ?? 8797);
+const BASE_URL = EXTERNAL_URL ?? `http://127.0.0.1:${BENCH_PORT}`;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const DURATION_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP_SECONDS = 2;
+
+async function healthy(): Promise<boolean> {
+  try {
+    return (await fetch(`${BASE_URL}/health`, { signal: AbortSignal.timeout(2000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+async function startDevStack(): Promise<Child> {
+  const child = startChild("npm run dev", TSX_BIN, [path.join(PROJECT_ROOT, "scripts", "dev.ts"), "--no-engine", "--port", String(BENCH_PORT)], {
+    cwd: PROJECT_ROOT,
+    // Per-request log lines would cost wrangler CPU and flood the output.
+    env: { ...process.env, WRANGLER_LOG: "warn" },
+  });
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (child.process.exitCode !== null) throw new Error("npm run dev exited before the Worker was ready");
+    if (await healthy()) return child;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  await stopChild(child);
+  throw new Error("the Worker did not become healthy within 120 s");
+}
+
+/** A job to read: submitted through the API, then canceled so nothing runs during the bench. */
+async function createJob(apiKey: string): Promise<string> {
+  const headers = { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json" };
+  const submitted = await fetch(`${BASE_URL}/api/v1/jobs`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ video_url: "https://videos.example.com/bench.mp4", video_type: "general" }),
+  });
+  if (submitted.status !== 201) throw new Error(`submitting the bench job failed: ${submitted.status} ${await submitted.text()}`);
+  const { job_id: jobId } = (await submitted.json()) as { job_id: string };
+  const canceled = await fetch(`${BASE_URL}/api/v1/jobs/${jobId}/cancel`, { method: "POST", headers: { Authorization: headers.Authorization } });
+  await canceled.arrayBuffer();
+  return jobId;
+}
+
+interface Measurement {
+  name: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+}
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+}
+
+async function measureOnce(target: Target, seconds: number): Promise<Measurement> {
+  const result = await autocannon({ url: target.url, headers: target.headers, connections: CONNECTIONS, duration: seconds });
+  return {
+    name: target.name,
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * The endpoints take turns, ROUNDS times, and each figure is the median of its
+ * rounds: on a shared machine, load from elsewhere then hits all of them alike.
+ */
+async function measureInterleaved(targets: Target[]): Promise<Measurement[]> {
+  for (const target of targets) await measureOnce(target, WARMUP_SECONDS);
+  const rounds: Measurement[][] = targets.map(() => []);
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const [index, target] of targets.entries()) rounds[index]!.push(await measureOnce(target, DURATION_SECONDS));
+  }
+  return targets.map((target, index) => {
+    const runs = rounds[index]!;
+    return {
+      name: target.name,
+      requestsPerSecond: median(runs.map((r) => r.requestsPerSecond)),
+      p50Ms: median(runs.map((r) => r.p50Ms)),
+      p99Ms: median(runs.map((r) => r.p99Ms)),
+      non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
+      errors: runs.reduce((sum, r) => sum + r.errors, 0),
+    };
+  });
+}
+
+function table(rows: Measurement[]): string {
+  const header = `${"endpoint".padEnd(34)} ${"req/s".padStart(8)} ${"p50 ms".padStart(7)} ${"p99 ms".padStart(7)} ${"non-2xx".padStart(8)} ${"errors".padStart(7)}`;
+  const lines = rows.map(
+    (r) =>
+      `${r.name.padEnd(34)} ${r.requestsPerSecond.toFixed(0).padStart(8)} ${String(r.p50Ms).padStart(7)} ${String(r.p99Ms).padStart(7)} ${String(r.non2xx).padStart(8)} ${String(r.errors).padStart(7)}`,
+  );
+  return [header, ...lines].join("\n");
+}
+
+async function main(): Promise<number> {
+  ensureDevVars();
+  let devStack: Child | null = null;
+  if (EXTERNAL_URL) {
+    if (!(await healthy())) throw new Error(`no Worker answers at ${EXTERNAL_URL}`);
+    process.stdout.write(`using the Worker at ${EXTERNAL_URL}\n`);
+  } else {
+    if (await healthy()) throw new Error(`port ${BENCH_PORT} is taken; set BENCH_PORT or CLIPJOBS_URL`);
+    process.stdout.write(`starting npm run dev -- --no-engine --port ${BENCH_PORT} ...\n`);
+    devStack = await startDevStack();
+  }
+
+  try {
+    const token = process.env.ADMIN_TOKEN ?? readDevVars().ADMIN_TOKEN;
+    if (!token) throw new Error("ADMIN_TOKEN is not set (environment or .dev.vars)");
+    const account = await new AdminClient(BASE_URL, token).createAccount(`bench-${Date.now()}@example.com`, "unmetered");
+    const jobId = await createJob(account.api_key);
+    const auth = { Authorization: `Bearer ${account.api_key}` };
+
+    process.stdout.write(
+      `${CONNECTIONS} connections; ${ROUNDS} interleaved rounds of ${DURATION_SECONDS} s per endpoint (after ${WARMUP_SECONDS} s warm-up); medians\n`,
+    );
+    const rows = await measureInterleaved([
+      { name: "GET /health", url: `${BASE_URL}/health`, headers: {} },
+      { name: "GET /api/v1/jobs/:id (auth)", url: `${BASE_URL}/api/v1/jobs/${jobId}`, headers: auth },
+      { name: "GET /api/v1/video-types (auth)", url: `${BASE_URL}/api/v1/video-types`, headers: auth },
+    ]);
+    const [health, job] = rows as [Measurement, Measurement, Measurement];
+    const ratio = job.requestsPerSecond / health.requestsPerSecond;
+
+    process.stdout.write("\n" + table(rows) + "\n\n");
+    process.stdout.write(`ratio authenticated job read / health: ${ratio.toFixed(2)} (target >= 0.50: ${ratio >= 0.5 ? "met" : "NOT met"})\n`);
+
+    const resultsDir = path.join(PROJECT_ROOT, "bench", "results");
+    mkdirSync(resultsDir, { recursive: true });
+    const file = path.join(resultsDir, `api-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+    writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), connections: CONNECTIONS, seconds: DURATION_SECONDS, rounds: ROUNDS, rows, ratio }, null, 2));
+    process.stdout.write(`results written to ${path.relative(PROJECT_ROOT, file)}\n`);
+    return rows.some((r) => r.non2xx > 0 || r.errors > 0) ? 1 : 0;
+  } finally {
+    if (devStack) await stopChild(devStack);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,40 @@
+/**
+ * The bench's source: 10 minutes of 1080p30 with speech, pauses, loud bursts,
+ * scene changes and a moving subject, plus grain and an 8 Mbit/s cap so that
+ * decoding costs about what real camera footage costs (flat synthetic frames
+ * decode several times faster and would flatter the analysis figures).
+ * Generated once and cached under .tmp/bench/, keyed by these parameters.
+ */
+import { cachedMedia, type MediaFacts, type MediaSpec } from "../../test/media/generate.ts";
+
+export const BENCH_SOURCE_SPEC: MediaSpec = {
+  durationSeconds: 600,
+  width: 1920,
+  height: 1080,
+  fps: 30,
+  audio: "speech",
+  grain: 10,
+  maxBitrateKbps: 8000,
+  bursts: [48, 131, 207, 266, 342, 415, 488, 553],
+  sceneChanges: Array.from({ length: 19 }, (_, i) => 31 + i * 30 + (i % 3) * 4),
+  seed: 2026,
+};
+
+export function benchSource(): Promise<{ path: string; facts: MediaFacts }> {
+  return cachedMedia(BENCH_SOURCE_SPEC, ".tmp/bench");
+}
+
+/** BENCH_ENGINE_QUICK=1: a 3-minute 640x360 stand-in, to check the bench itself in seconds. */
+export const QUICK_SOURCE_SPEC: MediaSpec = {
+  ...BENCH_SOURCE_SPEC,
+  durationSeconds: 180,
+  width: 640,
+  height: 360,
+  maxBitrateKbps: 1500,
+  bursts: [40, 95, 150],
+  sceneChanges: [31, 64, 97, 128, 161],
+};
+
+export function selectedBenchSource(): Promise<{ path: string; facts: MediaFacts }> {
+  return process.env.BENCH_ENGINE_QUICK === "1" ? cachedMedia(QUICK_SOURCE_SPEC, ".tmp/bench") : benchSource();
+}

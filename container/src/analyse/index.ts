@@ -1,0 +1,144 @@
+/**
+ * Analysis: one audio pass and one reduced video pass over the source (run
+ * concurrently), turned into per-bin features, then the video_type's
+ * strategy proposes scored windows and the best non-overlapping ones become
+ * the candidates, best first.
+ *
+ * Sources without an audio track: podcast fails with no_clips_found (its
+ * clips are cut on speech, so there is nothing to cut on); every other type
+ * works from the picture alone (lecture on slide changes, gaming and sports on
+ * motion, vlog and general on motion and scene changes).
+ *
+ * A source with nothing worth clipping (silent and static, or shorter than
+ * min_clip_seconds, or no window scoring at least MIN_SCORE) fails with
+ * NoClipsFoundError instead of returning noise.
+ */
+import type { ClipConfig, VideoType } from "../../../src/engine/contract.ts";
+import type { FfmpegRunner } from "../ffmpeg/runner.ts";
+import type { Candidate, CropSegment, SourceInfo, StageProgress } from "../types.ts";
+import { buildFeatures, type Features } from "./features.ts";
+import { analyseFrames, type SceneActivity } from "./frames.ts";
+import { applyExactCuts, refineCuts, withoutOverlaps } from "./refine.ts";
+import { pickBest, type ScoredWindow } from "./select.ts";
+import { audioPass, videoPass, type AudioSignals } from "./signals.ts";
+import { STRATEGIES } from "./strategies/index.ts";
+
+export class NoClipsFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "NoClipsFoundError";
+  }
+}
+
+/** Windows scoring below this are not worth a clip. */
+const MIN_SCORE = 0.2;
+/** Motion below this everywhere (with no cuts) means a static picture. */
+const STATIC_MOTION = 0.05;
+/** Audio decoding is far cheaper than video decoding: this share of the stage's progress is the audio pass. */
+const AUDIO_SHARE = 0.15;
+
+export interface AnalyseOptions {
+  signal: AbortSignal;
+  onProgress: StageProgress;
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+/** One crop centre per scene overlapping the clip, in source seconds. */
+function cropPlan(scenes: SceneActivity[], start: number, end: number): CropSegment[] {
+  return scenes
+    .filter((scene) => scene.end > start && scene.start < end)
+    .map((scene) => ({
+      fromSeconds: Math.max(start, scene.start),
+      toSeconds: Math.min(end, scene.end),
+      centerX: round3(scene.centerX),
+      centerY: round3(scene.centerY),
+    }));
+}
+
+function isSilentAndStatic(features: Features): boolean {
+  const moving = features.motion.values.some((m) => m >= STATIC_MOTION);
+  return !features.audible && !moving && features.sceneChanges.length === 0;
+}
+
+export async function analyse(
+  runner: FfmpegRunner,
+  source: SourceInfo,
+  videoType: VideoType,
+  config: ClipConfig,
+  opts: AnalyseOptions,
+): Promise<Candidate[]> {
+  const duration = source.durationSeconds;
+  if (duration < config.min_clip_seconds) {
+    throw new NoClipsFoundError(
+      `The video is ${Math.round(duration)} s long, shorter than the ${config.min_clip_seconds} s minimum clip length.`,
+    );
+  }
+  const strategy = STRATEGIES[videoType];
+  if (strategy.requiresAudio && !source.hasAudio) {
+    throw new NoClipsFoundError(`The video has no audio track; ${videoType} clips are cut on speech.`);
+  }
+
+  let audioDone = 0;
+  let videoDone = 0;
+  let reported = 0;
+  const report = () => {
+    const fraction = source.hasAudio ? AUDIO_SHARE * audioDone + (1 - AUDIO_SHARE) * videoDone : videoDone;
+    if (fraction > reported) {
+      reported = fraction;
+      opts.onProgress(Math.min(1, fraction));
+    }
+  };
+  // When one pass fails, the other is stopped at once rather than left to finish for nothing.
+  const failFast = new AbortController();
+  const signal = AbortSignal.any([opts.signal, failFast.signal]);
+  const stopOther = (error: unknown): never => {
+    failFast.abort(error);
+    throw error;
+  };
+  const audioRun: Promise<AudioSignals | null> = source.hasAudio
+    ? audioPass(runner, source, { signal, onProgress: (f) => ((audioDone = f), report()) }).catch(stopOther)
+    : Promise.resolve(null);
+  const videoRun = videoPass(runner, source, {
+    signal,
+    onProgress: (f) => ((videoDone = f), report()),
+    dense: !source.hasAudio && videoType !== "lecture",
+  }).catch(stopOther);
+  // Both passes settle before anything is thrown, so no ffmpeg outlives a failed analysis; the first failure is the one reported.
+  const [audioResult, videoResult] = await Promise.allSettled([audioRun, videoRun]);
+  if (failFast.signal.aborted) throw failFast.signal.reason;
+  if (audioResult.status === "rejected") throw audioResult.reason;
+  if (videoResult.status === "rejected") throw videoResult.reason;
+  const frames = videoResult.value;
+
+  const frameAnalysis = analyseFrames(frames, duration);
+  const features = buildFeatures(duration, audioResult.value, frameAnalysis, frames.times);
+  if (isSilentAndStatic(features)) {
+    throw new NoClipsFoundError("The video is silent and its picture does not change: there is no moment worth clipping.");
+  }
+  if (strategy.requiresAudio && !features.audible) {
+    throw new NoClipsFoundError(`The audio track is silent; ${videoType} clips are cut on speech.`);
+  }
+
+  const limits = { min: config.min_clip_seconds, max: config.max_clip_seconds, duration };
+  const windows: ScoredWindow[] = strategy.windows(features, limits);
+  const picked = pickBest(windows, config.max_clips, MIN_SCORE);
+  if (picked.length === 0) {
+    throw new NoClipsFoundError(`No moment in the video stood out enough for a ${videoType} clip.`);
+  }
+  const exact = await refineCuts(runner, source, frameAnalysis, picked, config.reframe === "auto", opts.signal);
+  const chosen = withoutOverlaps(picked.map((w) => applyExactCuts(w, exact, limits)));
+  const moved = (t: number) => exact.get(t) ?? t;
+  const scenes = features.scenes.map((s) => ({ ...s, start: moved(s.start), end: moved(s.end) }));
+  opts.onProgress(1);
+  return chosen.map((w) => ({
+    // Exact times (not rounded): a lecture clip that ends on a cut must not take the new slide's first frame.
+    start: w.start,
+    end: w.end,
+    score: w.score,
+    reasons: w.reasons.slice(0, 8),
+    ...(config.reframe === "auto" ? { crop: cropPlan(scenes, w.start, w.end) } : {}),
+  }));
+}

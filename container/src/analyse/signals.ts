@@ -1,0 +1,281 @@
+/**
+ * The two measuring passes of the analysis, each ONE ffmpeg run over the
+ * source, run concurrently (audio decoding is cheap next to video decoding,
+ * so the audio pass finishes inside the video pass's time):
+ *
+ *   audio: the audio stream alone through silencedetect (pause intervals with
+ *          sample-accurate edges) and ebur128 (momentary loudness every 0.1 s).
+ *   video: keyframes only (`-skip_frame nokey`, about 10x faster than a full
+ *          decode of 1080p), each scaled to a 64x36 grey thumbnail written to
+ *          a raw file; frame times come from showinfo. When keyframes are
+ *          sparse (mean gap above SPARSE_KEYFRAME_GAP), a second pass decodes
+ *          every frame but keeps two per second, which is slower but still
+ *          sees every scene (also used for audio-less sources, see videoPass).
+ *
+ * Times: ffmpeg's command line shifts every input so it starts at 0 (the
+ * file's start time), and input `-ss` counts from that same origin, so every
+ * time here, in the candidates and in the render is seconds from the file's
+ * start as ffmpeg sees it; SourceInfo.startTime needs no correction on top.
+ *
+ * Filter graphs are built from constants only: nothing from the job (URL,
+ * title) reaches them, and the only path is the source's, given after -i with
+ * the demuxer that probing accepted pinned by -f.
+ */
+import { readFile, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { FfmpegRunner } from "../ffmpeg/runner.ts";
+import { pinnedDemuxer } from "../probe.ts";
+import type { SourceInfo, StageProgress } from "../types.ts";
+
+export const THUMB_WIDTH = 64;
+export const THUMB_HEIGHT = 36;
+/** Mean keyframe gap (seconds) above which keyframes are too sparse to see scenes. */
+const SPARSE_KEYFRAME_GAP = 5;
+/** Frames per second kept by the fallback pass. */
+const SAMPLED_FPS = 2;
+/** Pauses: below -35 dBFS for at least 0.3 s (a breath between phrases). */
+const SILENCE_FILTER = "silencedetect=noise=-35dB:duration=0.3";
+/** ebur128's momentary loudness is logged every 0.1 s. */
+export const LOUDNESS_HOP = 0.1;
+/** Floor for momentary loudness (ebur128 reports about -120 LUFS for digital silence). */
+export const LOUDNESS_FLOOR = -70;
+
+export interface Interval {
+  start: number;
+  end: number;
+}
+
+export interface AudioSignals {
+  /** Momentary loudness (LUFS) per LOUDNESS_HOP slot; slot i covers [i*hop, (i+1)*hop). */
+  loudness: Float32Array;
+  /** Pauses, in source seconds. */
+  silences: Interval[];
+}
+
+export interface VideoFrames {
+  /** Times (source seconds) of the frames kept. */
+  times: number[];
+  /** THUMB_WIDTH x THUMB_HEIGHT grey pixels per frame. */
+  pixels: Uint8Array[];
+  /** "keyframes" or the sampled fallback. */
+  mode: "keyframes" | "sampled";
+}
+
+export interface PassOptions {
+  signal: AbortSignal;
+  onProgress: StageProgress;
+}
+
+/** Generous per-pass wall-clock limit: the slowest backend (wasm) runs near realtime. */
+export function analysisTimeoutMs(source: SourceInfo): number {
+  return 120_000 + source.durationSeconds * 2000;
+}
+
+function failOnExit(what: string, result: { exitCode: number; stderrTail: string }): void {
+  if (result.exitCode !== 0) {
+    throw new Error(`${what} failed (ffmpeg exit ${result.exitCode}): ${result.stderrTail.slice(-600)}`);
+  }
+}
+
+function progressFrom(source: SourceInfo, onProgress: StageProgress): (seconds: number) => void {
+  let best = 0;
+  return (seconds) => {
+    const fraction = Math.min(1, Math.max(0, seconds / Math.max(source.durationSeconds, 0.001)));
+    if (fraction > best) {
+      best = fraction;
+      onProgress(fraction);
+    }
+  };
+}
+
+const EBUR128_LINE = /\bt:\s*([\d.]+)\s+TARGET:.*?\bM:\s*(-?[\d.]+|-?inf|nan)/;
+const SILENCE_START = /silence_start:\s*(-?[\d.]+)/;
+const SILENCE_END = /silence_end:\s*(-?[\d.]+)/;
+
+export async function audioPass(runner: FfmpegRunner, source: SourceInfo, opts: PassOptions): Promise<AudioSignals> {
+  const slots = Math.max(1, Math.ceil(source.durationSeconds / LOUDNESS_HOP));
+  const loudness = new Float32Array(slots).fill(LOUDNESS_FLOOR);
+  const silences: Interval[] = [];
+  let openSilence: number | null = null;
+  const report = progressFrom(source, opts.onProgress);
+
+  const onLine = (line: string): void => {
+    const level = EBUR128_LINE.exec(line);
+    if (level) {
+      const t = Number(level[1]);
+      const raw = Number(level[2]);
+      const value = Number.isFinite(raw) ? Math.max(LOUDNESS_FLOOR, raw) : LOUDNESS_FLOOR;
+      // M at time t covers the 0.4 s before t: credit it to the slot at the window's centre.
+      const slot = Math.floor((t - 0.2) / LOUDNESS_HOP);
+      if (slot >= 0 && slot < slots) loudness[slot] = value;
+      report(t);
+      return;
+    }
+    const started = SILENCE_START.exec(line);
+    if (started) {
+      openSilence = Math.max(0, Number(started[1]));
+      return;
+    }
+    const ended = SILENCE_END.exec(line);
+    if (ended && openSilence !== null) {
+      silences.push({ start: openSilence, end: Number(ended[1]) });
+      openSilence = null;
+    }
+  };
+
+  const result = await runner.ffmpeg({
+    args: [
+      "-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
+      "-protocol_whitelist", "file",
+      "-f", pinnedDemuxer(source.format),
+      "-i", source.path,
+      "-map", "0:a:0", "-vn", "-sn", "-dn",
+      "-af", `${SILENCE_FILTER},ebur128=framelog=info`,
+      "-f", "null", "-",
+    ],
+    inputs: [source.path],
+    outputs: [],
+    timeoutMs: analysisTimeoutMs(source),
+    signal: opts.signal,
+    onStderrLine: onLine,
+  });
+  failOnExit("audio analysis", result);
+  // A pause still open at the end runs to the end of the source.
+  if (openSilence !== null) silences.push({ start: openSilence, end: source.durationSeconds });
+  opts.onProgress(1);
+  return { loudness, silences };
+}
+
+const SHOWINFO_TIME = /\bn:\s*\d+\s+pts:\s*-?\d+\s+pts_time:\s*(-?[\d.]+)/;
+
+async function framePass(
+  runner: FfmpegRunner,
+  source: SourceInfo,
+  mode: VideoFrames["mode"],
+  opts: PassOptions,
+): Promise<VideoFrames> {
+  const rawPath = join(dirname(source.path), `analysis-${mode}.gray`);
+  const times: number[] = [];
+  const report = progressFrom(source, opts.onProgress);
+  const onLine = (line: string): void => {
+    const match = SHOWINFO_TIME.exec(line);
+    if (!match) return;
+    const t = Number(match[1]);
+    times.push(t);
+    report(t);
+  };
+  const scale = `scale=${THUMB_WIDTH}:${THUMB_HEIGHT}:flags=area,format=gray,showinfo`;
+  // select (not fps) keeps each kept frame's own timestamp, so a cut is never dated before it happens.
+  const sample = `select='isnan(prev_selected_t)+gte(t-prev_selected_t,${(1 / SAMPLED_FPS).toFixed(3)})'`;
+  const filter = mode === "keyframes" ? scale : `${sample},${scale}`;
+  try {
+    const result = await runner.ffmpeg({
+      args: [
+        "-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
+        "-protocol_whitelist", "file",
+        ...(mode === "keyframes" ? ["-skip_frame", "nokey"] : []),
+        "-f", pinnedDemuxer(source.format),
+        "-i", source.path,
+        "-map", "0:v:0", "-an", "-sn", "-dn",
+        "-vf", filter,
+        "-fps_mode", "passthrough",
+        "-f", "rawvideo", "-y", rawPath,
+      ],
+      inputs: [source.path],
+      outputs: [rawPath],
+      timeoutMs: analysisTimeoutMs(source),
+      signal: opts.signal,
+      onStderrLine: onLine,
+    });
+    failOnExit("video analysis", result);
+    const raw = await readFile(rawPath);
+    const frameBytes = THUMB_WIDTH * THUMB_HEIGHT;
+    const count = Math.min(times.length, Math.floor(raw.length / frameBytes));
+    const pixels: Uint8Array[] = [];
+    for (let i = 0; i < count; i++) pixels.push(new Uint8Array(raw.buffer, raw.byteOffset + i * frameBytes, frameBytes));
+    opts.onProgress(1);
+    return { times: times.slice(0, count), pixels, mode };
+  } finally {
+    await rm(rawPath, { force: true });
+  }
+}
+
+export function keyframesAreSparse(frames: VideoFrames, durationSeconds: number): boolean {
+  if (durationSeconds < 2 * SPARSE_KEYFRAME_GAP) return frames.times.length < 2;
+  return durationSeconds / Math.max(1, frames.times.length) > SPARSE_KEYFRAME_GAP;
+}
+
+/**
+ * Keyframes first; the sampled pass only when keyframes are too sparse. The
+ * second pass's progress continues from where the first left off. `dense`
+ * goes straight to the sampled pass: without audio, motion is the only sign
+ * of excitement, and keyframes seconds apart miss short bursts of it.
+ */
+export async function videoPass(runner: FfmpegRunner, source: SourceInfo, opts: PassOptions & { dense?: boolean }): Promise<VideoFrames> {
+  if (opts.dense) return framePass(runner, source, "sampled", opts);
+  const keyframes = await framePass(runner, source, "keyframes", {
+    signal: opts.signal,
+    onProgress: (f) => opts.onProgress(f * 0.3),
+  });
+  if (!keyframesAreSparse(keyframes, source.durationSeconds)) {
+    opts.onProgress(1);
+    return keyframes;
+  }
+  return framePass(runner, source, "sampled", {
+    signal: opts.signal,
+    onProgress: (f) => opts.onProgress(0.3 + f * 0.7),
+  });
+}
+
+/**
+ * The exact time of a cut known to lie in (after, at]: decodes just that span
+ * (every frame, small and grey) and returns the time of the frame that differs
+ * most from the one before it. Costs a fraction of a second per cut, so it is
+ * only used for the cuts that become clip boundaries or crop changes.
+ */
+export async function exactCut(
+  runner: FfmpegRunner,
+  source: SourceInfo,
+  span: { after: number; at: number },
+  signal: AbortSignal,
+): Promise<number> {
+  const rawPath = join(dirname(source.path), `analysis-cut-${Math.round(span.at * 1000)}.gray`);
+  const times: number[] = [];
+  try {
+    const result = await runner.ffmpeg({
+      args: [
+        "-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
+        "-protocol_whitelist", "file",
+        "-ss", span.after.toFixed(6),
+        "-f", pinnedDemuxer(source.format),
+        "-i", source.path,
+        "-t", (span.at - span.after + 0.001).toFixed(6),
+        "-map", "0:v:0", "-an", "-sn", "-dn",
+        "-vf", `scale=${THUMB_WIDTH}:${THUMB_HEIGHT}:flags=area,format=gray,showinfo`,
+        "-fps_mode", "passthrough",
+        "-f", "rawvideo", "-y", rawPath,
+      ],
+      inputs: [source.path],
+      outputs: [rawPath],
+      timeoutMs: 60_000 + (span.at - span.after) * 20_000,
+      signal,
+      onStderrLine: (line) => {
+        const match = SHOWINFO_TIME.exec(line);
+        if (match) times.push(span.after + Number(match[1]));
+      },
+    });
+    failOnExit("cut refinement", result);
+    const raw = await readFile(rawPath);
+    const frameBytes = THUMB_WIDTH * THUMB_HEIGHT;
+    const count = Math.min(times.length, Math.floor(raw.length / frameBytes));
+    let best = { time: span.at, change: -1 };
+    for (let i = 1; i < count; i++) {
+      let change = 0;
+      for (let p = 0; p < frameBytes; p++) change += Math.abs(raw[i * frameBytes + p]! - raw[(i - 1) * frameBytes + p]!);
+      if (change > best.change) best = { time: times[i]!, change };
+    }
+    return best.time;
+  } finally {
+    await rm(rawPath, { force: true });
+  }
+}

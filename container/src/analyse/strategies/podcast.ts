@@ -1,0 +1,28 @@
+/**
+ * podcast: speech-driven. Clips start and end inside pauses (never
+ * mid-phrase) and are scored on speech density and vocal emphasis; scene
+ * cuts are ignored.
+ */
+import { boundaryPairs, clamp01, endInPause, lengthFit, scoreWith, startInPause } from "../select.ts";
+import type { Strategy } from "./strategy.ts";
+
+/** Windows with less sound than this are mostly silence, not conversation. */
+const MIN_VOICED = 0.4;
+
+export const podcast: Strategy = {
+  requiresAudio: true,
+  windows(features, limits) {
+    const pairs = boundaryPairs(features.pauses.map(startInPause), features.pauses.map(endInPause), limits);
+    return pairs.flatMap(({ start, end }) => {
+      const voiced = features.voiced.mean(start, end);
+      if (voiced < MIN_VOICED) return [];
+      const density = clamp01((voiced - 0.3) / 0.55);
+      const emphasis = clamp01(features.emphasis.mean(start, end) / 0.3);
+      const { score, reasons } = scoreWith(
+        { speech_density: 0.5 * density, vocal_emphasis: 0.35 * emphasis },
+        0.15 * lengthFit(end - start, limits),
+      );
+      return [{ start, end, score, reasons: [...reasons, "pause_bounded"] }];
+    });
+  },
+};

@@ -1,0 +1,15 @@
+/** The shape of one video_type's approach to choosing clips. */
+import type { Features } from "../features.ts";
+import type { Limits, ScoredWindow } from "../select.ts";
+
+export interface Strategy {
+  /** Without an audio track this approach has nothing to go on (the analysis fails with no_clips_found). */
+  readonly requiresAudio: boolean;
+  /** Every window this approach would consider, scored 0-1 with reasons. */
+  windows(features: Features, limits: Limits): ScoredWindow[];
+}
+
+/** Scene changes per 10 s, as 0-1 (three or more counts as full). */
+export function cutRate(features: Features, start: number, end: number): number {
+  return Math.min(1, (features.cuts.sum(start, end) * 10) / Math.max(1, end - start) / 3);
+}

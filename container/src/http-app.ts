@@ -1,0 +1,180 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { StartJob, type EngineHealth, type StartJobAccepted } from "../../src/engine/contract.ts";
+import type { EngineConfig } from "./config.ts";
+import { JobAborted, errorMessage } from "./errors.ts";
+import type { FfmpegRunner } from "./ffmpeg/runner.ts";
+import { runJob, type JobDeps, type JobOutcome } from "./job.ts";
+import { log } from "./log.ts";
+
+/**
+ * The engine's HTTP server: direction 1 of the contract (Worker -> engine).
+ * Each job gets its own AbortController, reporter and work directory; the
+ * only shared state is the table of running jobs.
+ */
+export interface EngineServerOptions {
+  config: EngineConfig;
+  runner: FfmpegRunner;
+  /** Tests only: source download address rule and resolver. */
+  policy?: JobDeps["policy"];
+  resolver?: JobDeps["resolver"];
+}
+
+interface RunningJob {
+  token: string;
+  controller: AbortController;
+  done: Promise<JobOutcome>;
+}
+
+export interface EngineServer {
+  server: http.Server;
+  listen(port: number, host: string): Promise<AddressInfo>;
+  /** Refuses new jobs, fails running ones with a report, waits for their cleanup. */
+  shutdown(): Promise<void>;
+  activeJobs(): number;
+}
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(payload) });
+  res.end(payload);
+}
+
+function sendProblem(res: http.ServerResponse, status: number, code: string, detail: string, extra: Record<string, unknown> = {}): void {
+  const payload = JSON.stringify({ type: "about:blank", title: http.STATUS_CODES[status] ?? "Error", status, code, detail, ...extra });
+  res.writeHead(status, { "content-type": "application/problem+json", "content-length": Buffer.byteLength(payload) });
+  res.end(payload);
+}
+
+function readBody(req: http.IncomingMessage): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.on("end", () => resolve(tooLarge ? null : Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+/** Compares tokens in constant time (hashing first makes the lengths equal). */
+function tokensMatch(given: string, expected: string): boolean {
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+function bearer(req: http.IncomingMessage): string | null {
+  const header = req.headers.authorization ?? "";
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? null;
+}
+
+export function createEngineServer(opts: EngineServerOptions): EngineServer {
+  const jobs = new Map<string, RunningJob>();
+  let shuttingDown = false;
+
+  const startJob = (job: StartJob): StartJobAccepted => {
+    if (jobs.has(job.job_id)) return { job_id: job.job_id, started: false };
+    const controller = new AbortController();
+    const deps: JobDeps = { runner: opts.runner, config: opts.config, policy: opts.policy, resolver: opts.resolver };
+    const done = runJob(job, deps, controller)
+      .catch((error: unknown) => {
+        log.error("job_crashed", { job_id: job.job_id, error: errorMessage(error) });
+        return "failed" as const;
+      })
+      .finally(() => jobs.delete(job.job_id));
+    jobs.set(job.job_id, { token: job.token, controller, done });
+    return { job_id: job.job_id, started: true };
+  };
+
+  const handleStart = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (shuttingDown) return sendProblem(res, 503, "shutting_down", "The engine is shutting down and takes no new jobs.");
+    const text = await readBody(req);
+    if (text === null) return sendProblem(res, 413, "payload_too_large", `Body over ${MAX_BODY_BYTES} bytes.`);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return sendProblem(res, 400, "invalid_request", "Body is not JSON.");
+    }
+    const parsed = StartJob.safeParse(json);
+    if (!parsed.success) {
+      const errors = parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
+      return sendProblem(res, 400, "invalid_request", "Body is not a valid StartJob.", { errors });
+    }
+    const accepted = startJob(parsed.data);
+    log.info(accepted.started ? "job_accepted" : "job_already_running", { job_id: accepted.job_id });
+    sendJson(res, 202, accepted);
+  };
+
+  const handleCancel = (req: http.IncomingMessage, res: http.ServerResponse, jobId: string) => {
+    req.resume();
+    const running = jobs.get(jobId);
+    if (!running) return sendProblem(res, 404, "not_found", "No such job is running here.");
+    const token = bearer(req);
+    if (!token || !tokensMatch(token, running.token)) return sendProblem(res, 401, "unauthorized", "Missing or wrong job token.");
+    if (!running.controller.signal.aborted) running.controller.abort(new JobAborted("canceled"));
+    log.info("job_cancel_requested", { job_id: jobId });
+    sendJson(res, 202, { job_id: jobId, canceled: true });
+  };
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://engine.local");
+    const path = url.pathname;
+    const cancelMatch = /^\/jobs\/([^/]+)\/cancel$/.exec(path);
+    const route = async () => {
+      if (path === "/health") {
+        if (req.method !== "GET" && req.method !== "HEAD") return sendProblem(res, 405, "method_not_allowed", "Use GET.");
+        const health: EngineHealth = { ok: true, backend: opts.runner.backend, active_jobs: jobs.size };
+        return sendJson(res, 200, health);
+      }
+      if (path === "/jobs") {
+        if (req.method !== "POST") return sendProblem(res, 405, "method_not_allowed", "Use POST.");
+        return handleStart(req, res);
+      }
+      if (cancelMatch?.[1]) {
+        if (req.method !== "POST") return sendProblem(res, 405, "method_not_allowed", "Use POST.");
+        return handleCancel(req, res, decodeURIComponent(cancelMatch[1]));
+      }
+      req.resume();
+      return sendProblem(res, 404, "not_found", "No such route.");
+    };
+    route().catch((error: unknown) => {
+      log.error("request_failed", { path, error: errorMessage(error) });
+      if (!res.headersSent) sendProblem(res, 500, "internal_error", "Unexpected error.");
+      else res.destroy();
+    });
+  });
+
+  return {
+    server,
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve(server.address() as AddressInfo);
+        });
+      }),
+    async shutdown() {
+      shuttingDown = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const running = [...jobs.values()];
+      for (const job of running) {
+        if (!job.controller.signal.aborted) job.controller.abort(new JobAborted("shutdown"));
+      }
+      await Promise.all(running.map((j) => j.done));
+      server.closeIdleConnections();
+      await closed;
+    },
+    activeJobs: () => jobs.size,
+  };
+}

@@ -1,0 +1,140 @@
+import { basename, extname } from "node:path";
+import { JobFailure } from "./errors.ts";
+import type { FfmpegRunner } from "./ffmpeg/runner.ts";
+import type { SourceInfo } from "./types.ts";
+
+/**
+ * Probes a downloaded source with ffprobe and decides whether it is a video
+ * the engine accepts (SPEC section 7).
+ *
+ * Pass 1 only detects the container: `-format_whitelist` makes libavformat
+ * refuse any other demuxer before it reads a header, so an HLS playlist, a
+ * concat list or an image sequence never gets to open the files it names.
+ * Pass 2 reads streams with the detected demuxer pinned by `-f`, and both
+ * passes allow only the `file` protocol.
+ */
+
+/** ffprobe demuxer names accepted; each is a self-contained single-file container. */
+export const ALLOWED_DEMUXERS = ["mov", "mp4", "m4a", "3gp", "3g2", "mj2", "matroska", "webm", "avi", "flv", "mpegts", "mpeg"] as const;
+
+const PROBE_TIMEOUT_MS = 60_000;
+
+interface ProbeStream {
+  codec_type?: string;
+  width?: number;
+  height?: number;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  start_time?: string;
+  duration?: string;
+  disposition?: { attached_pic?: number };
+}
+
+interface ProbeOutput {
+  format?: { format_name?: string; duration?: string; start_time?: string; tags?: Record<string, string> };
+  streams?: ProbeStream[];
+}
+
+function notVideo(detail: string): JobFailure {
+  return new JobFailure("source_not_video", `The file is not a video the engine can process: ${detail}. Accepted containers: MP4/MOV, MKV/WebM, AVI, FLV, MPEG-TS and MPEG-PS.`);
+}
+
+function parseJson(stdout: string): ProbeOutput {
+  try {
+    return JSON.parse(stdout) as ProbeOutput;
+  } catch {
+    return {};
+  }
+}
+
+function rate(text: string | undefined): number {
+  if (!text) return 0;
+  const [num, den] = text.split("/").map(Number);
+  if (num === undefined || !Number.isFinite(num)) return 0;
+  if (den === undefined) return num;
+  return den > 0 ? num / den : 0;
+}
+
+function positive(value: string | undefined): number {
+  const n = Number(value);
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+/** The first demuxer name of a format_name list, for `-f` when re-opening. */
+export function pinnedDemuxer(formatName: string): string {
+  return formatName.split(",")[0] ?? formatName;
+}
+
+function formatLength(seconds: number): string {
+  if (seconds < 120) return `${Math.round(seconds)} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+function titleFromUrl(videoUrl: string): string {
+  try {
+    const last = decodeURIComponent(basename(new URL(videoUrl).pathname));
+    const stem = last.slice(0, last.length - extname(last).length).replace(/[_+]+/g, " ").trim();
+    return stem || "Untitled video";
+  } catch {
+    return "Untitled video";
+  }
+}
+
+function tagTitle(tags: Record<string, string> | undefined): string | null {
+  if (!tags) return null;
+  for (const [key, value] of Object.entries(tags)) {
+    if (key.toLowerCase() === "title" && value.trim() !== "") return value.trim();
+  }
+  return null;
+}
+
+export interface ProbeRequest {
+  runner: FfmpegRunner;
+  path: string;
+  sizeBytes: number;
+  videoUrl: string;
+  /** Title from the platform (yt-dlp), which wins over tags and file name. */
+  platformTitle: string | null;
+  maxSourceSeconds: number;
+  signal: AbortSignal;
+}
+
+export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
+  const common = { inputs: [req.path], outputs: [], timeoutMs: PROBE_TIMEOUT_MS, signal: req.signal };
+  const detect = await req.runner.ffprobe({
+    ...common,
+    args: ["-v", "error", "-protocol_whitelist", "file", "-format_whitelist", ALLOWED_DEMUXERS.join(","), "-show_entries", "format=format_name", "-of", "json", "-i", req.path],
+  });
+  const formatName = parseJson(detect.stdout).format?.format_name;
+  if (detect.exitCode !== 0 || !formatName) throw notVideo("its format is not an accepted video container");
+  const demuxer = pinnedDemuxer(formatName);
+  if (!(ALLOWED_DEMUXERS as readonly string[]).includes(demuxer)) throw notVideo(`format ${formatName} is not accepted`);
+
+  const full = await req.runner.ffprobe({
+    ...common,
+    args: ["-v", "error", "-protocol_whitelist", "file", "-f", demuxer, "-show_format", "-show_streams", "-of", "json", "-i", req.path],
+  });
+  const probed = parseJson(full.stdout);
+  if (full.exitCode !== 0 || !probed.format) throw notVideo("ffprobe could not read it");
+  const video = probed.streams?.find((s) => s.codec_type === "video" && !s.disposition?.attached_pic && (s.width ?? 0) > 0 && (s.height ?? 0) > 0);
+  if (!video) throw notVideo("it has no video stream");
+  const duration = positive(probed.format.duration) || positive(video.duration);
+  if (duration <= 0) throw notVideo("its duration could not be determined");
+  if (duration > req.maxSourceSeconds) {
+    throw new JobFailure("source_too_long", `The video is ${formatLength(duration)} long; the limit is ${formatLength(req.maxSourceSeconds)}.`);
+  }
+  const title = (req.platformTitle ?? tagTitle(probed.format.tags) ?? titleFromUrl(req.videoUrl)).slice(0, 300);
+  return {
+    path: req.path,
+    sizeBytes: req.sizeBytes,
+    durationSeconds: duration,
+    format: formatName,
+    title,
+    width: video.width ?? 0,
+    height: video.height ?? 0,
+    fps: rate(video.avg_frame_rate) || rate(video.r_frame_rate),
+    hasAudio: probed.streams?.some((s) => s.codec_type === "audio") ?? false,
+    startTime: Number(video.start_time ?? probed.format.start_time ?? 0) || 0,
+  };
+}

@@ -1,0 +1,213 @@
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import http from "node:http";
+import https from "node:https";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { z } from "zod";
+import {
+  CallbackAck,
+  ProbeAck,
+  callbackUrl,
+  type CompleteReport,
+  type FailReport,
+  type ProbeReport,
+  type ProgressReport,
+} from "../../src/engine/contract.ts";
+import { JobAborted } from "./errors.ts";
+
+/**
+ * Client for direction 2 of the contract (engine -> Worker callbacks), one per
+ * job. 5xx answers and network errors are retried with backoff; a 409 means
+ * the Worker no longer considers the job active, so the job is aborted and
+ * this reporter falls silent for good.
+ */
+export interface ReporterOptions {
+  callbackBase: string;
+  jobId: string;
+  token: string;
+  attempts: number;
+  retryBaseMs: number;
+  timeoutMs: number;
+  /** Called once on the first 409. */
+  onInactive: () => void;
+}
+
+export class CallbackError extends Error {
+  readonly status: number;
+  constructor(message: string, status: number) {
+    super(message);
+    this.name = "CallbackError";
+    this.status = status;
+  }
+}
+
+class RetryableError extends Error {}
+
+interface RawAnswer {
+  status: number;
+  body: string;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+export class JobReporter {
+  private readonly opts: ReporterOptions;
+  /** Aborted once the job must send nothing more (canceled or 409). */
+  private readonly silence = new AbortController();
+
+  constructor(opts: ReporterOptions) {
+    this.opts = opts;
+  }
+
+  /** Stops every callback in flight and refuses new ones. */
+  silenceNow(): void {
+    if (!this.silence.signal.aborted) this.silence.abort(new JobAborted("inactive"));
+  }
+
+  get silenced(): boolean {
+    return this.silence.signal.aborted;
+  }
+
+  progress(report: ProgressReport): Promise<void> {
+    return this.postJson("progress", report, CallbackAck).then(() => undefined);
+  }
+
+  probe(report: ProbeReport): Promise<ProbeAck> {
+    return this.postJson("probe", report, ProbeAck);
+  }
+
+  complete(report: CompleteReport): Promise<void> {
+    return this.postJson("complete", report, CallbackAck).then(() => undefined);
+  }
+
+  fail(report: FailReport): Promise<void> {
+    return this.postJson("fail", report, CallbackAck).then(() => undefined);
+  }
+
+  /** PUTs a file streamed from disk; onBytes sees each chunk's size as it goes out. */
+  async putFile(suffix: string, path: string, contentType: string, onBytes?: (bytes: number) => void): Promise<void> {
+    const size = (await stat(path)).size;
+    let sentInEarlierAttempts = 0;
+    await this.withRetries(async (signal) => {
+      let sent = 0;
+      // A retry starts the file over; progress callers only ever see growth.
+      const counter = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          sent += chunk.length;
+          if (sent > sentInEarlierAttempts) {
+            onBytes?.(Math.min(chunk.length, sent - sentInEarlierAttempts));
+            sentInEarlierAttempts = sent;
+          }
+          callback(null, chunk);
+        },
+      });
+      const answer = await this.send("PUT", suffix, { "content-type": contentType, "content-length": String(size) }, signal, async (req) => {
+        await pipeline(createReadStream(path), counter, req);
+      });
+      return this.parse(answer, CallbackAck);
+    });
+  }
+
+  private postJson<S extends z.ZodType>(suffix: string, body: unknown, schema: S): Promise<z.infer<S>> {
+    const payload = Buffer.from(JSON.stringify(body));
+    return this.withRetries(async (signal) => {
+      const answer = await this.send(
+        "POST",
+        suffix,
+        { "content-type": "application/json", "content-length": String(payload.length) },
+        signal,
+        async (req) => {
+          req.end(payload);
+        },
+      );
+      return this.parse(answer, schema);
+    });
+  }
+
+  private parse<S extends z.ZodType>(answer: RawAnswer, schema: S): z.infer<S> {
+    if (answer.status === 409) {
+      this.silenceNow();
+      this.opts.onInactive();
+      throw new JobAborted("inactive");
+    }
+    if (answer.status >= 500) throw new RetryableError(`callback answered HTTP ${answer.status}`);
+    if (answer.status < 200 || answer.status >= 300) {
+      throw new CallbackError(`callback answered HTTP ${answer.status}: ${answer.body.slice(0, 200)}`, answer.status);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(answer.body);
+    } catch {
+      throw new CallbackError("callback answered a body that is not JSON", answer.status);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new CallbackError("callback answered an unexpected body", answer.status);
+    return parsed.data;
+  }
+
+  private async withRetries<T>(attempt: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    for (let n = 1; ; n += 1) {
+      if (this.silence.signal.aborted) throw new JobAborted("inactive");
+      const signal = AbortSignal.any([this.silence.signal, AbortSignal.timeout(this.opts.timeoutMs)]);
+      try {
+        return await attempt(signal);
+      } catch (error) {
+        if (this.silence.signal.aborted || error instanceof JobAborted) throw new JobAborted("inactive");
+        const retryable = !(error instanceof CallbackError);
+        if (!retryable || n >= this.opts.attempts) throw error;
+        const delay = this.opts.retryBaseMs * 2 ** (n - 1) * (0.75 + Math.random() * 0.5);
+        await sleep(delay, this.silence.signal);
+      }
+    }
+  }
+
+  private send(
+    method: "POST" | "PUT",
+    suffix: string,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+    writeBody: (req: http.ClientRequest) => Promise<void>,
+  ): Promise<RawAnswer> {
+    const url = new URL(callbackUrl(this.opts.callbackBase, this.opts.jobId, suffix));
+    const transport = url.protocol === "https:" ? https : http;
+    return new Promise<RawAnswer>((resolve, reject) => {
+      const req = transport.request(url, {
+        method,
+        headers: { ...headers, authorization: `Bearer ${this.opts.token}` },
+        signal,
+      });
+      req.on("response", (res) => {
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        res.on("data", (chunk: Buffer) => {
+          // Answers are small acks; keep at most 64 KiB of whatever arrives.
+          if (kept < 65536) {
+            chunks.push(chunk);
+            kept += chunk.length;
+          }
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      });
+      req.on("error", reject);
+      writeBody(req).catch(reject);
+    });
+  }
+}

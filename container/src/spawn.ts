@@ -1,0 +1,136 @@
+import { spawn } from "node:child_process";
+
+/**
+ * Runs one program with an argument array (never a shell), stdin closed, and
+ * kills it (SIGTERM, then SIGKILL after a grace period) when the time limit
+ * passes or the signal aborts.
+ *
+ * Resolves with the exit code for any normal exit, including a failing one;
+ * rejects with the signal's reason on abort and with ProcessTimeoutError past
+ * the time limit, so a caller never mistakes a killed run for a result.
+ */
+export interface SpawnRequest {
+  command: string;
+  args: string[];
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onStderrLine?: (line: string) => void;
+  onStdoutLine?: (line: string) => void;
+  /** Bytes of stdout kept (the rest is dropped); ffprobe's JSON fits easily. */
+  maxStdoutBytes?: number;
+  /** Characters of stderr kept for error messages. */
+  stderrTailChars?: number;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export interface SpawnResult {
+  exitCode: number;
+  stdout: string;
+  stderrTail: string;
+}
+
+export class ProcessTimeoutError extends Error {
+  constructor(command: string, timeoutMs: number) {
+    super(`${command} ran longer than ${Math.round(timeoutMs / 1000)} s and was stopped`);
+    this.name = "ProcessTimeoutError";
+  }
+}
+
+const KILL_GRACE_MS = 2000;
+
+/** Splits a byte stream into lines; ffmpeg ends progress lines with \r. */
+function lineSplitter(onLine: (line: string) => void): { push(chunk: string): void; end(): void } {
+  let pending = "";
+  return {
+    push(chunk) {
+      pending += chunk;
+      const parts = pending.split(/\r\n|\r|\n/);
+      pending = parts.pop() ?? "";
+      for (const part of parts) if (part !== "") onLine(part);
+      // A line without an end would grow without bound; hand it over in pieces.
+      if (pending.length > 64 * 1024) {
+        onLine(pending);
+        pending = "";
+      }
+    },
+    end() {
+      if (pending !== "") onLine(pending);
+      pending = "";
+    },
+  };
+}
+
+export function runProcess(req: SpawnRequest): Promise<SpawnResult> {
+  const maxStdout = req.maxStdoutBytes ?? 16 * 1024 * 1024;
+  const tailChars = req.stderrTailChars ?? 8 * 1024;
+  return new Promise<SpawnResult>((resolve, reject) => {
+    if (req.signal?.aborted) {
+      reject(req.signal.reason);
+      return;
+    }
+    const child = spawn(req.command, req.args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      shell: false,
+      windowsHide: true,
+      env: req.env ?? process.env,
+      cwd: req.cwd,
+    });
+    const stdoutChunks: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderrTail = "";
+    let failure: { error: unknown } | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+
+    const stop = (error: unknown) => {
+      if (failure) return;
+      failure = { error };
+      child.kill("SIGTERM");
+      killTimer = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS);
+      killTimer.unref();
+    };
+    const timeout = setTimeout(() => stop(new ProcessTimeoutError(req.command, req.timeoutMs)), req.timeoutMs);
+    const onAbort = () => stop(req.signal?.reason);
+    req.signal?.addEventListener("abort", onAbort, { once: true });
+
+    const stderrLines = lineSplitter((line) => req.onStderrLine?.(line));
+    const stdoutLines = req.onStdoutLine ? lineSplitter(req.onStdoutLine) : undefined;
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdoutLines?.push(chunk.toString("utf8"));
+      if (stdoutBytes < maxStdout) {
+        const kept = chunk.subarray(0, maxStdout - stdoutBytes);
+        stdoutChunks.push(kept);
+        stdoutBytes += kept.length;
+      }
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      const text = chunk.toString("utf8");
+      stderrTail = (stderrTail + text).slice(-tailChars);
+      stderrLines.push(text);
+    });
+
+    const finish = () => {
+      clearTimeout(timeout);
+      if (killTimer) clearTimeout(killTimer);
+      req.signal?.removeEventListener("abort", onAbort);
+    };
+    child.on("error", (error) => {
+      finish();
+      reject(failure ? failure.error : error);
+    });
+    child.on("close", (code, signal) => {
+      finish();
+      stderrLines.end();
+      stdoutLines?.end();
+      if (failure) {
+        reject(failure.error);
+        return;
+      }
+      resolve({
+        exitCode: code ?? (signal ? 128 : 1),
+        stdout: Buffer.concat(stdoutChunks).toString("utf8"),
+        stderrTail,
+      });
+    });
+  });
+}

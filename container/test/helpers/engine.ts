@@ -1,0 +1,85 @@
+import { readdir } from "node:fs/promises";
+import path from "node:path";
+import type { ClipConfig, StartJob } from "../../../src/engine/contract.ts";
+import type { EngineConfig } from "../../src/config.ts";
+import { createEngineServer, type EngineServer, type EngineServerOptions } from "../../src/http-app.ts";
+import { nativeRunner } from "./media.ts";
+
+/** A real engine server on a loopback port, with native ffmpeg and its own work dir. */
+export interface TestEngine {
+  engine: EngineServer;
+  base: string;
+  workDir: string;
+  /** Work directories still present for a job. */
+  workDirsOf(jobId: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export function testConfig(workDir: string): EngineConfig {
+  return {
+    port: 0,
+    host: "127.0.0.1",
+    workDir,
+    ytdlpPath: null,
+    downloadStallTimeoutMs: 5_000,
+    maxRedirects: 5,
+    callbackAttempts: 3,
+    callbackRetryBaseMs: 50,
+    callbackTimeoutMs: 10_000,
+    progressHeartbeatMs: 500,
+  };
+}
+
+export async function startTestEngine(workDir: string, extra: Partial<EngineServerOptions> = {}): Promise<TestEngine> {
+  const engine = createEngineServer({ config: testConfig(workDir), runner: nativeRunner(), ...extra });
+  const address = await engine.listen(0, "127.0.0.1");
+  return {
+    engine,
+    base: `http://127.0.0.1:${address.port}`,
+    workDir,
+    async workDirsOf(jobId) {
+      const names = await readdir(workDir).catch(() => [] as string[]);
+      return names.filter((n) => n.startsWith(`${jobId}-`)).map((n) => path.join(workDir, n));
+    },
+    close: () => engine.shutdown(),
+  };
+}
+
+let sequence = 0;
+/** A valid job id (job_ + 20 alphanumerics), unique per call. */
+export function newJobId(label: string): string {
+  sequence += 1;
+  const suffix = `${label}${String(sequence).padStart(4, "0")}${Date.now().toString(36)}`.replace(/[^A-Za-z0-9]/g, "");
+  return `job_${suffix.padEnd(20, "x").slice(0, 32)}`;
+}
+
+export function startJobBody(args: {
+  jobId: string;
+  token: string;
+  callbackBase: string;
+  videoUrl: string;
+  config: ClipConfig;
+  allowPrivateHosts?: boolean;
+  maxSourceSeconds?: number;
+}): StartJob {
+  return {
+    job_id: args.jobId,
+    token: args.token,
+    callback_base: args.callbackBase,
+    video_url: args.videoUrl,
+    video_type: "general",
+    config: args.config,
+    limits: {
+      max_source_bytes: 512 * 1024 * 1024,
+      max_source_seconds: args.maxSourceSeconds ?? 3600,
+      download_timeout_seconds: 60,
+      allow_private_hosts: args.allowPrivateHosts ?? true,
+    },
+  };
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : null };
+}

@@ -1,0 +1,274 @@
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClipConfig, CompleteReport, ProbeReport, ProgressReport } from "../../src/engine/contract.ts";
+import { cachedMedia, type MediaFacts } from "../../test/media/generate.ts";
+import { startTestEngine, newJobId, postJson, startJobBody, type TestEngine } from "./helpers/engine.ts";
+import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
+import { ffprobeJson, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
+import { ffmpegChildren } from "./helpers/processes.ts";
+import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
+
+/**
+ * The engine as the Worker sees it: a real engine server, a fake Worker
+ * recording every callback, and a local source server, all over real HTTP,
+ * with native ffmpeg doing the work.
+ */
+const SMALL: ClipConfig = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 2, reframe: "center" };
+const SLOW: ClipConfig = { aspect_ratio: "9:16", resolution: 1080, min_clip_seconds: 15, max_clip_seconds: 30, max_clips: 3, reframe: "center" };
+
+const tokens = new Map<string, string>();
+let worker: FakeWorker;
+let source: RecordingServer;
+let engine: TestEngine;
+let media: { path: string; facts: MediaFacts };
+
+function tokenFor(jobId: string): string {
+  const token = `tok_${jobId}_abcdefghijklmnop`;
+  tokens.set(jobId, token);
+  return token;
+}
+
+function start(jobId: string, config: ClipConfig, videoPath = "/talk.mp4", extra: { allowPrivateHosts?: boolean } = {}) {
+  return postJson(
+    `${engine.base}/jobs`,
+    startJobBody({ jobId, token: tokenFor(jobId), callbackBase: worker.base, videoUrl: source.url(videoPath), config, ...extra }),
+  );
+}
+
+function finished(jobId: string): boolean {
+  return worker.callsFor(jobId).some((c) => c.kind === "complete" || c.kind === "fail");
+}
+
+beforeAll(async () => {
+  process.env.ENGINE_LOG_LEVEL = "warn";
+  media = await cachedMedia({ durationSeconds: 60, audio: "speech", bursts: [12, 40], sceneChanges: [10, 22, 35, 48], seed: 11 });
+  const size = (await stat(media.path)).size;
+  source = await startRecordingServer((req, res) => {
+    if (req.url === "/talk.mp4") {
+      res.writeHead(200, { "content-type": "video/mp4", "content-length": String(size) });
+      createReadStream(media.path).pipe(res);
+      return;
+    }
+    if (req.url === "/page.mp4") {
+      res.writeHead(200, { "content-type": "video/mp4" }).end("<!doctype html><html><body>Sign in to watch</body></html>");
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  worker = await startFakeWorker(tokens, await osTempDir("uploads"));
+  engine = await startTestEngine(await osTempDir("engine-work"));
+});
+
+afterAll(async () => {
+  await engine?.close();
+  await worker?.close();
+  await source?.close();
+});
+
+describe("engine server", () => {
+  it("answers /health with its backend and job count", async () => {
+    const res = await fetch(`${engine.base}/health`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, backend: "native", active_jobs: 0 });
+  });
+
+  it("rejects a StartJob that does not match the contract", async () => {
+    const res = await postJson(`${engine.base}/jobs`, { job_id: "job_x", video_url: "http://a/b" });
+    expect(res.status).toBe(400);
+    expect((res.json as { code: string }).code).toBe("invalid_request");
+  });
+
+  it("runs two jobs at once end to end: progress, probe report, clips and thumbnails uploaded, complete", async () => {
+    const jobId = newJobId("full");
+    const otherId = newJobId("square");
+    const square: ClipConfig = { ...SMALL, aspect_ratio: "1:1", max_clips: 1 };
+    const requestsBefore = source.requests.length;
+    const first = await start(jobId, SMALL);
+    const other = await start(otherId, square);
+    const second = await start(jobId, SMALL);
+    expect(first).toEqual({ status: 202, json: { job_id: jobId, started: true } });
+    expect(other).toEqual({ status: 202, json: { job_id: otherId, started: true } });
+    expect(second).toEqual({ status: 202, json: { job_id: jobId, started: false } });
+    await waitFor(() => finished(jobId) && finished(otherId), 100_000, "both jobs to finish");
+
+    // The duplicate start ran nothing: one download per job, one probe report each.
+    expect(source.requests.length - requestsBefore).toBe(2);
+    for (const id of [jobId, otherId]) {
+      expect(worker.callsFor(id, "fail")).toEqual([]);
+      expect(worker.callsFor(id, "probe")).toHaveLength(1);
+    }
+
+    const calls = worker.callsFor(jobId);
+    const progress = calls.filter((c) => c.kind === "progress").map((c) => c.body as ProgressReport);
+    const values = progress.map((p) => p.progress);
+    expect(values).toEqual([...values].sort((a, b) => a - b));
+    expect(Math.max(...values)).toBeLessThanOrEqual(99);
+    const steps = [...new Set(progress.map((p) => p.step))];
+    expect(steps[0]).toBe("Downloading video");
+    expect(steps).toContain("Analyzing video");
+    expect(steps.some((s) => /^Rendering clip [12] of 2$/.test(s))).toBe(true);
+    expect(steps.at(-1)).toBe("Uploading clips");
+
+    const probe = calls.find((c) => c.kind === "probe")?.body as ProbeReport;
+    expect(probe.duration_seconds).toBeCloseTo(media.facts.durationSeconds, 0);
+    expect(probe.size_bytes).toBe((await stat(media.path)).size);
+    expect(probe.title).toBe("talk");
+    const order = calls.map((c) => c.kind);
+    expect(order.indexOf("probe")).toBeLessThan(order.indexOf("clip"));
+    expect(order.at(-1)).toBe("complete");
+
+    for (const [id, config, size] of [
+      [jobId, SMALL, [720, 1280]],
+      [otherId, square, [720, 720]],
+    ] as const) {
+      const jobCalls = worker.callsFor(id);
+      const complete = jobCalls.find((c) => c.kind === "complete")?.body as CompleteReport;
+      expect(complete.clips.map((c) => c.index)).toEqual([...Array(config.max_clips).keys()]);
+      expect(complete.source_duration_seconds).toBeCloseTo(media.facts.durationSeconds, 0);
+      for (const clip of complete.clips) {
+        const video = jobCalls.find((c) => c.kind === "clip" && c.index === clip.index);
+        const thumbnail = jobCalls.find((c) => c.kind === "thumbnail" && c.index === clip.index);
+        expect(video?.contentType).toBe("video/mp4");
+        expect(thumbnail?.contentType).toBe("image/jpeg");
+        if (!video?.file || !thumbnail?.file) throw new Error("upload missing");
+        const probed = await ffprobeJson(video.file);
+        const v = probed.streams.find((s) => s.codec_type === "video");
+        expect(v?.codec_name).toBe("h264");
+        expect(probed.streams.find((s) => s.codec_type === "audio")?.codec_name).toBe("aac");
+        expect([v?.width, v?.height]).toEqual([clip.width, clip.height]);
+        expect([clip.width, clip.height]).toEqual(size);
+        const length = Number(probed.format.duration);
+        expect(length).toBeGreaterThanOrEqual(config.min_clip_seconds - 0.2);
+        expect(length).toBeLessThanOrEqual(config.max_clip_seconds + 0.2);
+        expect(clip.end_seconds - clip.start_seconds).toBeCloseTo(length, 0);
+        expect((await ffprobeJson(thumbnail.file)).streams[0]?.codec_name).toBe("mjpeg");
+      }
+      await waitFor(async () => (await engine.workDirsOf(id)).length === 0, 10_000, "the work dir to go");
+    }
+    expect(engine.engine.activeJobs()).toBe(0);
+  });
+
+  it("stops when the Worker refuses the probe report, with no analysis and no uploads", async () => {
+    const jobId = newJobId("refused");
+    worker.behaviour.probeAck = (id) =>
+      id === jobId ? { proceed: false, credits_reserved: 0, error: { code: "insufficient_credits", message: "no credits" } } : { proceed: true, credits_reserved: 1 };
+    await start(jobId, SMALL);
+    await waitFor(() => worker.callsFor(jobId, "probe").length === 1, 30_000, "the probe report");
+    await waitFor(async () => engine.engine.activeJobs() === 0 && (await engine.workDirsOf(jobId)).length === 0, 20_000, "the job to stop");
+    const kinds = worker.callsFor(jobId).map((c) => c.kind);
+    expect(kinds).not.toContain("clip");
+    expect(kinds).not.toContain("complete");
+    expect(kinds).not.toContain("fail");
+    const steps = worker.callsFor(jobId, "progress").map((c) => (c.body as ProgressReport).step);
+    expect(steps).not.toContain("Analyzing video");
+    worker.behaviour.probeAck = undefined;
+  });
+
+  it("cancels a job mid-render: wrong token refused, ffmpeg stopped, work dir removed, nothing more sent", async () => {
+    const jobId = newJobId("cancel");
+    await start(jobId, SLOW);
+    const rendering = () => worker.callsFor(jobId, "progress").some((c) => (c.body as ProgressReport).step.startsWith("Rendering"));
+    await waitFor(async () => rendering() && (await ffmpegChildren()).length > 0, 60_000, "rendering to start");
+
+    const cancelUrl = `${engine.base}/jobs/${jobId}/cancel`;
+    const wrong = await postJson(cancelUrl, {}, { authorization: "Bearer not-the-token-of-this-job" });
+    expect(wrong.status).toBe(401);
+    const missing = await postJson(cancelUrl, {});
+    expect(missing.status).toBe(401);
+    expect(engine.engine.activeJobs()).toBe(1);
+    const unknown = await postJson(`${engine.base}/jobs/job_doesnotexist0000000/cancel`, {}, { authorization: `Bearer ${tokens.get(jobId)}` });
+    expect(unknown.status).toBe(404);
+
+    const canceledAt = Date.now();
+    const ok = await postJson(cancelUrl, {}, { authorization: `Bearer ${tokens.get(jobId)}` });
+    expect(ok.status).toBe(202);
+    await waitFor(async () => (await ffmpegChildren()).length === 0, 10_000, "ffmpeg to stop");
+    expect(Date.now() - canceledAt).toBeLessThan(10_000);
+    await waitFor(async () => engine.engine.activeJobs() === 0 && (await engine.workDirsOf(jobId)).length === 0, 10_000, "cleanup");
+    const kinds = worker.callsFor(jobId).map((c) => c.kind);
+    expect(kinds).not.toContain("clip");
+    expect(kinds).not.toContain("complete");
+    expect(kinds).not.toContain("fail");
+  });
+
+  it("aborts a job when a callback answers 409", async () => {
+    const jobId = newJobId("gone");
+    worker.behaviour.override = ({ jobId: id, kind }) => (id === jobId && kind === "probe" ? 409 : undefined);
+    await start(jobId, SMALL);
+    await waitFor(async () => engine.engine.activeJobs() === 0 && (await engine.workDirsOf(jobId)).length === 0 && source.requests.length > 0, 30_000, "the job to stop");
+    const kinds = worker.callsFor(jobId).map((c) => c.kind);
+    expect(kinds.every((k) => k === "progress")).toBe(true);
+    const steps = worker.callsFor(jobId, "progress").map((c) => (c.body as ProgressReport).step);
+    expect(steps).not.toContain("Analyzing video");
+    worker.behaviour.override = undefined;
+  });
+
+  it("fails a loopback source with source_unreachable when private hosts are not allowed, without connecting", async () => {
+    const jobId = newJobId("ssrf");
+    const connections = source.connections;
+    await postJson(
+      `${engine.base}/jobs`,
+      startJobBody({ jobId, token: tokenFor(jobId), callbackBase: worker.base, videoUrl: `http://127.1:${source.port}/talk.mp4`, config: SMALL, allowPrivateHosts: false }),
+    );
+    await waitFor(() => finished(jobId), 20_000, "the fail report");
+    const fail = worker.callsFor(jobId, "fail")[0]?.body as { code: string; message: string };
+    expect(fail.code).toBe("source_unreachable");
+    expect(fail.message).toMatch(/non-public address/);
+    expect(source.connections).toBe(connections);
+  });
+
+  it("fails HTML served as video/mp4 with source_not_video", async () => {
+    const jobId = newJobId("html");
+    await start(jobId, SMALL, "/page.mp4");
+    await waitFor(() => finished(jobId), 20_000, "the fail report");
+    expect((worker.callsFor(jobId, "fail")[0]?.body as { code: string }).code).toBe("source_not_video");
+    await waitFor(async () => (await engine.workDirsOf(jobId)).length === 0, 10_000, "cleanup");
+  });
+
+  it("on shutdown fails running jobs with a report and refuses new ones", async () => {
+    const own = await startTestEngine(await osTempDir("engine-shutdown"));
+    const jobId = newJobId("shutdown");
+    await postJson(`${own.base}/jobs`, startJobBody({ jobId, token: tokenFor(jobId), callbackBase: worker.base, videoUrl: source.url("/talk.mp4"), config: SLOW }));
+    await waitFor(() => worker.callsFor(jobId, "progress").length > 0, 30_000, "the job to start");
+    await own.engine.shutdown();
+    const fail = worker.callsFor(jobId, "fail")[0]?.body as { code: string; message: string } | undefined;
+    expect(fail?.code).toBe("internal_error");
+    expect(fail?.message).toMatch(/shutting down/);
+    expect(await own.workDirsOf(jobId)).toEqual([]);
+    expect(await ffmpegChildren()).toEqual([]);
+    await expect(fetch(`${own.base}/health`)).rejects.toThrow();
+  });
+
+  it("names the WebAssembly backend in its steps and applies that backend's size cap", async () => {
+    // The native runner relabelled as "wasm" with a small cap: the pipeline only
+    // sees the interface, so this checks the pipeline's side of the backend switch.
+    const size = (await stat(media.path)).size;
+    const wasmLike = { ...nativeRunner(), backend: "wasm" as const, maxSourceBytes: size + 1 };
+    const own = await startTestEngine(await osTempDir("engine-wasm"), { runner: wasmLike });
+    const tinyCap = await startTestEngine(await osTempDir("engine-wasm-cap"), { runner: { ...wasmLike, maxSourceBytes: 1000 } });
+    try {
+      expect(await (await fetch(`${own.base}/health`)).json()).toMatchObject({ backend: "wasm" });
+      const jobId = newJobId("wasmsteps");
+      worker.behaviour.probeAck = (id) => ({ proceed: id !== jobId, credits_reserved: 0 });
+      await postJson(`${own.base}/jobs`, startJobBody({ jobId, token: tokenFor(jobId), callbackBase: worker.base, videoUrl: source.url("/talk.mp4"), config: SMALL }));
+      await waitFor(() => worker.callsFor(jobId, "probe").length === 1, 30_000, "the probe report");
+      await waitFor(() => own.engine.activeJobs() === 0, 10_000, "the job to stop");
+      const steps = worker.callsFor(jobId, "progress").map((c) => (c.body as ProgressReport).step);
+      expect(steps).toContain("Probing video (WebAssembly ffmpeg, slow)");
+
+      const bigId = newJobId("wasmcap");
+      await postJson(`${tinyCap.base}/jobs`, startJobBody({ jobId: bigId, token: tokenFor(bigId), callbackBase: worker.base, videoUrl: source.url("/talk.mp4"), config: SMALL }));
+      await waitFor(() => finished(bigId), 20_000, "the fail report");
+      const fail = worker.callsFor(bigId, "fail")[0]?.body as { code: string; message: string };
+      expect(fail.code).toBe("source_too_large");
+      expect(fail.message).toMatch(/WebAssembly ffmpeg backend/);
+    } finally {
+      worker.behaviour.probeAck = undefined;
+      await own.close();
+      await tinyCap.close();
+    }
+  });
+});
+
+afterAll(removeTempDirs);

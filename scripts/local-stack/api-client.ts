@@ -1,0 +1,117 @@
+/**
+ * A small client of the public API and the operator API, speaking HTTP
+ * exactly as any other client would (bearer key, JSON bodies).
+ */
+import type { z } from "zod";
+import { CreatedAccount, FINAL_STATUSES, JobView, Problem, Usage } from "./api-types.ts";
+import { delay, pollUntil } from "./poll.ts";
+
+export interface ApiResult {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON, or null for an empty or non-JSON body. */
+  body: unknown;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** A response other than the one a helper expected, with the problem's code when there is one. */
+export class ApiError extends Error {
+  constructor(
+    readonly what: string,
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    const problem = Problem.safeParse(body);
+    const detail = problem.success ? `${problem.data.code}: ${problem.data.detail ?? problem.data.title} (request ${problem.data.request_id})` : JSON.stringify(body);
+    super(`${what} answered ${status} ${detail}`);
+    this.name = "ApiError";
+  }
+}
+
+/** Longest wait honoured for a 429's Retry-After before giving up. */
+const MAX_RATE_LIMIT_WAIT_MS = 65_000;
+
+export class ApiClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly bearer: string,
+  ) {}
+
+  /** One request; a 429 is waited out (Retry-After) and retried, so polling never trips the limit. */
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResult> {
+    const headers: Record<string, string> = { Authorization: `Bearer ${this.bearer}`, ...options.headers };
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers["Content-Type"] ??= "application/json";
+      body = JSON.stringify(options.body);
+    }
+    const started = Date.now();
+    for (;;) {
+      const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
+      const text = await response.text();
+      let parsed: unknown = null;
+      try {
+        parsed = text === "" ? null : (JSON.parse(text) as unknown);
+      } catch {
+        parsed = null;
+      }
+      if (response.status === 429 && Date.now() - started < MAX_RATE_LIMIT_WAIT_MS) {
+        const retryAfter = Number(response.headers.get("Retry-After") ?? "1");
+        await delay(Math.max(1, Number.isFinite(retryAfter) ? retryAfter : 1) * 1000);
+        continue;
+      }
+      return { status: response.status, headers: response.headers, body: parsed };
+    }
+  }
+
+  /** A request that must answer `expected`; the body is checked against `schema`. */
+  async expect<T>(expected: number, schema: z.ZodType<T>, method: string, path: string, options?: RequestOptions): Promise<T> {
+    const result = await this.request(method, path, options);
+    if (result.status !== expected) throw new ApiError(`${method} ${path}`, result.status, result.body);
+    return schema.parse(result.body);
+  }
+
+  getJob(jobId: string): Promise<JobView> {
+    return this.expect(200, JobView, "GET", `/api/v1/jobs/${jobId}`);
+  }
+
+  submit(body: { video_url: string; video_type: string; config_name?: string }): Promise<JobView> {
+    return this.expect(201, JobView, "POST", "/api/v1/jobs", { body });
+  }
+
+  usage(): Promise<Usage> {
+    return this.expect(200, Usage, "GET", "/api/v1/usage");
+  }
+
+  /** Polls the job until it is completed, failed or canceled (or `until` holds). */
+  waitForJob(
+    jobId: string,
+    options: { timeoutMs: number; intervalMs?: number; until?: (job: JobView) => boolean; onUpdate?: (job: JobView) => void },
+  ): Promise<JobView> {
+    const done = options.until ?? ((job: JobView) => FINAL_STATUSES.includes(job.status));
+    return pollUntil(
+      async () => {
+        const job = await this.getJob(jobId);
+        options.onUpdate?.(job);
+        return done(job) ? job : undefined;
+      },
+      { timeoutMs: options.timeoutMs, intervalMs: options.intervalMs ?? 1000, description: `job ${jobId}` },
+    );
+  }
+}
+
+/** The operator API (ADMIN_TOKEN). */
+export class AdminClient {
+  private readonly api: ApiClient;
+  constructor(baseUrl: string, adminToken: string) {
+    this.api = new ApiClient(baseUrl, adminToken);
+  }
+
+  createAccount(email: string, plan: string): Promise<CreatedAccount> {
+    return this.api.expect(201, CreatedAccount, "POST", "/admin/v1/accounts", { body: { email, plan } });
+  }
+}

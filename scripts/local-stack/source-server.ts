@@ -1,0 +1,100 @@
+/**
+ * A tiny loopback HTTP server that plays the part of "somewhere on the web"
+ * for sources: it serves registered files (with Range support, as a real file
+ * host would) and fixed text bodies (an HTML page posing as a video link).
+ */
+import { createReadStream, statSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { extname } from "node:path";
+
+interface FileEntry {
+  kind: "file";
+  path: string;
+  contentType: string;
+}
+interface TextEntry {
+  kind: "text";
+  body: string;
+  contentType: string;
+}
+type Entry = FileEntry | TextEntry;
+
+export interface SourceServer {
+  readonly origin: string;
+  /** Serves `path` at the returned URL (the name keeps the file's extension). */
+  addFile(name: string, path: string, contentType?: string): string;
+  addText(name: string, body: string, contentType: string): string;
+  close(): Promise<void>;
+}
+
+const TYPES: Record<string, string> = {
+  ".mp4": "video/mp4",
+  ".mov": "video/quicktime",
+  ".mkv": "video/x-matroska",
+  ".webm": "video/webm",
+};
+
+function parseRange(header: string | undefined, size: number): { start: number; end: number } | null {
+  const match = header ? /^bytes=(\d*)-(\d*)$/.exec(header) : null;
+  if (!match) return null;
+  const [, from = "", to = ""] = match;
+  if (from === "" && to === "") return null;
+  const start = from === "" ? Math.max(0, size - Number(to)) : Number(from);
+  const end = from === "" || to === "" ? size - 1 : Math.min(size - 1, Number(to));
+  return start <= end ? { start, end } : null;
+}
+
+function serveFile(req: IncomingMessage, res: ServerResponse, entry: FileEntry): void {
+  const size = statSync(entry.path).size;
+  const range = parseRange(req.headers.range, size);
+  res.setHeader("Content-Type", entry.contentType);
+  res.setHeader("Accept-Ranges", "bytes");
+  if (range) {
+    res.writeHead(206, { "Content-Range": `bytes ${range.start}-${range.end}/${size}`, "Content-Length": range.end - range.start + 1 });
+    if (req.method === "HEAD") return void res.end();
+    createReadStream(entry.path, range).pipe(res);
+    return;
+  }
+  res.writeHead(200, { "Content-Length": size });
+  if (req.method === "HEAD") return void res.end();
+  createReadStream(entry.path).pipe(res);
+}
+
+export async function startSourceServer(): Promise<SourceServer> {
+  const entries = new Map<string, Entry>();
+  const server = createServer((req, res) => {
+    const name = decodeURIComponent(new URL(req.url ?? "/", "http://source").pathname.replace(/^\/+/, ""));
+    const entry = entries.get(name);
+    if ((req.method !== "GET" && req.method !== "HEAD") || !entry) {
+      res.writeHead(404, { "Content-Type": "text/plain" }).end("not found\n");
+      return;
+    }
+    if (entry.kind === "text") {
+      res.writeHead(200, { "Content-Type": entry.contentType, "Content-Length": Buffer.byteLength(entry.body) });
+      res.end(req.method === "HEAD" ? undefined : entry.body);
+      return;
+    }
+    serveFile(req, res, entry);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const urlOf = (name: string): string => `${origin}/${encodeURIComponent(name)}`;
+
+  return {
+    origin,
+    addFile(name, path, contentType) {
+      entries.set(name, { kind: "file", path, contentType: contentType ?? TYPES[extname(name).toLowerCase()] ?? "application/octet-stream" });
+      return urlOf(name);
+    },
+    addText(name, body, contentType) {
+      entries.set(name, { kind: "text", body, contentType });
+      return urlOf(name);
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

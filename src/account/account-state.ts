@@ -1,0 +1,166 @@
+import { DurableObject } from "cloudflare:workers";
+import { expireSilentJob } from "../jobs/lifecycle";
+import * as slots from "./active-slots";
+import { KeyRevocations } from "./key-revocations";
+import { RequestWindow, type HitResult } from "./request-window";
+import * as watchdog from "./watchdog";
+
+export type AdmitResult = { revoked: true } | ({ revoked: false } & HitResult);
+
+/** Longest time an accepted request stays unwritten in memory. */
+export const WINDOW_FLUSH_INTERVAL_MS = 1000;
+
+/** How long the watchdog waits before retrying an expiry that threw. */
+export const EXPIRY_RETRY_MS = 30_000;
+
+/**
+ * One per account (named by the account id). Holds the decisions that must be
+ * exact under concurrency: the request window and the active-job slots, plus
+ * the watchdog deadlines of the account's processing jobs. RPC methods that
+ * decide something are synchronous (memory and synchronous SQL only), so the
+ * runtime never interleaves two of them.
+ */
+export class AccountState extends DurableObject<Env> {
+  /** Public for tests (runInDurableObject); not an RPC method. */
+  readonly requestWindow: RequestWindow;
+  private readonly revocations: KeyRevocations;
+  private requestLimit: number | null;
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Set once the account id is stored, so the hot path does not write it again. */
+  private accountIdStored = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    slots.createActiveSlotsTable(sql);
+    watchdog.createWatchdogTable(sql);
+    this.requestWindow = new RequestWindow(sql);
+    this.revocations = new KeyRevocations(sql);
+    const limit = sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'requests_per_minute'`).toArray()[0];
+    this.requestLimit = limit ? Number(limit.value) : null;
+  }
+
+  /** Records the account id the first time a caller names it; the alarm needs it. */
+  init(accountId: string): void {
+    if (this.accountIdStored) return;
+    this.ctx.storage.sql.exec(`INSERT OR IGNORE INTO meta (key, value) VALUES ('account_id', ?)`, accountId);
+    this.accountIdStored = true;
+  }
+
+  accountId(): string | null {
+    const rows = this.ctx.storage.sql
+      .exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'account_id'`)
+      .toArray();
+    return rows[0]?.value ?? this.ctx.id.name ?? null;
+  }
+
+  /** Counts one authenticated request against the rolling 60 s window. */
+  hit(limitPerMinute: number, accountId?: string): HitResult {
+    if (accountId) this.init(accountId);
+    return this.countRequest(limitPerMinute);
+  }
+
+  /**
+   * The per-request gate: refuses a key revoked since the caller looked it up,
+   * otherwise counts the request against the window. The limit set by the
+   * last plan change wins over the caller's (possibly cached) plan limit.
+   */
+  admit(request: { accountId: string; keyId: string; requestsPerMinute: number }): AdmitResult {
+    this.init(request.accountId);
+    if (this.revocations.isRevoked(request.keyId)) return { revoked: true };
+    return { revoked: false, ...this.countRequest(this.requestLimit ?? request.requestsPerMinute) };
+  }
+
+  revokeKey(keyId: string): void {
+    this.revocations.revoke(keyId, Date.now());
+  }
+
+  setRequestLimit(requestsPerMinute: number): void {
+    this.ctx.storage.sql.exec(
+      `INSERT INTO meta (key, value) VALUES ('requests_per_minute', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+      String(requestsPerMinute),
+    );
+    this.requestLimit = requestsPerMinute;
+  }
+
+  private countRequest(limit: number): HitResult {
+    const now = Date.now();
+    const result = this.requestWindow.hit(limit, now);
+    this.persistWindow(now);
+    return result;
+  }
+
+  /** Writes the window now if the last write is a second old, else within a second. */
+  private persistWindow(now: number): void {
+    if (this.requestWindow.flushDue(now, WINDOW_FLUSH_INTERVAL_MS)) {
+      this.requestWindow.flush(now);
+      return;
+    }
+    if (this.flushTimer !== null || !this.requestWindow.hasPendingChanges()) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      this.requestWindow.flush(Date.now());
+    }, WINDOW_FLUSH_INTERVAL_MS);
+  }
+
+  acquireSlot(jobId: string, maxActive: number): slots.AcquireResult {
+    return slots.acquireSlot(this.ctx.storage.sql, jobId, maxActive, Date.now());
+  }
+
+  releaseSlot(jobId: string): void {
+    slots.releaseSlot(this.ctx.storage.sql, jobId);
+  }
+
+  activeJobs(): string[] {
+    return slots.activeJobs(this.ctx.storage.sql);
+  }
+
+  /** (Re)arms the job's silence deadline; called when processing starts and on every engine report. */
+  async touchWatchdog(jobId: string, silenceTimeoutSeconds: number): Promise<void> {
+    watchdog.setDeadline(this.ctx.storage.sql, jobId, Date.now() + silenceTimeoutSeconds * 1000);
+    await this.scheduleAlarm();
+  }
+
+  async clearWatchdog(jobId: string): Promise<void> {
+    watchdog.clearDeadline(this.ctx.storage.sql, jobId);
+    await this.scheduleAlarm();
+  }
+
+  /** The job's current deadline in epoch ms, or null (for operators and tests). */
+  watchdogDeadline(jobId: string): number | null {
+    return watchdog.deadlineOf(this.ctx.storage.sql, jobId);
+  }
+
+  /**
+   * Fails every job past its deadline. An expiry that throws is retried later
+   * (its deadline moves EXPIRY_RETRY_MS ahead) and the alarm is always re-armed
+   * for what remains, so no deadline is ever lost.
+   */
+  override async alarm(): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    const accountId = this.accountId();
+    for (const jobId of watchdog.dueJobs(sql, Date.now())) {
+      try {
+        if (!accountId) throw new Error("account id unknown to this Durable Object");
+        await expireSilentJob(this.env, accountId, jobId);
+        watchdog.clearDeadline(sql, jobId);
+        slots.releaseSlot(sql, jobId);
+      } catch (err) {
+        console.error(`watchdog: expiring job ${jobId} failed, retrying later`, err);
+        watchdog.setDeadline(sql, jobId, Date.now() + EXPIRY_RETRY_MS);
+      }
+    }
+    await this.scheduleAlarm();
+  }
+
+  private async scheduleAlarm(): Promise<void> {
+    const next = watchdog.earliestDeadline(this.ctx.storage.sql);
+    if (next === null) {
+      await this.ctx.storage.deleteAlarm();
+      return;
+    }
+    const current = await this.ctx.storage.getAlarm();
+    if (current !== next) await this.ctx.storage.setAlarm(next);
+  }
+}

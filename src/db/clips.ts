@@ -1,0 +1,93 @@
+/** Every SQL statement on the `clips` table. */
+
+export interface Clip {
+  jobId: string;
+  index: number;
+  objectKey: string;
+  thumbnailKey: string;
+  startSeconds: number;
+  endSeconds: number;
+  score: number;
+  reasons: string[];
+  width: number;
+  height: number;
+}
+
+interface ClipRow {
+  job_id: string;
+  idx: number;
+  object_key: string;
+  thumbnail_key: string;
+  start_seconds: number;
+  end_seconds: number;
+  score: number;
+  reasons_json: string;
+  width: number;
+  height: number;
+}
+
+function toClip(row: ClipRow): Clip {
+  return {
+    jobId: row.job_id,
+    index: row.idx,
+    objectKey: row.object_key,
+    thumbnailKey: row.thumbnail_key,
+    startSeconds: row.start_seconds,
+    endSeconds: row.end_seconds,
+    score: row.score,
+    reasons: JSON.parse(row.reasons_json) as string[],
+    width: row.width,
+    height: row.height,
+  };
+}
+
+/**
+ * Writes one clip row, only while the job is still processing; meant to run
+ * in the completion batch before the job's own guarded transition.
+ */
+export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+       WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
+    )
+    .bind(
+      clip.jobId,
+      clip.index,
+      clip.objectKey,
+      clip.thumbnailKey,
+      clip.startSeconds,
+      clip.endSeconds,
+      clip.score,
+      JSON.stringify(clip.reasons),
+      clip.width,
+      clip.height,
+    );
+}
+
+/** Clips of one job, best (index 0) first. */
+export async function listClips(db: D1Database, jobId: string): Promise<Clip[]> {
+  const { results } = await db.prepare(`SELECT * FROM clips WHERE job_id = ? ORDER BY idx`).bind(jobId).all<ClipRow>();
+  return results.map(toClip);
+}
+
+/** Clips of several jobs at once (a list page), grouped by job id. */
+export async function listClipsOfJobs(db: D1Database, jobIds: string[]): Promise<Map<string, Clip[]>> {
+  const byJob = new Map<string, Clip[]>();
+  if (jobIds.length === 0) return byJob;
+  const { results } = await db
+    .prepare(`SELECT * FROM clips WHERE job_id IN (${jobIds.map(() => "?").join(", ")}) ORDER BY job_id, idx`)
+    .bind(...jobIds)
+    .all<ClipRow>();
+  for (const clip of results.map(toClip)) {
+    const list = byJob.get(clip.jobId) ?? [];
+    list.push(clip);
+    byJob.set(clip.jobId, list);
+  }
+  return byJob;
+}
+
+export function deleteClipsOfJob(db: D1Database, jobId: string): D1PreparedStatement {
+  return db.prepare(`DELETE FROM clips WHERE job_id = ?`).bind(jobId);
+}

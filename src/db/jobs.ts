@@ -1,0 +1,276 @@
+/**
+ * Every SQL statement on the `jobs` table. State changes are conditional
+ * UPDATEs (guarded by the current status) so concurrent actors (cancel, the
+ * watchdog, the engine's callbacks, duplicate queue deliveries) resolve to one
+ * outcome: the statement that matched a row won, the others changed nothing.
+ */
+import { ClipConfig, type FailureCode, type VideoType } from "../engine/contract";
+
+export const JOB_STATUSES = ["queued", "processing", "completed", "failed", "canceled"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export const ACTIVE_STATUSES: readonly JobStatus[] = ["queued", "processing"];
+export const FINISHED_STATUSES: readonly JobStatus[] = ["completed", "failed", "canceled"];
+
+export interface Job {
+  id: string;
+  accountId: string;
+  status: JobStatus;
+  progress: number;
+  step: string;
+  videoUrl: string;
+  videoType: VideoType;
+  configName: string | null;
+  config: ClipConfig;
+  title: string | null;
+  sourceDurationSeconds: number | null;
+  creditsReserved: number;
+  creditsCharged: number;
+  errorCode: FailureCode | null;
+  errorMessage: string | null;
+  lastReportAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+}
+
+interface JobRow {
+  id: string;
+  account_id: string;
+  status: string;
+  progress: number;
+  step: string;
+  video_url: string;
+  video_type: string;
+  config_name: string | null;
+  config_json: string;
+  title: string | null;
+  source_duration_seconds: number | null;
+  credits_reserved: number;
+  credits_charged: number;
+  error_code: string | null;
+  error_message: string | null;
+  last_report_at: string | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+function toJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    status: row.status as JobStatus,
+    progress: row.progress,
+    step: row.step,
+    videoUrl: row.video_url,
+    videoType: row.video_type as VideoType,
+    configName: row.config_name,
+    config: ClipConfig.parse(JSON.parse(row.config_json)),
+    title: row.title,
+    sourceDurationSeconds: row.source_duration_seconds,
+    creditsReserved: row.credits_reserved,
+    creditsCharged: row.credits_charged,
+    errorCode: row.error_code as FailureCode | null,
+    errorMessage: row.error_message,
+    lastReportAt: row.last_report_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    completedAt: row.completed_at,
+  };
+}
+
+export interface NewJob {
+  id: string;
+  accountId: string;
+  videoUrl: string;
+  videoType: VideoType;
+  configName: string | null;
+  config: ClipConfig;
+  now: string;
+}
+
+export const QUEUED_STEP = "Waiting in queue";
+
+export async function insertJob(db: D1Database, job: NewJob): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO jobs (id, account_id, status, progress, step, video_url, video_type, config_name, config_json, created_at, updated_at)
+       VALUES (?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(job.id, job.accountId, QUEUED_STEP, job.videoUrl, job.videoType, job.configName, JSON.stringify(job.config), job.now, job.now)
+    .run();
+}
+
+/** Removes a job that never ran (enqueueing failed right after the insert). */
+export async function deleteQueuedJob(db: D1Database, jobId: string): Promise<void> {
+  await db.prepare(`DELETE FROM jobs WHERE id = ? AND status = 'queued'`).bind(jobId).run();
+}
+
+/** A job by id alone: for the queue consumer, callbacks and the watchdog. */
+export async function findJob(db: D1Database, jobId: string): Promise<Job | null> {
+  const row = await db.prepare(`SELECT * FROM jobs WHERE id = ?`).bind(jobId).first<JobRow>();
+  return row ? toJob(row) : null;
+}
+
+/** A job as one account sees it: another account's job is simply absent. */
+export async function findAccountJob(db: D1Database, accountId: string, jobId: string): Promise<Job | null> {
+  const row = await db
+    .prepare(`SELECT * FROM jobs WHERE id = ? AND account_id = ?`)
+    .bind(jobId, accountId)
+    .first<JobRow>();
+  return row ? toJob(row) : null;
+}
+
+export interface JobPageQuery {
+  accountId: string;
+  /** null: every status. */
+  status: JobStatus | null;
+  limit: number;
+  /** Keyset position: rows strictly after (older than) this one. */
+  after: { createdAt: string; id: string } | null;
+}
+
+/** Newest first, ties broken by id, so the order is total and pages never overlap. */
+export async function listJobs(db: D1Database, query: JobPageQuery): Promise<Job[]> {
+  const where = ["account_id = ?"];
+  const params: (string | number)[] = [query.accountId];
+  if (query.status) {
+    where.push("status = ?");
+    params.push(query.status);
+  }
+  if (query.after) {
+    where.push("(created_at < ? OR (created_at = ? AND id < ?))");
+    params.push(query.after.createdAt, query.after.createdAt, query.after.id);
+  }
+  params.push(query.limit);
+  const { results } = await db
+    .prepare(`SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
+    .bind(...params)
+    .all<JobRow>();
+  return results.map(toJob);
+}
+
+/** queued -> processing; false when the job was no longer queued (canceled meanwhile). */
+export async function markProcessing(db: D1Database, jobId: string, now: string): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `UPDATE jobs SET status = 'processing', step = 'Starting', last_report_at = ?, updated_at = ?
+       WHERE id = ? AND status = 'queued'`,
+    )
+    .bind(now, now, jobId)
+    .run();
+  return result.meta.changes === 1;
+}
+
+/** Progress never decreases; false when the job is not processing. */
+export async function recordProgress(
+  db: D1Database,
+  jobId: string,
+  progress: number,
+  step: string,
+  now: string,
+): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `UPDATE jobs SET progress = MAX(progress, ?), step = ?, last_report_at = ?, updated_at = ?
+       WHERE id = ? AND status = 'processing'`,
+    )
+    .bind(progress, step, now, now, jobId)
+    .run();
+  return result.meta.changes === 1;
+}
+
+/** Any sign of life from the engine (uploads) without a new step text. */
+export async function recordReport(db: D1Database, jobId: string, now: string): Promise<boolean> {
+  const result = await db
+    .prepare(`UPDATE jobs SET last_report_at = ?, updated_at = ? WHERE id = ? AND status = 'processing'`)
+    .bind(now, now, jobId)
+    .run();
+  return result.meta.changes === 1;
+}
+
+export async function recordProbe(
+  db: D1Database,
+  jobId: string,
+  title: string,
+  durationSeconds: number,
+  now: string,
+): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `UPDATE jobs SET title = ?, source_duration_seconds = ?, last_report_at = ?, updated_at = ?
+       WHERE id = ? AND status = 'processing'`,
+    )
+    .bind(title, durationSeconds, now, now, jobId)
+    .run();
+  return result.meta.changes === 1;
+}
+
+/**
+ * Sets `credits_reserved` on a processing job that has none yet, only if the
+ * account can cover it. Written as a negative marker first so the account
+ * statement that follows in the same batch can tell "reserved by this call"
+ * from "reserved earlier"; `confirmReservation` flips it positive.
+ */
+export function claimReservation(db: D1Database, jobId: string, credits: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE jobs SET credits_reserved = -?1
+       WHERE id = ?2 AND status = 'processing' AND credits_reserved = 0 AND credits_charged = 0
+         AND (SELECT p.credits_per_period + a.credits_granted - a.credits_used - a.credits_reserved
+              FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = jobs.account_id) >= ?1`,
+    )
+    .bind(credits, jobId);
+}
+
+export function confirmReservation(db: D1Database, jobId: string, credits: number): D1PreparedStatement {
+  return db.prepare(`UPDATE jobs SET credits_reserved = ?1 WHERE id = ?2 AND credits_reserved = -?1`).bind(credits, jobId);
+}
+
+export function finishCompleted(
+  db: D1Database,
+  jobId: string,
+  title: string,
+  durationSeconds: number,
+  fallbackCharge: number,
+  now: string,
+): D1PreparedStatement {
+  // The charge is what was reserved at probe time; `fallbackCharge` only
+  // applies when the engine completed without probing first.
+  return db
+    .prepare(
+      `UPDATE jobs SET status = 'completed', progress = 100, step = 'Completed', title = ?, source_duration_seconds = ?,
+         credits_charged = CASE WHEN credits_reserved > 0 THEN credits_reserved ELSE ? END, credits_reserved = 0,
+         last_report_at = ?, updated_at = ?, completed_at = ?
+       WHERE id = ? AND status = 'processing'
+       RETURNING id`,
+    )
+    .bind(title, durationSeconds, fallbackCharge, now, now, now, jobId);
+}
+
+/** The guarded end of a job that did not complete (failed or canceled), from any of `from`. */
+export function finishUnsuccessful(
+  db: D1Database,
+  jobId: string,
+  from: readonly JobStatus[],
+  to: "failed" | "canceled",
+  error: { code: FailureCode; message: string } | null,
+  now: string,
+): D1PreparedStatement {
+  const step = to === "failed" ? "Failed" : "Canceled";
+  return db
+    .prepare(
+      `UPDATE jobs SET status = ?, step = ?, error_code = ?, error_message = ?, credits_reserved = 0,
+         updated_at = ?, completed_at = ?
+       WHERE id = ? AND status IN (${from.map(() => "?").join(", ")})
+       RETURNING id`,
+    )
+    .bind(to, step, error?.code ?? null, error?.message ?? null, now, now, jobId, ...from);
+}
+
+/** Deletes a finished job (clips first, then the row); false when it was not finished. */
+export function deleteFinishedJob(db: D1Database, accountId: string, jobId: string): D1PreparedStatement {
+  return db
+    .prepare(`DELETE FROM jobs WHERE id = ? AND account_id = ? AND status IN ('completed', 'failed', 'canceled') RETURNING id`)
+    .bind(jobId, accountId);
+}

@@ -1,0 +1,44 @@
+/** The plans table (SPEC section 3): credits, request window and active-job limit per plan. */
+export interface PlanLimits {
+  name: string;
+  creditsPerPeriod: number;
+  requestsPerMinute: number;
+  maxActiveJobs: number;
+}
+
+export interface PlanRow {
+  name: string;
+  credits_per_period: number;
+  requests_per_minute: number;
+  max_active_jobs: number;
+}
+
+export const PLAN_COLUMNS = "name, credits_per_period, requests_per_minute, max_active_jobs";
+
+export function planFromRow(row: PlanRow): PlanLimits {
+  return {
+    name: row.name,
+    creditsPerPeriod: row.credits_per_period,
+    requestsPerMinute: row.requests_per_minute,
+    maxActiveJobs: row.max_active_jobs,
+  };
+}
+
+export async function getPlan(db: D1Database, name: string): Promise<PlanLimits | null> {
+  const row = await db.prepare(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = ?`).bind(name).first<PlanRow>();
+  return row ? planFromRow(row) : null;
+}
+
+export async function listPlans(db: D1Database): Promise<PlanLimits[]> {
+  const { results } = await db.prepare(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY credits_per_period, name`).all<PlanRow>();
+  return results.map(planFromRow);
+}
+
+export function planToJson(plan: PlanLimits) {
+  return {
+    name: plan.name,
+    credits_per_period: plan.creditsPerPeriod,
+    requests_per_minute: plan.requestsPerMinute,
+    max_active_jobs: plan.maxActiveJobs,
+  };
+}

@@ -1,0 +1,181 @@
+/**
+ * Direction 2 of the engine channel (contract.ts): the routes the engine calls
+ * under /internal/v1/jobs/:job_id. Only a per-job token signed by this Worker
+ * opens them; API keys and the admin token never do. Once the job is no
+ * longer processing every route answers 409 job_not_active, which tells the
+ * engine to stop.
+ */
+import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
+import { z } from "zod";
+import { accountState } from "../account/stub";
+import { creditsForDuration, reserveJobCredits } from "../db/credits";
+import { findJob, recordProbe, recordProgress, recordReport, type Job } from "../db/jobs";
+import type { AppEnv } from "../http/app-env";
+import { bearerToken } from "../http/auth";
+import { AppError } from "../http/errors";
+import { validate } from "../http/validate";
+import { completeJob, failJob } from "../jobs/lifecycle";
+import {
+  CLIP_CACHE_CONTROL,
+  CLIP_CONTENT_TYPE,
+  clipKey,
+  THUMBNAIL_CONTENT_TYPE,
+  thumbnailKey,
+} from "../jobs/storage";
+import {
+  CompleteReport,
+  FailReport,
+  MAX_CLIP_UPLOAD_BYTES,
+  ProgressReport,
+  ProbeReport,
+  type CallbackAck,
+  type ProbeAck,
+} from "./contract";
+import { keepEngineAwake, silenceTimeoutSeconds } from "./dispatch";
+import { verifyEngineToken } from "./token";
+
+interface CallbackEnv {
+  Bindings: Env;
+  Variables: AppEnv["Variables"] & { job: Job };
+}
+
+const ACK: CallbackAck = { ok: true };
+
+function notActive(jobId: string): AppError {
+  return new AppError("job_not_active", `Job ${jobId} is no longer processing; stop work on it.`);
+}
+
+function badToken(): AppError {
+  return new AppError("unauthorized", "A valid engine token for this job is required.", {
+    headers: { "WWW-Authenticate": 'Bearer realm="clipjobs-engine"' },
+  });
+}
+
+/** Token first (401 before anything about the job leaks), then the job must be processing. */
+const engineAuth = createMiddleware<CallbackEnv>(async (c, next) => {
+  const jobId = c.req.param("job_id") ?? "";
+  const token = bearerToken(c.req.header("Authorization"));
+  if (!token || !(await verifyEngineToken(c.env.ENGINE_SECRET, token, jobId))) throw badToken();
+  const job = await findJob(c.env.DB, jobId);
+  if (!job || job.status !== "processing") throw notActive(jobId);
+  c.set("job", job);
+  await next();
+});
+
+/** Every report re-arms the watchdog and keeps the engine's container awake. */
+async function noteSignOfLife(env: Env, job: Job): Promise<void> {
+  await accountState(env, job.accountId).touchWatchdog(job.id, silenceTimeoutSeconds(env));
+  await keepEngineAwake(env, job.id);
+}
+
+const ClipIndexParam = z.object({
+  job_id: z.string(),
+  index: z.coerce.number().int().min(0).max(19),
+});
+
+/**
+ * Streams the request body into R2 at the clip's deterministic key. R2 needs
+ * the length up front, so Content-Length is required (and capped). An upload
+ * that raced a cancel is removed again, so no object outlives its job.
+ */
+async function storeUpload(env: Env, job: Job, request: Request, key: string, contentType: string): Promise<void> {
+  const declared = request.headers.get("content-length");
+  const length = declared === null ? Number.NaN : Number(declared);
+  if (!Number.isInteger(length) || length <= 0) {
+    throw new AppError("invalid_request", "Uploads need a positive Content-Length.");
+  }
+  if (length > MAX_CLIP_UPLOAD_BYTES) {
+    throw new AppError("payload_too_large", `Uploads are limited to ${MAX_CLIP_UPLOAD_BYTES} bytes.`);
+  }
+  if (!request.body) throw new AppError("invalid_request", "The upload has no body.");
+  const sized = new FixedLengthStream(length);
+  const [, stored] = await Promise.all([
+    request.body.pipeTo(sized.writable),
+    env.CLIPS.put(key, sized.readable, {
+      httpMetadata: { contentType, cacheControl: CLIP_CACHE_CONTROL },
+      customMetadata: { job_id: job.id },
+    }),
+  ]);
+  if (!stored) throw new AppError("internal_error", `Storing ${key} failed.`);
+  if (!(await recordReport(env.DB, job.id, new Date().toISOString()))) {
+    await env.CLIPS.delete(key);
+    throw notActive(job.id);
+  }
+}
+
+export const callbacks = new Hono<CallbackEnv>()
+  .use("/:job_id/*", engineAuth)
+  .post("/:job_id/progress", validate("json", ProgressReport), async (c) => {
+    const job = c.get("job");
+    const report = c.req.valid("json");
+    if (!(await recordProgress(c.env.DB, job.id, report.progress, report.step, new Date().toISOString()))) {
+      throw notActive(job.id);
+    }
+    await noteSignOfLife(c.env, job);
+    return c.json(ACK);
+  })
+  .post("/:job_id/probe", validate("json", ProbeReport), async (c) => {
+    const job = c.get("job");
+    const report = c.req.valid("json");
+    if (!(await recordProbe(c.env.DB, job.id, report.title, report.duration_seconds, new Date().toISOString()))) {
+      throw notActive(job.id);
+    }
+    await noteSignOfLife(c.env, job);
+    const needed = creditsForDuration(report.duration_seconds);
+    const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
+    if (reservation.ok) {
+      return c.json({ proceed: true, credits_reserved: reservation.credits } satisfies ProbeAck);
+    }
+    const error = {
+      code: "insufficient_credits" as const,
+      message: `The source needs ${needed} credits, more than the account has left.`,
+    };
+    await failJob(c.env, job.accountId, job.id, ["processing"], error, { stopEngine: false });
+    return c.json({ proceed: false, credits_reserved: 0, error } satisfies ProbeAck);
+  })
+  .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
+    const job = c.get("job");
+    const { index } = c.req.valid("param");
+    await storeUpload(c.env, job, c.req.raw, clipKey(job.id, index), CLIP_CONTENT_TYPE);
+    await noteSignOfLife(c.env, job);
+    return c.json(ACK);
+  })
+  .put("/:job_id/clips/:index/thumbnail", validate("param", ClipIndexParam), async (c) => {
+    const job = c.get("job");
+    const { index } = c.req.valid("param");
+    await storeUpload(c.env, job, c.req.raw, thumbnailKey(job.id, index), THUMBNAIL_CONTENT_TYPE);
+    await noteSignOfLife(c.env, job);
+    return c.json(ACK);
+  })
+  .post("/:job_id/complete", validate("json", CompleteReport), async (c) => {
+    const job = c.get("job");
+    const report = c.req.valid("json");
+    const indexes = report.clips.map((clip) => clip.index);
+    if (new Set(indexes).size !== indexes.length) {
+      throw new AppError("invalid_request", "Clip indexes must be unique.");
+    }
+    const keys = report.clips.flatMap((clip) => [clipKey(job.id, clip.index), thumbnailKey(job.id, clip.index)]);
+    const heads = await Promise.all(keys.map((key) => c.env.CLIPS.head(key)));
+    const missing = keys.filter((_, i) => heads[i] === null);
+    if (missing.length > 0) {
+      throw new AppError("invalid_request", `Uploads missing before completion: ${missing.join(", ")}.`, {
+        errors: missing.map((key) => ({ path: "clips", message: `${key} was not uploaded` })),
+      });
+    }
+    const clips = [...report.clips].sort((a, b) => a.index - b.index);
+    const done = await completeJob(c.env, job.accountId, job.id, {
+      title: report.title,
+      sourceDurationSeconds: report.source_duration_seconds,
+      clips,
+    });
+    if (!done) throw notActive(job.id);
+    return c.json(ACK);
+  })
+  .post("/:job_id/fail", validate("json", FailReport), async (c) => {
+    const job = c.get("job");
+    const report = c.req.valid("json");
+    const failed = await failJob(c.env, job.accountId, job.id, ["processing"], report, { stopEngine: false });
+    if (!failed) throw notActive(job.id);
+    return c.json(ACK);
+  });

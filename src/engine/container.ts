@@ -1,0 +1,34 @@
+/**
+ * The clip engine as a Cloudflare Container (image: container/Dockerfile).
+ * One instance per job (dispatch.ts names it by job id). The engine's
+ * callbacks go to http://clipjobs.internal, which the outbound handler below
+ * answers with the Worker's own app and bindings: nothing on the channel is
+ * publicly routed. (Outbound interception needs the Worker entrypoint to
+ * export ContainerProxy from @cloudflare/containers.)
+ */
+import { Container, type OutboundHandler } from "@cloudflare/containers";
+import { app } from "../app";
+import { CALLBACK_PREFIX, ENGINE_PORT } from "./contract";
+import { INTERNAL_CALLBACK_HOST } from "./dispatch";
+
+export class ClipEngine extends Container {
+  override defaultPort = ENGINE_PORT;
+  /** The Worker renews activity on every engine report, so this only bounds idle time. */
+  override sleepAfter = "10m";
+  /** Sources are downloaded from the internet. */
+  override enableInternet = true;
+
+  // Assigned in a static block, not declared as a static field: the base class
+  // registers handlers through its `outboundByHost` setter, which a class field
+  // (define semantics under ES2022) would shadow without calling.
+  static {
+    const handlers: Record<string, OutboundHandler> = {
+      [INTERNAL_CALLBACK_HOST]: (request, env) => {
+        const { pathname } = new URL(request.url);
+        if (!pathname.startsWith(`${CALLBACK_PREFIX}/`)) return new Response("Not found", { status: 404 });
+        return app.fetch(request, env);
+      },
+    };
+    this.outboundByHost = handlers;
+  }
+}

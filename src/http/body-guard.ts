@@ -1,0 +1,75 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "./app-env";
+import { AppError } from "./errors";
+
+/** SPEC section 5: JSON bodies of at most 16 KiB. */
+export const MAX_JSON_BODY_BYTES = 16 * 1024;
+
+const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  const mediaType = value.split(";", 1)[0]!.trim().toLowerCase();
+  return mediaType === "application/json";
+}
+
+function tooLarge(): AppError {
+  return new AppError("payload_too_large", `The request body exceeds ${MAX_JSON_BODY_BYTES} bytes.`);
+}
+
+/**
+ * Reads the body while counting bytes, so a missing or lying Content-Length
+ * cannot smuggle a large body past the limit, and stops reading at the limit.
+ */
+async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      // Stop reading; the runtime discards the rest of the body.
+      reader.releaseLock();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/**
+ * For POST/PUT/PATCH: 415 unless the body is declared JSON, 413 over the size
+ * limit, 400 invalid_request for malformed JSON. The checked bytes replace the
+ * request body, so later readers (the zod validator) see exactly what passed.
+ * A bodyless POST (e.g. cancel) passes through untouched.
+ */
+export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
+  if (!METHODS_WITH_BODY.has(c.req.method)) return next();
+  const raw = c.req.raw;
+  const declaredLength = raw.headers.get("content-length");
+  const hasBody = raw.body !== null && declaredLength !== "0";
+  if (!hasBody && !raw.headers.has("content-type")) return next();
+  if (!isJsonContentType(raw.headers.get("content-type") ?? undefined)) {
+    throw new AppError("unsupported_media_type", "Request bodies must be sent as Content-Type: application/json.");
+  }
+  if (declaredLength !== null && Number(declaredLength) > MAX_JSON_BODY_BYTES) throw tooLarge();
+  const bytes = raw.body ? await readCapped(raw.body, MAX_JSON_BODY_BYTES) : new Uint8Array(0);
+  const text = new TextDecoder().decode(bytes);
+  if (text.trim() !== "") {
+    try {
+      JSON.parse(text);
+    } catch {
+      throw new AppError("invalid_request", "The request body is not valid JSON.");
+    }
+  }
+  c.req.raw = new Request(raw, { body: bytes });
+  await next();
+});

@@ -1,0 +1,91 @@
+/** Job -> API JSON, shaped by status (SPEC section 3). Clip links live under CDN_URL. */
+import type { Clip } from "../db/clips";
+import type { Job } from "../db/jobs";
+import { cdnUrl } from "./storage";
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+function presentClip(cdnBase: string, clip: Clip) {
+  return {
+    url: cdnUrl(cdnBase, clip.objectKey),
+    thumbnail_url: cdnUrl(cdnBase, clip.thumbnailKey),
+    start_seconds: round3(clip.startSeconds),
+    end_seconds: round3(clip.endSeconds),
+    duration_seconds: round3(clip.endSeconds - clip.startSeconds),
+    score: clip.score,
+    reasons: clip.reasons,
+    width: clip.width,
+    height: clip.height,
+  };
+}
+
+/** Fields every job has, whatever its status. */
+function commonFields(job: Job) {
+  return {
+    job_id: job.id,
+    status: job.status,
+    video_url: job.videoUrl,
+    video_type: job.videoType,
+    config_name: job.configName,
+    created_at: job.createdAt,
+    updated_at: job.updatedAt,
+    ...(job.sourceDurationSeconds !== null ? { source_duration_seconds: job.sourceDurationSeconds } : {}),
+  };
+}
+
+/** The job as GET /jobs/:id answers it. */
+export function presentJob(cdnBase: string, job: Job, clips: Clip[]) {
+  const common = commonFields(job);
+  switch (job.status) {
+    case "queued":
+    case "processing":
+      return {
+        ...common,
+        progress: job.progress,
+        step: job.step,
+        ...(job.title !== null ? { title: job.title } : {}),
+      };
+    case "completed":
+      return {
+        ...common,
+        title: job.title ?? "",
+        clips_count: clips.length,
+        clip_urls: clips.map((clip) => cdnUrl(cdnBase, clip.objectKey)),
+        clips: clips.map((clip) => presentClip(cdnBase, clip)),
+        completed_at: job.completedAt,
+        credits_charged: job.creditsCharged,
+      };
+    case "failed":
+      return {
+        ...common,
+        ...(job.title !== null ? { title: job.title } : {}),
+        error: { code: job.errorCode ?? "internal_error", message: job.errorMessage ?? "The job failed." },
+        completed_at: job.completedAt,
+        credits_charged: 0,
+      };
+    case "canceled":
+      return {
+        ...common,
+        ...(job.title !== null ? { title: job.title } : {}),
+        completed_at: job.completedAt,
+        credits_charged: 0,
+      };
+  }
+}
+
+/**
+ * A list item: the status shape plus `title`, `clips_count` and `clip_urls`
+ * for every status (null/0/[] until the job completes), without per-clip detail.
+ */
+export function presentListItem(cdnBase: string, job: Job, clips: Clip[]) {
+  const shaped: Record<string, unknown> = { ...presentJob(cdnBase, job, clips) };
+  delete shaped.clips;
+  return {
+    ...shaped,
+    title: job.title,
+    clips_count: clips.length,
+    clip_urls: clips.map((clip) => cdnUrl(cdnBase, clip.objectKey)),
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * Where a job's files live in R2. Keys are deterministic per (job, clip index),
+ * so an engine retry overwrites an upload instead of adding a second copy.
+ */
+
+export const CLIP_CONTENT_TYPE = "video/mp4";
+export const THUMBNAIL_CONTENT_TYPE = "image/jpeg";
+/** Keys are unique per job and never rewritten after completion. */
+export const CLIP_CACHE_CONTROL = "public, max-age=31536000, immutable";
+
+export function jobPrefix(jobId: string): string {
+  return `clips/${jobId}/`;
+}
+
+export function clipKey(jobId: string, index: number): string {
+  return `${jobPrefix(jobId)}${index}.mp4`;
+}
+
+export function thumbnailKey(jobId: string, index: number): string {
+  return `${jobPrefix(jobId)}${index}.jpg`;
+}
+
+/** Public URL of an object under CDN_URL. */
+export function cdnUrl(cdnBase: string, key: string): string {
+  return `${cdnBase.replace(/\/+$/, "")}/${key}`;
+}
+
+/** Deletes every object of a job (partial uploads included), page by page. */
+export async function deleteJobObjects(bucket: R2Bucket, jobId: string): Promise<number> {
+  let deleted = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await bucket.list({ prefix: jobPrefix(jobId), cursor });
+    const keys = page.objects.map((o) => o.key);
+    if (keys.length > 0) await bucket.delete(keys);
+    deleted += keys.length;
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return deleted;
+}

@@ -1,0 +1,16 @@
+/** A fresh account per test, so one test's active job never blocks another's. */
+import { randomBytes } from "node:crypto";
+import { AdminClient, ApiClient } from "../../../scripts/local-stack/api-client.ts";
+import type { SharedStackInfo } from "./shared-stack-config.ts";
+
+export interface TestAccount {
+  accountId: string;
+  email: string;
+  client: ApiClient;
+}
+
+export async function newAccount(stack: Pick<SharedStackInfo, "workerUrl" | "adminToken">, plan: "free" | "pro" = "pro"): Promise<TestAccount> {
+  const email = `e2e-${Date.now()}-${randomBytes(4).toString("hex")}@example.test`;
+  const created = await new AdminClient(stack.workerUrl, stack.adminToken).createAccount(email, plan);
+  return { accountId: created.account_id, email, client: new ApiClient(stack.workerUrl, created.api_key) };
+}

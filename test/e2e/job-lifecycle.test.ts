@@ -1,0 +1,171 @@
+/**
+ * One account through a job's lifecycle on the real stack: the active-job
+ * limit, cancel mid-processing, then the list endpoint with each status
+ * filter over jobs in every state.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { JobStatus, JobView, Usage } from "../../scripts/local-stack/api-types.ts";
+import { freePort } from "../../scripts/local-stack/ports.ts";
+import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
+import { newAccount, type TestAccount } from "./harness/accounts.ts";
+import { statusOf } from "./harness/cdn.ts";
+import { expectProblem } from "./harness/expectations.ts";
+import { TALK_20S, TALK_75S, talkSource } from "./harness/media.ts";
+import { sharedStack } from "./harness/shared-stack.ts";
+import type { SharedStackInfo } from "./harness/shared-stack-config.ts";
+
+const JOB_TIMEOUT_MS = 200_000;
+/** Above the job deadline: a slow machine fails on the deadline's message, not a bare timeout. */
+const TEST_TIMEOUT = { timeout: 300_000 };
+/** Four 720p clips of 8-10 s from the 75 s source: a job that spends a while rendering. */
+const SEVERAL = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 8, max_clip_seconds: 10, max_clips: 4 } as const;
+/** One short square clip: the cheapest job that completes. */
+const ONE = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1 } as const;
+
+let stack: SharedStackInfo;
+let sources: SourceServer;
+let longUrl: string;
+let shortUrl: string;
+let account: TestAccount;
+let initialUsage: Usage;
+
+/** Job ids by the state each one ends up in. */
+const jobs: { canceled?: string; failed?: string; completed?: string; active?: string } = {};
+
+beforeAll(async () => {
+  const [info, server, long, short] = await Promise.all([sharedStack(), startSourceServer(), talkSource(TALK_75S), talkSource(TALK_20S)]);
+  stack = info;
+  sources = server;
+  longUrl = sources.addFile("long-talk.mp4", long.path);
+  shortUrl = sources.addFile("short-talk.mp4", short.path);
+  account = await newAccount(stack);
+  for (const [name, config] of [["several", SEVERAL], ["one", ONE]] as const) {
+    const saved = await account.client.request("PUT", `/api/v1/configs/${name}`, { body: config });
+    expect([200, 201]).toContain(saved.status);
+  }
+  initialUsage = await account.client.usage();
+});
+
+afterAll(async () => {
+  await sources?.close();
+});
+
+function clipKeysOnCdn(jobId: string, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => [`${stack.cdnUrl}/clips/${jobId}/${i}.mp4`, `${stack.cdnUrl}/clips/${jobId}/${i}.jpg`]).flat();
+}
+
+describe("one account's jobs through their lifecycle", TEST_TIMEOUT, () => {
+  test("a second submission is 409 active_job_limit while the first job runs", async () => {
+    const first = await account.client.submit({ video_url: longUrl, video_type: "podcast", config_name: "several" });
+    jobs.canceled = first.job_id;
+    const second = await account.client.request("POST", "/api/v1/jobs", { body: { video_url: shortUrl, video_type: "podcast" } });
+    const problem = expectProblem(second, 409, "active_job_limit");
+    expect(problem.active_job_id).toBe(first.job_id);
+  });
+
+  test("cancel mid-processing: the job ends canceled, the slot is freed, reserved credits are released, no clips remain", async () => {
+    const jobId = jobs.canceled ?? "";
+    // Mid-processing: credits reserved (the probe is done) and clips being rendered.
+    const rendering = await account.client.waitForJob(jobId, {
+      timeoutMs: JOB_TIMEOUT_MS,
+      until: (job) => job.status !== "queued" && (job.status !== "processing" || (job.step ?? "").startsWith("Rendering clip")),
+    });
+    expect(rendering.status).toBe("processing");
+    expect((await account.client.usage()).credits_remaining).toBeLessThan(initialUsage.credits_remaining);
+
+    const canceled = await account.client.request("POST", `/api/v1/jobs/${jobId}/cancel`);
+    expect(canceled.status).toBe(200);
+    expect(canceled.body).toMatchObject({ job_id: jobId, status: "canceled" });
+    const job = await account.client.getJob(jobId);
+    expect(job.status).toBe("canceled");
+    expect(job.credits_charged ?? 0).toBe(0);
+    expectProblem(await account.client.request("POST", `/api/v1/jobs/${jobId}/cancel`), 409, "job_not_cancelable");
+
+    expect((await account.client.usage()).credits_remaining).toBe(initialUsage.credits_remaining);
+    for (const url of clipKeysOnCdn(jobId, SEVERAL.max_clips)) expect(await statusOf(url)).toBe(404);
+  });
+
+  test("after the first job ends, a new submission is accepted; a failing one charges nothing", async () => {
+    // A closed loopback port: the source cannot be reached.
+    const unreachable = `http://127.0.0.1:${await freePort()}/gone.mp4`;
+    const submitted = await account.client.submit({ video_url: unreachable, video_type: "general" });
+    jobs.failed = submitted.job_id;
+    const job = await account.client.waitForJob(submitted.job_id, { timeoutMs: JOB_TIMEOUT_MS });
+    expect(job.status).toBe("failed");
+    expect(job.error?.code).toBe("source_unreachable");
+    expect((await account.client.usage()).credits_remaining).toBe(initialUsage.credits_remaining);
+  });
+
+  test("a completed job, then one left running", async () => {
+    const submitted = await account.client.submit({ video_url: shortUrl, video_type: "vlog", config_name: "one" });
+    jobs.completed = submitted.job_id;
+    const job = await account.client.waitForJob(submitted.job_id, { timeoutMs: JOB_TIMEOUT_MS });
+    expect(job.status, JSON.stringify(job.error)).toBe("completed");
+
+    const active = await account.client.submit({ video_url: longUrl, video_type: "lecture", config_name: "several" });
+    jobs.active = active.job_id;
+    const processing = await account.client.waitForJob(active.job_id, { timeoutMs: JOB_TIMEOUT_MS, until: (j) => j.status !== "queued" });
+    expect(processing.status).toBe("processing");
+  });
+
+  test("the list endpoint filters by each status, newest first, and pages with a cursor", async () => {
+    const list = async (query: string): Promise<JobView[]> => {
+      const result = await account.client.request("GET", `/api/v1/jobs${query}`);
+      expect(result.status).toBe(200);
+      const body = result.body as { jobs: JobView[]; count: number; next_cursor: string | null };
+      expect(body.count).toBe(body.jobs.length);
+      for (const item of body.jobs) {
+        for (const field of ["job_id", "title", "clips_count", "status", "created_at", "clip_urls"]) expect(item).toHaveProperty(field);
+      }
+      return body.jobs;
+    };
+    const ids = (items: JobView[]): string[] => items.map((j) => j.job_id);
+
+    // The default filter is completed.
+    expect(ids(await list(""))).toEqual([jobs.completed]);
+    const byStatus: Record<JobStatus, (string | undefined)[]> = {
+      completed: [jobs.completed],
+      failed: [jobs.failed],
+      canceled: [jobs.canceled],
+      processing: [jobs.active],
+      queued: [],
+    };
+    for (const [status, expected] of Object.entries(byStatus)) {
+      const items = await list(`?status=${status}`);
+      expect(ids(items), status).toEqual(expected);
+      for (const item of items) expect(item.status).toBe(status);
+    }
+    const all = await list("?status=all");
+    expect(ids(all)).toEqual([jobs.active, jobs.completed, jobs.failed, jobs.canceled]);
+    const completedItem = all.find((j) => j.job_id === jobs.completed);
+    expect(completedItem?.clips_count).toBe(1);
+    expect(completedItem?.clip_urls).toHaveLength(1);
+
+    // Pages of two follow the same order and end with a null cursor.
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 4; page++) {
+      const query: string = `?status=all&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      const result = await account.client.request("GET", `/api/v1/jobs${query}`);
+      const body = result.body as { jobs: JobView[]; next_cursor: string | null };
+      expect(body.jobs.length).toBeLessThanOrEqual(2);
+      paged.push(...ids(body.jobs));
+      cursor = body.next_cursor;
+      if (cursor === null) break;
+    }
+    expect(cursor).toBeNull();
+    expect(paged).toEqual(ids(all));
+
+    expectProblem(await account.client.request("GET", "/api/v1/jobs?status=finished"), 400, "invalid_request");
+    expectProblem(await account.client.request("GET", "/api/v1/jobs?limit=101"), 400, "invalid_request");
+  });
+
+  test("cancel of the running job; the canceled job's clips never appeared on the CDN", async () => {
+    const canceled = await account.client.request("POST", `/api/v1/jobs/${jobs.active}/cancel`);
+    expect(canceled.status).toBe(200);
+    // By now the first job's engine run has long stopped: nothing of it was uploaded late.
+    for (const url of clipKeysOnCdn(jobs.canceled ?? "", SEVERAL.max_clips)) expect(await statusOf(url)).toBe(404);
+    const usage = await account.client.usage();
+    expect(usage.credits_remaining).toBe(initialUsage.credits_remaining - 1);
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * The one thing these suites fake: the clip engine (a Container in production,
+ * a separate process locally). Worker code and tests share one isolate, so a
+ * spy on the global fetch sees every request the Worker sends to ENGINE_URL
+ * (http://engine.test) and answers as the engine would; every other fetch
+ * passes through untouched. The engine's side of direction 2 is played by
+ * EngineClient, which calls the Worker's internal routes like the engine does.
+ */
+import { SELF } from "cloudflare:test";
+import { vi, type MockInstance } from "vitest";
+import type {
+  CallbackAck,
+  ClipReport,
+  CompleteReport,
+  FailReport,
+  ProbeAck,
+  ProbeReport,
+  ProgressReport,
+  StartJob,
+} from "../../src/engine/contract";
+
+export const ENGINE_ORIGIN = "http://engine.test";
+
+export interface EngineRequest {
+  method: string;
+  path: string;
+  authorization: string | null;
+  body: string;
+}
+
+/** up: answers like a healthy engine; down: connection refused; broken: 503. */
+export type EngineMode = "up" | "down" | "broken";
+
+let activeSpy: MockInstance<typeof fetch> | undefined;
+
+export class FakeEngine {
+  readonly requests: EngineRequest[] = [];
+  mode: EngineMode = "up";
+  private readonly running = new Set<string>();
+
+  install(): void {
+    // One fake at a time: restore a previous test's spy so pass-through reaches the real fetch.
+    activeSpy?.mockRestore();
+    const passThrough = globalThis.fetch.bind(globalThis);
+    activeSpy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      if (!request.url.startsWith(`${ENGINE_ORIGIN}/`)) return passThrough(request);
+      return this.answer(request);
+    });
+  }
+
+  private async answer(request: Request): Promise<Response> {
+    const path = new URL(request.url).pathname;
+    this.requests.push({
+      method: request.method,
+      path,
+      authorization: request.headers.get("Authorization"),
+      body: await request.text(),
+    });
+    if (this.mode === "down") throw new TypeError("fetch failed: connection refused");
+    if (this.mode === "broken") return new Response("engine overloaded", { status: 503 });
+    const recorded = this.requests.at(-1)!;
+    if (request.method === "POST" && path === "/jobs") {
+      const start = JSON.parse(recorded.body) as StartJob;
+      const started = !this.running.has(start.job_id);
+      this.running.add(start.job_id);
+      return Response.json({ job_id: start.job_id, started }, { status: 202 });
+    }
+    const cancel = /^\/jobs\/([^/]+)\/cancel$/.exec(path);
+    if (request.method === "POST" && cancel) {
+      this.running.delete(cancel[1]!);
+      return new Response(null, { status: 202 });
+    }
+    return new Response("not found", { status: 404 });
+  }
+
+  /** Every StartJob the Worker sent for this job, oldest first. */
+  starts(jobId: string): StartJob[] {
+    return this.requests
+      .filter((r) => r.method === "POST" && r.path === "/jobs")
+      .map((r) => JSON.parse(r.body) as StartJob)
+      .filter((start) => start.job_id === jobId);
+  }
+
+  cancels(jobId: string): EngineRequest[] {
+    return this.requests.filter((r) => r.method === "POST" && r.path === `/jobs/${jobId}/cancel`);
+  }
+}
+
+/** Polls `probe` until it returns a value (not undefined) or the deadline passes. */
+export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** The engine's calls back into the Worker for one job. */
+export class EngineClient {
+  constructor(
+    readonly jobId: string,
+    private readonly token: string,
+    private readonly callbackBase: string,
+  ) {}
+
+  static from(start: StartJob): EngineClient {
+    return new EngineClient(start.job_id, start.token, start.callback_base);
+  }
+
+  url(suffix: string): string {
+    return `${this.callbackBase}/internal/v1/jobs/${this.jobId}/${suffix}`;
+  }
+
+  send(suffix: string, init: RequestInit & { token?: string } = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    headers.set("Authorization", `Bearer ${init.token ?? this.token}`);
+    return SELF.fetch(this.url(suffix), { ...init, headers });
+  }
+
+  postJson(suffix: string, body: unknown, token?: string): Promise<Response> {
+    return this.send(suffix, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      token,
+    });
+  }
+
+  progress(report: ProgressReport): Promise<Response> {
+    return this.postJson("progress", report);
+  }
+
+  async probe(report: Partial<ProbeReport> & Pick<ProbeReport, "duration_seconds">): Promise<ProbeAck> {
+    const res = await this.postJson("probe", {
+      title: "Test source",
+      width: 640,
+      height: 360,
+      format: "mp4",
+      size_bytes: 1000,
+      ...report,
+    });
+    if (res.status !== 200) throw new Error(`probe answered ${res.status}: ${await res.text()}`);
+    return res.json<ProbeAck>();
+  }
+
+  upload(suffix: string, bytes: Uint8Array, contentType: string): Promise<Response> {
+    return this.send(suffix, {
+      method: "PUT",
+      headers: { "Content-Type": contentType, "Content-Length": String(bytes.byteLength) },
+      body: bytes,
+    });
+  }
+
+  /** Uploads clip `index` and its thumbnail; returns the bytes sent. */
+  async uploadClip(index: number, size = 2048): Promise<{ clip: Uint8Array; thumbnail: Uint8Array }> {
+    const clip = patternBytes(size, index + 1);
+    const thumbnail = patternBytes(256, index + 101);
+    const a = await this.upload(`clips/${index}`, clip, "video/mp4");
+    if (a.status !== 200) throw new Error(`clip upload answered ${a.status}: ${await a.text()}`);
+    const b = await this.upload(`clips/${index}/thumbnail`, thumbnail, "image/jpeg");
+    if (b.status !== 200) throw new Error(`thumbnail upload answered ${b.status}: ${await b.text()}`);
+    return { clip, thumbnail };
+  }
+
+  complete(report: CompleteReport): Promise<Response> {
+    return this.postJson("complete", report);
+  }
+
+  fail(report: FailReport): Promise<Response> {
+    return this.postJson("fail", report);
+  }
+}
+
+export function clipReport(index: number, overrides: Partial<ClipReport> = {}): ClipReport {
+  return {
+    index,
+    start_seconds: index * 20,
+    end_seconds: index * 20 + 15.5,
+    score: 0.9 - index * 0.1,
+    reasons: ["speech_density", "loudness_peak"],
+    width: 1080,
+    height: 1920,
+    ...overrides,
+  };
+}
+
+/** Deterministic, distinguishable bytes (so a test can tell which upload it reads back). */
+export function patternBytes(size: number, seed: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  for (let i = 0; i < size; i++) bytes[i] = (i * 31 + seed * 17) & 0xff;
+  return bytes;
+}
+
+export async function expectAck(res: Response): Promise<void> {
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`expected 200 ack, got ${res.status}: ${text}`);
+  const body = JSON.parse(text) as CallbackAck;
+  if (body.ok !== true) throw new Error(`unexpected ack ${text}`);
+}

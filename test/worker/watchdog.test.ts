@@ -1,0 +1,80 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { EXPIRY_RETRY_MS, type AccountState } from "../../src/account/account-state";
+import { accountState } from "../../src/account/stub";
+import { DEFAULT_CLIP_CONFIG } from "../../src/engine/contract";
+import { api, createAccount } from "./helpers";
+
+/** A processing job row, as the queue consumer leaves it once the engine has started. */
+async function insertProcessingJob(accountId: string): Promise<string> {
+  const jobId = `job_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+  const now = new Date().toISOString();
+  await env.DB.prepare(
+    `INSERT INTO jobs (id, account_id, status, progress, step, video_url, video_type, config_json, created_at, updated_at, last_report_at)
+     VALUES (?, ?, 'processing', 10, 'Downloading video', 'https://videos.example.com/a.mp4', 'general', ?, ?, ?, ?)`,
+  )
+    .bind(jobId, accountId, JSON.stringify(DEFAULT_CLIP_CONFIG), now, now, now)
+    .run();
+  return jobId;
+}
+
+function backdateDeadline(stub: DurableObjectStub<AccountState>, jobId: string) {
+  return runInDurableObject(stub, (_i: AccountState, state) => {
+    state.storage.sql.exec(`UPDATE watchdog SET deadline_ms = ? WHERE job_id = ?`, Date.now() - 1000, jobId);
+  });
+}
+
+describe("watchdog alarm", () => {
+  it("fails a silent job with processing_timeout and frees its slot", async () => {
+    const account = await createAccount();
+    // One authenticated request tells the account's Durable Object which account it serves.
+    expect((await api(account, "/api/v1/usage")).status).toBe(200);
+    const stub = accountState(env, account.accountId);
+    const jobId = await insertProcessingJob(account.accountId);
+    expect(await stub.acquireSlot(jobId, 1)).toEqual({ ok: true });
+    await stub.touchWatchdog(jobId, 180);
+    await backdateDeadline(stub, jobId);
+
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+
+    const row = await env.DB.prepare(`SELECT status, error_code FROM jobs WHERE id = ?`).bind(jobId).first<{ status: string; error_code: string }>();
+    expect(row).toEqual({ status: "failed", error_code: "processing_timeout" });
+    expect(await stub.activeJobs()).toEqual([]);
+    expect(await stub.watchdogDeadline(jobId)).toBeNull();
+    expect(await runInDurableObject(stub, (_i: AccountState, state) => state.storage.getAlarm())).toBeNull();
+  });
+
+  it("leaves jobs whose deadline has not passed and re-arms for them", async () => {
+    const account = await createAccount();
+    expect((await api(account, "/api/v1/usage")).status).toBe(200);
+    const stub = accountState(env, account.accountId);
+    const silent = await insertProcessingJob(account.accountId);
+    const lively = await insertProcessingJob(account.accountId);
+    await stub.touchWatchdog(silent, 180);
+    await stub.touchWatchdog(lively, 600);
+    await backdateDeadline(stub, silent);
+
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+
+    const status = (id: string) => env.DB.prepare(`SELECT status FROM jobs WHERE id = ?`).bind(id).first<string>("status");
+    expect(await status(silent)).toBe("failed");
+    expect(await status(lively)).toBe("processing");
+    const deadline = await stub.watchdogDeadline(lively);
+    expect(await runInDurableObject(stub, (_i: AccountState, state) => state.storage.getAlarm())).toBe(deadline);
+  });
+
+  it("keeps a deadline whose expiry failed and retries it later", async () => {
+    // An object that was never told its account cannot expire the job: the expiry throws.
+    const stub = env.ACCOUNTS.get(env.ACCOUNTS.newUniqueId());
+    await stub.touchWatchdog("job_orphan", 180);
+    await backdateDeadline(stub, "job_orphan");
+
+    const before = Date.now();
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+
+    const deadline = await stub.watchdogDeadline("job_orphan");
+    expect(deadline).not.toBeNull();
+    expect(deadline!).toBeGreaterThanOrEqual(before + EXPIRY_RETRY_MS);
+    expect(await runInDurableObject(stub, (_i: AccountState, state) => state.storage.getAlarm())).toBe(deadline);
+  });
+});
