@@ -36,7 +36,8 @@ export default defineConfig(async () => {
           test: {
             name: "node",
             environment: "node",
-            include: ["container/test/**/*.test.ts", "test/e2e/**/*.test.ts"],
+            // test/browser: the dashboard in headless Chromium, on the same shared stack as test/e2e.
+            include: ["container/test/**/*.test.ts", "test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"],
             testTimeout: 120_000,
             hookTimeout: 180_000,
             // Opens a control server only; the e2e stack starts when an e2e file asks for it.

@@ -111,6 +111,7 @@ async function main(): Promise<number> {
     const adminToken = readDevVars().ADMIN_TOKEN ?? "<ADMIN_TOKEN from .dev.vars>";
     say("ready");
     say(`  API        ${WORKER_URL}/api/v1   (OpenAPI: ${WORKER_URL}/api/v1/openapi.json)`);
+    say(`  dashboard  ${WORKER_URL}/dashboard`);
     say(`  operator   ${WORKER_URL}/admin/v1 (ADMIN_TOKEN is in .dev.vars)`);
     say(`  engine     ${withEngine ? `http://127.0.0.1:${ENGINE_PORT}` : "not started (--no-engine)"}`);
     say("  try:");

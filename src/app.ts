@@ -6,6 +6,7 @@ import { health } from "./api/health";
 import { jobs } from "./api/jobs";
 import { cdn } from "./cdn/routes";
 import { callbacks } from "./engine/callbacks";
+import { dashboard } from "./dashboard";
 import { openapi } from "./api/openapi";
 import { usage } from "./api/usage";
 import { videoTypes } from "./api/video-types";
@@ -31,6 +32,10 @@ app.route("/api/v1/configs", configs);
 app.route("/api/v1/usage", usage);
 app.route("/api/v1/video-types", videoTypes);
 app.route("/api/v1/jobs", jobs);
+
+// Web dashboard (session cookie), and the bare origin leads there.
+app.get("/", (c) => c.redirect("/dashboard", 302));
+app.route("/dashboard", dashboard);
 
 // Operator API (ADMIN_TOKEN).
 app.route("/admin/v1", admin);

@@ -8,7 +8,7 @@ import { renderClip } from "../src/render.ts";
 import type { Candidate } from "../src/types.ts";
 import type { MediaSpec } from "../../test/media/generate.ts";
 import { generatedSource, type GeneratedSource } from "./helpers/engine-source.ts";
-import { brightCentreX, colourDistance, greyFrameAt, meanColourOfFrame, rgbOf } from "./helpers/frames.ts";
+import { brightCentreX, colourDistance, greyFrameAt, greyImage, meanColourOfFrame, rgbOf } from "./helpers/frames.ts";
 import { ffprobeJson, nativeRunner, tempDir } from "./helpers/media.ts";
 import { ffmpegChildren } from "./helpers/processes.ts";
 
@@ -101,7 +101,9 @@ describe("renderClip", () => {
     const config = ClipConfig.parse({ min_clip_seconds: 20, max_clip_seconds: 24, reframe: "auto", aspect_ratio: "9:16", resolution: 720 });
     const [candidate] = await analyse(runner, twoSides.source, "lecture", config, { signal: new AbortController().signal, onProgress: () => {} });
     expect(candidate!.crop?.length).toBe(2);
-    const { outPath } = await render(twoSides, candidate!, config, "auto");
+    const { outPath, thumbnailPath } = await render(twoSides, candidate!, config, "auto");
+    const thumbCentre = brightCentreX(await greyImage(thumbnailPath, 72, 128), 72);
+    expect(Math.abs((thumbCentre ?? 0) - 0.5), "subject in the thumbnail").toBeLessThan(0.15);
     const [first, second] = twoSides.facts.scenes as [typeof twoSides.facts.scenes[0], typeof twoSides.facts.scenes[0]];
     for (const scene of [first, second]) {
       const at = (scene.start + scene.end) / 2 - candidate!.start;

@@ -10,7 +10,7 @@ import { AppError } from "../http/errors";
 import { validate } from "../http/validate";
 import { adminGuard } from "./guard";
 import { revokeKey } from "../keys/revoke";
-import { issueApiKey } from "./keys";
+import { issueApiKey } from "../keys/issue";
 
 const CreateAccountBody = z.object({
   email: z.email().max(254),

@@ -1,10 +1,7 @@
 /** The jobs resource (SPEC section 4): submit, status, list, cancel, delete. */
 import { Hono } from "hono";
 import { z } from "zod";
-import { accountState } from "../account/stub";
-import { getUsage } from "../db/accounts";
 import { deleteClipsOfJob, listClips, listClipsOfJobs } from "../db/clips";
-import { getConfig } from "../db/configs";
 import {
   claimIdempotencyKey,
   findIdempotencyRecord,
@@ -15,24 +12,21 @@ import {
 import {
   ACTIVE_STATUSES,
   deleteFinishedJob,
-  deleteQueuedJob,
   findAccountJob,
-  insertJob,
   JOB_STATUSES,
   listJobs,
   type Job,
 } from "../db/jobs";
-import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type VideoType } from "../engine/contract";
 import type { AppEnv } from "../http/app-env";
 import { AppError } from "../http/errors";
 import { validate } from "../http/validate";
 import { decodeCursor, encodeCursor } from "../jobs/cursor";
-import { isJobId, newJobId } from "../jobs/ids";
+import { isJobId } from "../jobs/ids";
 import { cancelJob } from "../jobs/lifecycle";
 import { presentJob, presentListItem } from "../jobs/present";
 import { checkVideoUrl } from "../jobs/source-url";
 import { deleteJobObjects } from "../jobs/storage";
-import type { JobMessage } from "../queue/message";
+import { checkVideoType, createJob, type Submission } from "../jobs/submit";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
@@ -53,16 +47,6 @@ const ListQuery = z.object({
   cursor: z.string().optional(),
 });
 
-function checkVideoType(value: string): VideoType {
-  const allowed: readonly string[] = VIDEO_TYPES;
-  if (allowed.includes(value)) return value as VideoType;
-  const detail = `video_type must be one of: ${VIDEO_TYPES.join(", ")}.`;
-  throw new AppError("invalid_video_type", detail, {
-    errors: [{ path: "video_type", message: detail }],
-    extra: { allowed_values: VIDEO_TYPES },
-  });
-}
-
 function jobNotFound(jobId: string): AppError {
   return new AppError("not_found", `No job ${jobId}.`);
 }
@@ -76,68 +60,6 @@ async function loadOwnJob(db: D1Database, accountId: string, jobId: string): Pro
 async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-interface Submission {
-  accountId: string;
-  maxActiveJobs: number;
-  videoUrl: string;
-  videoType: VideoType;
-  configName: string | null;
-}
-
-/** Everything after validation: credits, configuration, slot, insert, enqueue. */
-async function createJob(env: Env, submission: Submission): Promise<Job> {
-  const usage = await getUsage(env.DB, submission.accountId);
-  if (!usage || usage.creditsRemaining <= 0) {
-    throw new AppError("insufficient_credits", "No credits left in this period.", {
-      extra: { credits_remaining: 0 },
-    });
-  }
-  let config = DEFAULT_CLIP_CONFIG;
-  if (submission.configName !== null) {
-    const saved = await getConfig(env.DB, submission.accountId, submission.configName);
-    if (!saved) throw new AppError("config_not_found", `No saved configuration named "${submission.configName}".`);
-    config = saved.config;
-  }
-
-  const jobId = newJobId();
-  const account = accountState(env, submission.accountId);
-  const slot = await account.acquireSlot(jobId, submission.maxActiveJobs);
-  if (!slot.ok) {
-    throw new AppError("active_job_limit", "The account already has an active job.", {
-      extra: { active_job_id: slot.activeJobId },
-    });
-  }
-  const now = new Date().toISOString();
-  try {
-    await insertJob(env.DB, {
-      id: jobId,
-      accountId: submission.accountId,
-      videoUrl: submission.videoUrl,
-      videoType: submission.videoType,
-      configName: submission.configName,
-      config,
-      now,
-    });
-  } catch (err) {
-    await account.releaseSlot(jobId);
-    throw err;
-  }
-  const message: JobMessage = { job_id: jobId, account_id: submission.accountId };
-  try {
-    await env.JOBS.send(message);
-  } catch (err) {
-    console.error(`enqueueing ${jobId} failed`, err);
-    await deleteQueuedJob(env.DB, jobId);
-    await account.releaseSlot(jobId);
-    throw new AppError("service_unavailable", "The job could not be queued; nothing was created. Retry shortly.", {
-      headers: { "Retry-After": "5" },
-    });
-  }
-  const job = await findAccountJob(env.DB, submission.accountId, jobId);
-  if (!job) throw new Error(`job ${jobId} vanished right after insert`);
-  return job;
 }
 
 function submitResponse(env: Env, job: Job) {

@@ -92,7 +92,8 @@ export const OPERATIONS: Operation[] = [
     summary: "Cancel a queued or processing job",
     parameters: [jobIdParam],
     success: { status: 200, description: "The canceled job", schema: "Job" },
-    errors: ["not_found", "job_not_cancelable"],
+    // No body is needed, but one that is sent passes the same JSON body guard as every POST.
+    errors: [...BODY_ERRORS, "not_found", "job_not_cancelable"],
   },
   {
     method: "delete",

@@ -26,10 +26,26 @@ function baseHeaders(object: R2Object): Headers {
   return headers;
 }
 
+/** R2 refuses longer keys with an error; such a path simply names no object. */
+const MAX_KEY_BYTES = 1024;
+
+/** The object key a /cdn path names, or null when it cannot name one (malformed escapes, dot segments, too long). */
+function objectKey(path: string): string | null {
+  let key: string;
+  try {
+    key = decodeURIComponent(path.replace(/^\/cdn\//, ""));
+  } catch {
+    return null;
+  }
+  if (key === "" || key.split("/").some((part) => part === ".." || part === "")) return null;
+  if (new TextEncoder().encode(key).byteLength > MAX_KEY_BYTES) return null;
+  return key;
+}
+
 async function serve(c: Context<AppEnv>, withBody: boolean): Promise<Response> {
-  const key = decodeURIComponent(c.req.path.replace(/^\/cdn\//, ""));
   const notFound = () => new AppError("not_found", `No object at ${c.req.path}.`);
-  if (key === "" || key.split("/").some((part) => part === ".." || part === "")) throw notFound();
+  const key = objectKey(c.req.path);
+  if (key === null) throw notFound();
   const head = await c.env.CLIPS.head(key);
   if (!head) throw notFound();
   const headers = baseHeaders(head);

@@ -58,7 +58,7 @@ export function periodEndOf(periodStart: string): string {
 
 export async function createAccount(
   db: D1Database,
-  input: { email: string; plan: string },
+  input: { email: string; plan: string; /** Dashboard sign-ups only (see dashboard/security/password). */ passwordHash?: string },
   now = new Date(),
 ): Promise<Account> {
   const account: Account = {
@@ -72,8 +72,8 @@ export async function createAccount(
     createdAt: now.toISOString(),
   };
   await db
-    .prepare(`INSERT INTO accounts (id, email, plan, period_start, created_at) VALUES (?, ?, ?, ?, ?)`)
-    .bind(account.id, account.email, account.plan, account.periodStart, account.createdAt)
+    .prepare(`INSERT INTO accounts (id, email, plan, password_hash, period_start, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+    .bind(account.id, account.email, account.plan, input.passwordHash ?? null, account.periodStart, account.createdAt)
     .run();
   return account;
 }

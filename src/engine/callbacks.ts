@@ -71,7 +71,8 @@ async function noteSignOfLife(env: Env, job: Job): Promise<void> {
 
 const ClipIndexParam = z.object({
   job_id: z.string(),
-  index: z.coerce.number().int().min(0).max(19),
+  // Decimal digits only: coercion alone would read " " or "0x1" as an index.
+  index: z.string().regex(/^\d{1,2}$/).transform(Number).pipe(z.number().int().min(0).max(19)),
 });
 
 /**

@@ -56,7 +56,14 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const raw = c.req.raw;
   const declaredLength = raw.headers.get("content-length");
   const hasBody = raw.body !== null && declaredLength !== "0";
-  if (!hasBody && !raw.headers.has("content-type")) return next();
+  if (!raw.headers.has("content-type")) {
+    if (!hasBody) return next();
+    // A body stream without a declared length may still be empty (e.g. a zero-byte chunked body): that is no body.
+    if (declaredLength === null && raw.body && (await readCapped(raw.body, MAX_JSON_BODY_BYTES)).byteLength === 0) {
+      c.req.raw = new Request(raw, { body: null });
+      return next();
+    }
+  }
   if (!isJsonContentType(raw.headers.get("content-type") ?? undefined)) {
     throw new AppError("unsupported_media_type", "Request bodies must be sent as Content-Type: application/json.");
   }

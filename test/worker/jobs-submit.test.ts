@@ -16,7 +16,8 @@ describe("POST /api/v1/jobs", () => {
     const res = await submit(account);
     expect(res.status).toBe(201);
     const body = await res.json<JobJson>();
-    expect(body.job_id).toMatch(/^job_[A-Za-z0-9]{20}$/);
+    // 21 base62 characters carry 120 random bits (SPEC: at least 80).
+    expect(body.job_id).toMatch(/^job_[A-Za-z0-9]{21}$/);
     expect(body.status).toBe("queued");
     expect(body.message).toContain(body.job_id);
     expect(body.video_url).toBe(VIDEO_URL);

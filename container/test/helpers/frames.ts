@@ -29,6 +29,11 @@ export function greyFrameAt(file: string, seconds: number, width: number, height
   return rawFrame(file, ["-ss", seconds.toFixed(3)], "gray", width, height);
 }
 
+/** A still image (e.g. a JPEG thumbnail) as width x height grey pixels. */
+export function greyImage(file: string, width: number, height: number): Promise<Uint8Array> {
+  return rawFrame(file, [], "gray", width, height);
+}
+
 /** Mean RGB colour of frame number `index` (counted from the file's first frame). */
 export async function meanColourOfFrame(file: string, index: number): Promise<[number, number, number]> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "frame-"));

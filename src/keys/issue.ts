@@ -1,6 +1,6 @@
 import { insertApiKey, type ApiKeyRecord } from "../db/api-keys";
-import { generateApiKey } from "../keys/api-key";
-import { newId } from "../keys/random";
+import { generateApiKey } from "./api-key";
+import { newId } from "./random";
 
 /** Creates a key for the account; the secret is returned once and never stored. */
 export async function issueApiKey(

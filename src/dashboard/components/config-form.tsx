@@ -1,0 +1,125 @@
+import { ASPECT_RATIOS, DEFAULT_CLIP_CONFIG, REFRAME_MODES, RESOLUTIONS, type ClipConfig } from "../../engine/contract";
+import { Alert, CsrfField, Field, type FieldErrors } from "./form";
+
+/** What the form shows: saved values, or what was typed when validation failed. */
+export type ConfigFormValues = Record<keyof ClipConfig, string>;
+
+export function valuesOf(config: ClipConfig): ConfigFormValues {
+  return {
+    aspect_ratio: config.aspect_ratio,
+    resolution: String(config.resolution),
+    min_clip_seconds: String(config.min_clip_seconds),
+    max_clip_seconds: String(config.max_clip_seconds),
+    max_clips: String(config.max_clips),
+    reframe: config.reframe,
+  };
+}
+
+const ASPECT_LABELS: Record<(typeof ASPECT_RATIOS)[number], string> = {
+  "9:16": "9:16 vertical (Shorts, Reels, TikTok)",
+  "1:1": "1:1 square",
+  "4:5": "4:5 portrait",
+  "16:9": "16:9 landscape",
+  original: "Original (as the source)",
+};
+const REFRAME_LABELS: Record<(typeof REFRAME_MODES)[number], string> = {
+  center: "Center: keep the middle of the frame",
+  auto: "Auto: follow the region of most activity, scene by scene",
+};
+
+function Select(props: { id: string; name: string; value: string; options: [string, string][]; describedBy?: string; invalid: boolean }) {
+  const { id, name, value, options, describedBy, invalid } = props;
+  return (
+    <select id={id} name={name} aria-describedby={describedBy} aria-invalid={invalid ? "true" : undefined}>
+      {options.map(([optionValue, label]) => (
+        <option value={optionValue} selected={optionValue === value}>
+          {label}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+function NumberField(props: { name: keyof ClipConfig; label: string; min: number; max: number; values: ConfigFormValues; errors: FieldErrors }) {
+  const id = `config-${props.name}`;
+  const fallback = String(DEFAULT_CLIP_CONFIG[props.name]);
+  return (
+    <Field id={id} label={props.label} hint={`${props.min}-${props.max}. Default ${fallback}.`} error={props.errors[props.name]}>
+      {(describedBy) => (
+        <input
+          id={id}
+          name={props.name}
+          type="number"
+          inputmode="numeric"
+          min={props.min}
+          max={props.max}
+          step={1}
+          value={props.values[props.name]}
+          aria-invalid={props.errors[props.name] ? "true" : undefined}
+          aria-describedby={describedBy}
+        />
+      )}
+    </Field>
+  );
+}
+
+export interface ConfigFormProps {
+  /** Null: a new configuration (the name is asked for). */
+  name: string | null;
+  values: ConfigFormValues;
+  errors: FieldErrors;
+  general: string[];
+  csrf: string;
+  typedName?: string;
+}
+
+/** Every field of SPEC section 3, with the contract's defaults and ranges. */
+export function ConfigForm({ name, values, errors, general, csrf, typedName = "" }: ConfigFormProps) {
+  const d = DEFAULT_CLIP_CONFIG;
+  return (
+    <form method="post" action={name === null ? "/dashboard/configs" : `/dashboard/configs/${name}`} novalidate>
+      <CsrfField token={csrf} />
+      <Alert messages={general} />
+      {name === null ? (
+        <Field
+          id="config-name"
+          label="Name"
+          hint="Lower-case letters, digits, - and _ (up to 64). The API's config_name."
+          error={errors.name}
+        >
+          {(describedBy) => (
+            <input id="config-name" name="name" required maxlength={64} pattern="[a-z0-9][a-z0-9_\-]{0,63}" value={typedName} aria-invalid={errors.name ? "true" : undefined} aria-describedby={describedBy} />
+          )}
+        </Field>
+      ) : null}
+      <div class="grid">
+        <Field id="config-aspect_ratio" label="Aspect ratio" hint={`Default ${d.aspect_ratio}.`} error={errors.aspect_ratio}>
+          {(describedBy) => (
+            <Select id="config-aspect_ratio" name="aspect_ratio" invalid={Boolean(errors.aspect_ratio)} value={values.aspect_ratio} options={ASPECT_RATIOS.map((r) => [r, ASPECT_LABELS[r]])} describedBy={describedBy} />
+          )}
+        </Field>
+        <Field id="config-resolution" label="Resolution" hint={`The output's short side. Default ${d.resolution}.`} error={errors.resolution}>
+          {(describedBy) => (
+            <Select id="config-resolution" name="resolution" invalid={Boolean(errors.resolution)} value={values.resolution} options={RESOLUTIONS.map((r) => [String(r), `${r}p`])} describedBy={describedBy} />
+          )}
+        </Field>
+        <NumberField name="min_clip_seconds" label="Shortest clip (seconds)" min={5} max={120} values={values} errors={errors} />
+        <NumberField name="max_clip_seconds" label="Longest clip (seconds)" min={10} max={180} values={values} errors={errors} />
+        <NumberField name="max_clips" label="Clips at most" min={1} max={20} values={values} errors={errors} />
+        <Field id="config-reframe" label="Reframing" hint={`Default ${d.reframe}.`} error={errors.reframe}>
+          {(describedBy) => (
+            <Select id="config-reframe" name="reframe" invalid={Boolean(errors.reframe)} value={values.reframe} options={REFRAME_MODES.map((m) => [m, REFRAME_LABELS[m]])} describedBy={describedBy} />
+          )}
+        </Field>
+      </div>
+      <div class="actions">
+        <button type="submit">{name === null ? "Create configuration" : "Save changes"}</button>
+        {name !== null ? (
+          <a class="button secondary" href="/dashboard/configs">
+            Cancel
+          </a>
+        ) : null}
+      </div>
+    </form>
+  );
+}

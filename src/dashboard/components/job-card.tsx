@@ -1,0 +1,101 @@
+import type { Clip } from "../../db/clips";
+import type { Job } from "../../db/jobs";
+import { cdnUrl } from "../../jobs/storage";
+import { Time } from "./time";
+
+function seconds(value: number): string {
+  const whole = Math.floor(value);
+  const m = Math.floor(whole / 60);
+  const s = whole % 60;
+  return `${m}:${String(s).padStart(2, "0")}`;
+}
+
+function ClipView({ cdnBase, clip, position }: { cdnBase: string; clip: Clip; position: number }) {
+  const url = cdnUrl(cdnBase, clip.objectKey);
+  const thumbnail = cdnUrl(cdnBase, clip.thumbnailKey);
+  const length = clip.endSeconds - clip.startSeconds;
+  return (
+    <li class="clip">
+      <video controls preload="metadata" playsinline poster={thumbnail} src={url} width={clip.width} height={clip.height} aria-label={`Clip ${position}`}></video>
+      <p class="meta">
+        <img src={thumbnail} alt={`Thumbnail of clip ${position}`} width={clip.width} height={clip.height} loading="lazy" />
+        <strong>Clip {position}</strong>: {seconds(clip.startSeconds)}–{seconds(clip.endSeconds)} of the source ({length.toFixed(1)} s),
+        score {clip.score.toFixed(2)}, {clip.width}×{clip.height}
+      </p>
+      <p class="meta">Chosen for: {clip.reasons.join(", ")}</p>
+      <p class="meta">
+        <a href={url} download>
+          Download clip {position} (MP4)
+        </a>
+      </p>
+    </li>
+  );
+}
+
+export function isActive(job: Job): boolean {
+  return job.status === "queued" || job.status === "processing";
+}
+
+/** One job: status, live progress while active, failure reason, or its clips once completed. */
+export function JobCard({ job, clips, cdnBase }: { job: Job; clips: Clip[]; cdnBase: string }) {
+  const active = isActive(job);
+  return (
+    <article class="card" id={`job-${job.id}`} data-job={job.id} data-live-job={active ? job.id : undefined} aria-labelledby={`job-${job.id}-title`}>
+      <h3 id={`job-${job.id}-title`}>{job.title ?? job.videoUrl}</h3>
+      <p class="meta">
+        <span class={`status status-${job.status}`} data-status>
+          {job.status}
+        </span>{" "}
+        {job.videoType}
+        {job.configName ? (
+          <>
+            , configuration <code>{job.configName}</code>
+          </>
+        ) : (
+          ", default settings"
+        )}
+        {" · submitted "}
+        <Time iso={job.createdAt} />
+        {job.completedAt ? (
+          <>
+            {" · finished "}
+            <Time iso={job.completedAt} />
+          </>
+        ) : null}
+      </p>
+      <p class="meta">
+        Source: <a href={job.videoUrl}>{job.videoUrl}</a>
+      </p>
+      {active ? (
+        <div>
+          <label for={`progress-${job.id}`}>Progress</label>
+          <progress id={`progress-${job.id}`} max={100} value={job.progress} aria-describedby={`step-${job.id}`}>
+            {job.progress}%
+          </progress>
+          <p class="meta" id={`step-${job.id}`} data-step aria-live="polite">
+            {job.step} ({job.progress}%)
+          </p>
+        </div>
+      ) : null}
+      {job.status === "failed" ? (
+        <p class="error">
+          Failed ({job.errorCode ?? "internal_error"}): {job.errorMessage ?? "The job failed."} No credits were charged.
+        </p>
+      ) : null}
+      {job.status === "completed" ? (
+        <>
+          <p class="meta">
+            {clips.length} clip{clips.length === 1 ? "" : "s"}
+            {job.sourceDurationSeconds !== null ? ` from ${seconds(job.sourceDurationSeconds)} of video` : ""}, {job.creditsCharged} credit
+            {job.creditsCharged === 1 ? "" : "s"} used.
+          </p>
+          <ol class="clips">
+            {clips.map((clip) => (
+              <ClipView cdnBase={cdnBase} clip={clip} position={clip.index + 1} />
+            ))}
+          </ol>
+        </>
+      ) : null}
+    </article>
+  );
+}

@@ -1,0 +1,63 @@
+/**
+ * The web dashboard under /dashboard: server-rendered pages on the same D1
+ * data as the API. Every route passes the security headers, a body limit,
+ * the Origin check on POST and the session lookup; the pages behind sign-in
+ * add requireSession and the session's CSRF token check.
+ */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { Layout } from "./components/layout";
+import type { DashboardEnv } from "./env";
+import { authPages } from "./pages/auth";
+import { configPages } from "./pages/configs";
+import { jobPages } from "./pages/jobs";
+import { keysPages } from "./pages/keys";
+import { usagePages } from "./pages/usage";
+import { originCheck, sessionCsrf } from "./security/csrf";
+import { dashboardHeaders } from "./security/headers";
+import { loadSession, requireSession } from "./security/session";
+
+/** Forms are small; nothing the dashboard accepts comes near this. */
+export const MAX_FORM_BYTES = 16 * 1024;
+
+function signedIn(pages: Hono<DashboardEnv>): Hono<DashboardEnv> {
+  return new Hono<DashboardEnv>().use("*", requireSession, sessionCsrf).route("/", pages);
+}
+
+export const dashboard = new Hono<DashboardEnv>()
+  .use(
+    "*",
+    dashboardHeaders,
+    bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text("The form is too large.", 413) }),
+    originCheck,
+    loadSession,
+  )
+  .get("/", (c) => c.redirect(c.get("session") ? "/dashboard/jobs" : "/dashboard/login", 303))
+  .route("/", authPages)
+  .route("/jobs", signedIn(jobPages))
+  .route("/configs", signedIn(configPages))
+  .route("/keys", signedIn(keysPages))
+  .route("/usage", signedIn(usagePages))
+  .all("*", (c) =>
+    c.html(
+      <Layout title="Page not found" nonce={c.get("nonce")} session={c.get("session")}>
+        <p>
+          There is no page here. <a href="/dashboard">Go to the dashboard</a>.
+        </p>
+      </Layout>,
+      404,
+    ),
+  );
+
+dashboard.onError((err, c) => {
+  console.error(`[${c.get("requestId")}] dashboard error`, err);
+  return c.html(
+    <Layout title="Something went wrong" nonce={c.get("nonce") ?? ""} session={null}>
+      <p>
+        The page could not be shown. Try again in a moment. If it keeps happening, quote request id{" "}
+        <code>{c.get("requestId")}</code>.
+      </p>
+    </Layout>,
+    500,
+  );
+});

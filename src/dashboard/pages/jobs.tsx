@@ -1,0 +1,158 @@
+/** Jobs: submit (the API's rules, via jobs/submit), the account's jobs newest first, live progress. */
+import { Hono, type Context } from "hono";
+import { VIDEO_TYPE_DESCRIPTIONS } from "../../api/video-types";
+import { getUsage } from "../../db/accounts";
+import { listClips, listClipsOfJobs } from "../../db/clips";
+import { listConfigs } from "../../db/configs";
+import { findAccountJob, listJobs, type Job } from "../../db/jobs";
+import { VIDEO_TYPES } from "../../engine/contract";
+import { AppError } from "../../http/errors";
+import { decodeCursor, encodeCursor } from "../../jobs/cursor";
+import { isJobId } from "../../jobs/ids";
+import { presentJob } from "../../jobs/present";
+import { checkVideoUrl } from "../../jobs/source-url";
+import { checkVideoType, createJob } from "../../jobs/submit";
+import { PROGRESS_SCRIPT } from "../assets/scripts";
+import { Alert, CsrfField, Field, Notice } from "../components/form";
+import { isActive, JobCard } from "../components/job-card";
+import { Layout } from "../components/layout";
+import type { DashboardEnv } from "../env";
+import { sessionOf } from "../security/session";
+
+export const JOBS_PER_PAGE = 20;
+
+interface SubmitForm {
+  videoUrl: string;
+  videoType: string;
+  configName: string;
+}
+
+function SubmitJobForm({ csrf, configNames, form }: { csrf: string; configNames: string[]; form: SubmitForm }) {
+  return (
+    <form method="post" action="/dashboard/jobs">
+      <CsrfField token={csrf} />
+      <Field id="video-url" label="Video URL" hint="A video page or a direct link to a video file (http or https).">
+        {(describedBy) => <input id="video-url" name="video_url" type="url" required maxlength={2048} value={form.videoUrl} aria-describedby={describedBy} />}
+      </Field>
+      <div class="grid">
+        <Field id="video-type" label="Video type" hint="Chooses how the best moments are found.">
+          {(describedBy) => (
+            <select id="video-type" name="video_type" aria-describedby={describedBy}>
+              {VIDEO_TYPES.map((type) => (
+                <option value={type} selected={type === (form.videoType || "general")}>
+                  {type}: {VIDEO_TYPE_DESCRIPTIONS[type].split(":")[0]}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field id="config-name" label="Configuration">
+          {(describedBy) => (
+            <select id="config-name" name="config_name" aria-describedby={describedBy}>
+              <option value="">Default settings</option>
+              {configNames.map((name) => (
+                <option value={name} selected={name === form.configName}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      </div>
+      <div class="actions">
+        <button type="submit">Submit video</button>
+      </div>
+    </form>
+  );
+}
+
+interface PageState {
+  form?: SubmitForm;
+  errors?: string[];
+  notice?: string;
+}
+
+async function renderJobsPage(c: Context<DashboardEnv>, state: PageState, status: 200 | 400 | 402 | 409 | 422 | 503 = 200) {
+  const session = sessionOf(c);
+  const before = c.req.query("before");
+  const after = before ? decodeCursor(before) : null;
+  const rows = await listJobs(c.env.DB, { accountId: session.accountId, status: null, limit: JOBS_PER_PAGE + 1, after });
+  const page = rows.slice(0, JOBS_PER_PAGE);
+  const last = page.at(-1);
+  const older = rows.length > JOBS_PER_PAGE && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null;
+  const clipsByJob = await listClipsOfJobs(c.env.DB, page.filter((job) => job.status === "completed").map((job) => job.id));
+  const configNames = (await listConfigs(c.env.DB, session.accountId)).map((saved) => saved.name);
+  const live = page.some(isActive);
+  return c.html(
+    <Layout title="Jobs" nonce={c.get("nonce")} session={session} current="jobs" scripts={live ? [PROGRESS_SCRIPT] : []}>
+      {state.notice ? <Notice>{state.notice}</Notice> : null}
+      <section class="card" aria-labelledby="submit-heading">
+        <h2 id="submit-heading">Submit a video</h2>
+        <Alert messages={state.errors ?? []} />
+        <SubmitJobForm csrf={session.csrfToken} configNames={configNames} form={state.form ?? { videoUrl: "", videoType: "", configName: "" }} />
+      </section>
+      <section aria-labelledby="jobs-heading">
+        <h2 id="jobs-heading">Your jobs</h2>
+        {page.length === 0 ? <p>No jobs yet.</p> : null}
+        {page.map((job) => (
+          <JobCard job={job} clips={clipsByJob.get(job.id) ?? []} cdnBase={c.env.CDN_URL} />
+        ))}
+        {older ? (
+          <p>
+            <a href={`/dashboard/jobs?before=${encodeURIComponent(older)}`}>Older jobs</a>
+          </p>
+        ) : null}
+      </section>
+    </Layout>,
+    status,
+  );
+}
+
+async function ownJob(c: Context<DashboardEnv>): Promise<Job | null> {
+  const id = c.req.param("id") ?? "";
+  return isJobId(id) ? findAccountJob(c.env.DB, sessionOf(c).accountId, id) : null;
+}
+
+function field(body: Record<string, unknown>, name: string): string {
+  return typeof body[name] === "string" ? (body[name] as string).trim() : "";
+}
+
+export const jobPages = new Hono<DashboardEnv>()
+  .get("/", (c) => {
+    const queued = c.req.query("queued");
+    return renderJobsPage(c, queued && isJobId(queued) ? { notice: `Job ${queued} submitted.` } : {});
+  })
+  .post("/", async (c) => {
+    const { accountId } = sessionOf(c);
+    const body = await c.req.parseBody();
+    const form: SubmitForm = { videoUrl: field(body, "video_url"), videoType: field(body, "video_type"), configName: field(body, "config_name") };
+    try {
+      const usage = await getUsage(c.env.DB, accountId);
+      if (!usage) throw new AppError("not_found", "Account not found.");
+      const job = await createJob(c.env, {
+        accountId,
+        maxActiveJobs: usage.plan.maxActiveJobs,
+        videoUrl: checkVideoUrl(form.videoUrl, c.env.ALLOW_PRIVATE_SOURCES === "true"),
+        videoType: checkVideoType(form.videoType),
+        configName: form.configName === "" ? null : form.configName,
+      });
+      // Post/redirect/get: reloading the page never submits the video again.
+      return c.redirect(`/dashboard/jobs?queued=${job.id}`, 303);
+    } catch (err) {
+      if (!(err instanceof AppError) || (err.status >= 500 && err.code !== "service_unavailable")) throw err;
+      const status = ([400, 402, 409, 422, 503] as const).find((s) => s === err.status) ?? 400;
+      return renderJobsPage(c, { form, errors: [err.message] }, status);
+    }
+  })
+  .get("/:id/status.json", async (c) => {
+    const job = await ownJob(c);
+    if (!job) return c.json({ error: "not_found" }, 404);
+    const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
+    return c.json(presentJob(c.env.CDN_URL, job, clips));
+  })
+  .get("/:id/card", async (c) => {
+    const job = await ownJob(c);
+    if (!job) return c.text("Not found", 404);
+    const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
+    return c.html(<JobCard job={job} clips={clips} cdnBase={c.env.CDN_URL} />);
+  });

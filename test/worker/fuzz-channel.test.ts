@@ -1,0 +1,248 @@
+/**
+ * Generated bad input for the operator API (ADMIN_TOKEN) and the engine's
+ * callback routes (per-job token): wrong and forged credentials, generated
+ * bodies derived from the zod schemas, and odd indexes. Same oracle as the
+ * other fuzz suites; accepted bodies must satisfy the contract.
+ */
+import fc from "fast-check";
+import { env } from "cloudflare:test";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CompleteReport, FailReport, ProbeReport, ProgressReport } from "../../src/engine/contract";
+import { signEngineToken } from "../../src/engine/token";
+import { arbitraryFromSchema, bodyFor, contentType, inputSchema, jsonValue, malformedBody, type RawBody } from "./fuzz/bodies";
+import { fuzzEndpoint, describeCase } from "./fuzz/property";
+import { fuzzAccounts, isJsonMediaType, parsedBody, type Caller, type FuzzAccounts, type FuzzRequest } from "./fuzz/requests";
+import { hostilePathPart, hostileString } from "./fuzz/strings";
+import { Tally } from "./fuzz/tally";
+import { WriteGuard } from "./fuzz/write-guard";
+import { FakeEngine } from "./engine-stub";
+import { startJob } from "./jobs-helpers";
+
+const RUNS = 2_000;
+const TIMEOUT_MS = 120_000;
+const tally = new Tally();
+let accounts: FuzzAccounts;
+let engine: FakeEngine;
+/** The job the engine is working on; replaced whenever a generated report ends it. */
+let live: { jobId: string; token: string };
+let otherToken: string;
+
+beforeAll(async () => {
+  engine = new FakeEngine();
+  engine.install();
+  accounts = await fuzzAccounts();
+  live = await startLive(accounts.main);
+  otherToken = (await startLive(accounts.other)).token;
+});
+
+afterAll(() => tally.print("fuzz: operator API and engine channel"));
+
+/** Submits and dispatches a job; the token is the one the Worker signed into StartJob. */
+async function startLive(account: FuzzAccounts["main"]): Promise<{ jobId: string; token: string }> {
+  const { jobId } = await startJob(account, engine);
+  return { jobId, token: engine.starts(jobId).at(-1)!.token };
+}
+
+/** Replaces the live job once a generated report has ended it (checking first that nothing else was written). */
+async function ensureLive(guard: WriteGuard): Promise<void> {
+  if ((await jobStatus(live.jobId)) === "processing") return;
+  await guard.check();
+  live = await startLive(accounts.main);
+  await guard.start();
+}
+
+async function jobStatus(jobId: string): Promise<string | undefined> {
+  return (await env.DB.prepare(`SELECT status FROM jobs WHERE id = ?`).bind(jobId).first<{ status: string }>())?.status;
+}
+
+type TokenKind = "valid" | "other-job" | "expired" | "tampered" | "api-key" | "admin" | "none" | "garbage";
+
+function tokenCaller(kind: TokenKind, token: string): Caller {
+  const bearer = (value: string): Caller => ({ kind: kind === "valid" ? "valid" : "garbage", authorization: `Bearer ${value}` });
+  switch (kind) {
+    case "valid":
+      return bearer(token);
+    case "other-job":
+      return bearer(otherToken);
+    case "tampered":
+      return bearer(token.slice(0, -2) + (token.endsWith("A") ? "BB" : "AA"));
+    case "api-key":
+      return bearer(accounts.main.apiKey);
+    case "admin":
+      return bearer(env.ADMIN_TOKEN);
+    case "none":
+      return { kind: "none", authorization: undefined };
+    default:
+      return bearer("x.y");
+  }
+}
+
+const tokenKinds = fc.oneof(
+  { weight: 8, arbitrary: fc.constant<TokenKind>("valid") },
+  { weight: 1, arbitrary: fc.constantFrom<TokenKind>("other-job", "expired", "tampered", "api-key", "admin", "none", "garbage") },
+);
+
+/**
+ * Report bodies: an accepted probe, complete or fail ends or changes the live
+ * job (and a new one must be set up), so those lean towards invalid bodies.
+ */
+function reportBodies(route: string, schema: (typeof REPORTS)[keyof typeof REPORTS]) {
+  const all = bodyFor(arbitraryFromSchema(inputSchema(schema)), 1);
+  if (route === "progress") return bodyFor(arbitraryFromSchema(inputSchema(schema)), 4);
+  return fc.oneof({ weight: 1, arbitrary: all }, { weight: 5, arbitrary: fc.oneof(malformedBody, jsonValue.map((v): RawBody => ({ kind: "random-json", payload: JSON.stringify(v) }))) });
+}
+
+const REPORTS = {
+  progress: ProgressReport,
+  probe: ProbeReport,
+  complete: CompleteReport,
+  fail: FailReport,
+} as const;
+
+describe("fuzz: engine callbacks", () => {
+  for (const [route, schema] of Object.entries(REPORTS)) {
+    it(`POST /internal/v1/jobs/{job_id}/${route}: ${RUNS} generated reports`, async () => {
+      const guard = new WriteGuard([accounts.main.accountId, accounts.other.accountId], 200);
+      const expiredFor = new Map<string, string>();
+      await fuzzEndpoint(tally, {
+        endpoint: `POST /internal/.../${route}`,
+        op: { method: "post", path: null },
+        runs: RUNS,
+        guard,
+        requests: fc
+          .record({ token: tokenKinds, contentType, body: reportBodies(route, schema) })
+          .map(({ token, ...rest }): FuzzRequest => ({ ...rest, method: "POST", target: `/internal/v1/jobs/@live/${route}`, caller: { kind: "garbage", authorization: token } })),
+        prepare: async (req) => {
+          await ensureLive(guard);
+          // Tokens are signed per job, so they are chosen once the live job is known.
+          const kind = req.caller.authorization as TokenKind;
+          let caller = tokenCaller(kind, live.token);
+          if (kind === "expired") {
+            const expired = expiredFor.get(live.jobId) ?? (await signEngineToken(env.ENGINE_SECRET, live.jobId, -60));
+            expiredFor.set(live.jobId, expired);
+            caller = { kind: "garbage", authorization: `Bearer ${expired}` };
+          }
+          return { ...req, caller, target: req.target.replace("@live", live.jobId) };
+        },
+        judge: async (req, { status, body }) => {
+          const jobId = live.jobId;
+          if (req.caller.kind !== "valid") return expect(status).toBe(401);
+          const value = parsedBody(req.body);
+          // The channel takes any JSON media type (application/json, application/*+json), as the engine's client is ours.
+          const jsonType = req.contentType !== undefined && /^application\/([a-z.-]+\+)?json\s*(;|$)/i.test(req.contentType.trim());
+          const valid = (isJsonMediaType(req.contentType) || jsonType) && schema.safeParse(value).success;
+          if (status === 200) {
+            // Only reports that satisfy the contract are ever accepted.
+            expect(valid).toBe(true);
+            if (route === "probe") expect(body).toMatchObject({ proceed: expect.any(Boolean), credits_reserved: expect.any(Number) });
+            else expect(body).toEqual({ ok: true });
+            // Probe, complete and fail move the account's credits too.
+            await guard.accepted([jobId, accounts.main.accountId], describeCase(req));
+          } else if (route === "progress" || route === "fail") {
+            expect(valid).toBe(false);
+          }
+          // A complete report also needs its uploads; one that was refused is refused with 400.
+          if (route === "complete" && valid && status !== 200) expect(status).toBe(400);
+          await ensureLive(guard);
+        },
+      });
+    }, TIMEOUT_MS);
+  }
+
+  it(`PUT /internal/v1/jobs/{job_id}/clips/{index}: ${RUNS} generated uploads`, async () => {
+    const guard = new WriteGuard([accounts.main.accountId, accounts.other.accountId], 200);
+    await fuzzEndpoint(tally, {
+      endpoint: "PUT /internal/.../clips/{index}",
+      op: { method: "put", path: null },
+      runs: RUNS,
+      guard,
+      requests: fc
+        .record({
+          token: tokenKinds,
+          index: fc.oneof(fc.integer({ min: -2, max: 22 }).map(String), hostilePathPart),
+          thumbnail: fc.boolean(),
+          contentType: fc.constantFrom(undefined, "video/mp4", "image/jpeg", "application/json"),
+          bytes: fc.oneof(fc.uint8Array({ minLength: 0, maxLength: 64 }), fc.constant(undefined)),
+        })
+        .map(({ token, index, thumbnail, contentType: type, bytes }): FuzzRequest => ({
+          method: "PUT",
+          target: `/internal/v1/jobs/@live/clips/${index}${thumbnail ? "/thumbnail" : ""}`,
+          caller: { kind: "garbage", authorization: token },
+          contentType: type,
+          body: { kind: bytes === undefined ? "none" : "binary", payload: bytes },
+        })),
+      prepare: async (req) => {
+        await ensureLive(guard);
+        return { ...req, caller: tokenCaller(req.caller.authorization as TokenKind, live.token), target: req.target.replace("@live", live.jobId) };
+      },
+      judge: async (req, { status }) => {
+        if (req.caller.kind !== "valid") return expect(status).toBe(401);
+        const index = req.target.split("/")[6]!;
+        const indexOk = /^\d+$/.test(index) && Number(index) <= 19;
+        const size = req.body.payload?.length ?? 0;
+        if (status === 200) {
+          expect(indexOk && size > 0).toBe(true);
+          const key = `clips/${live.jobId}/${Number(index)}.${req.target.endsWith("/thumbnail") ? "jpg" : "mp4"}`;
+          const stored = await env.CLIPS.get(key);
+          expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(req.body.payload);
+          await guard.accepted([live.jobId], describeCase(req));
+        } else if (indexOk && size > 0) {
+          throw new Error(`a valid upload was refused with ${status}`);
+        }
+      },
+    });
+  }, TIMEOUT_MS);
+});
+
+describe("fuzz: operator API", () => {
+  it(`POST /admin/v1/accounts/{id}/credits and PUT .../plan: ${RUNS} generated requests`, async () => {
+    // Accounts of their own: the callback properties' jobs may still be settled by the watchdog meanwhile.
+    accounts = await fuzzAccounts();
+    const guard = new WriteGuard([accounts.main.accountId, accounts.other.accountId], 500);
+    const adminCaller = fc.oneof(
+      { weight: 6, arbitrary: fc.constant<Caller>({ kind: "valid", authorization: `Bearer ${env.ADMIN_TOKEN}` }) },
+      { weight: 1, arbitrary: fc.constantFrom<Caller>({ kind: "api-key" as Caller["kind"], authorization: `Bearer ${accounts.main.apiKey}` }, { kind: "none", authorization: undefined }, { kind: "garbage", authorization: `Bearer ${env.ADMIN_TOKEN}x` }, { kind: "garbage", authorization: `Basic ${env.ADMIN_TOKEN}` }) },
+    );
+    const creditBodies = bodyFor(arbitraryFromSchema({ type: "object", properties: { credits: { type: "integer", minimum: 1, maximum: 1000 }, reason: { type: "string", maxLength: 40 } }, required: ["credits"] }), 2);
+    const planBodies = bodyFor(fc.record({ plan: fc.oneof(fc.constantFrom("unmetered", "pro"), hostileString) }), 2);
+    await fuzzEndpoint(tally, {
+      endpoint: "admin credits / plan",
+      op: { method: "post", path: null },
+      runs: RUNS,
+      guard,
+      requests: fc
+        .record({
+          caller: adminCaller,
+          account: fc.oneof({ weight: 4, arbitrary: fc.constant("@main") }, { weight: 1, arbitrary: hostilePathPart }),
+          which: fc.constantFrom("credits", "plan"),
+          contentType,
+          credits: creditBodies,
+          plan: planBodies,
+        })
+        .map(({ caller, account, which, contentType: type, credits, plan }): FuzzRequest => ({
+          method: which === "credits" ? "POST" : "PUT",
+          target: `/admin/v1/accounts/${account}/${which}`,
+          caller,
+          contentType: type,
+          body: which === "credits" ? credits : plan,
+        })),
+      prepare: async (req) => ({ ...req, target: req.target.replace("@main", accounts.main.accountId) }),
+      judge: async (req, { status, body }) => {
+        if (req.caller.kind !== "valid") return expect(status).toBe(401);
+        if (status !== 200) return;
+        // Accepted: the target is the account, and the body is what the operator API documents.
+        expect(req.target).toContain(accounts.main.accountId);
+        const value = parsedBody(req.body) as Record<string, unknown>;
+        expect(isJsonMediaType(req.contentType)).toBe(true);
+        if (req.method === "POST") {
+          expect(Number.isInteger(value.credits) && (value.credits as number) >= 1 && (value.credits as number) <= 100_000_000).toBe(true);
+          expect(value.reason === undefined || (typeof value.reason === "string" && value.reason.length <= 500)).toBe(true);
+        } else {
+          expect(["free", "pro", "unmetered"]).toContain(value.plan);
+          expect((body as { plan: string }).plan).toBe(value.plan);
+        }
+        await guard.accepted([accounts.main.accountId], describeCase(req));
+      },
+    });
+  }, TIMEOUT_MS);
+});
