@@ -4,6 +4,7 @@ import { countConfigs, deleteConfig, getConfig, listConfigs, putConfig, savedCon
 import { ClipConfig } from "../engine/contract";
 import type { AppEnv } from "../http/app-env";
 import { AppError } from "../http/errors";
+import { requireJsonBody } from "../http/json-body";
 import { validate } from "../http/validate";
 
 /** Lower-case letters, digits, `_` and `-`; safe in URLs, logs and file names. */
@@ -31,7 +32,7 @@ export const configs = new Hono<AppEnv>()
     if (!saved) throw configNotFound(name);
     return c.json(savedConfigToJson(saved));
   })
-  .put("/:name", nameParam, validate("json", ClipConfig), async (c) => {
+  .put("/:name", nameParam, requireJsonBody, validate("json", ClipConfig), async (c) => {
     const { name } = c.req.valid("param");
     const { accountId } = c.get("auth");
     const existing = await getConfig(c.env.DB, accountId, name);

@@ -11,7 +11,7 @@ import { CompleteReport, FailReport, ProbeReport, ProgressReport } from "../../s
 import { signEngineToken } from "../../src/engine/token";
 import { arbitraryFromSchema, bodyFor, contentType, inputSchema, jsonValue, malformedBody, type RawBody } from "./fuzz/bodies";
 import { fuzzEndpoint, describeCase } from "./fuzz/property";
-import { fuzzAccounts, isJsonMediaType, parsedBody, type Caller, type FuzzAccounts, type FuzzRequest } from "./fuzz/requests";
+import { fuzzAccounts, isJsonMediaType, parsedBody, pathSegment, type Caller, type FuzzAccounts, type FuzzRequest } from "./fuzz/requests";
 import { hostilePathPart, hostileString } from "./fuzz/strings";
 import { Tally } from "./fuzz/tally";
 import { WriteGuard } from "./fuzz/write-guard";
@@ -177,7 +177,8 @@ describe("fuzz: engine callbacks", () => {
       },
       judge: async (req, { status }) => {
         if (req.caller.kind !== "valid") return expect(status).toBe(401);
-        const index = req.target.split("/")[6]!;
+        // As routed: URL-parsed and percent-decoded ("%32" is index 2).
+        const index = pathSegment(req.target, 6) ?? "";
         const indexOk = /^\d+$/.test(index) && Number(index) <= 19;
         const size = req.body.payload?.length ?? 0;
         if (status === 200) {
@@ -195,6 +196,55 @@ describe("fuzz: engine callbacks", () => {
 });
 
 describe("fuzz: operator API", () => {
+  it(`the other operator routes (accounts, keys, plans): ${RUNS} generated requests`, async () => {
+    const target = await fuzzAccounts();
+    const routes = fc.constantFrom<[string, string]>(
+      ["GET", "/admin/v1/plans"],
+      ["POST", "/admin/v1/accounts"],
+      ["GET", "/admin/v1/accounts/@id"],
+      ["GET", "/admin/v1/accounts/@id/keys"],
+      ["POST", "/admin/v1/accounts/@id/keys"],
+      ["GET", "/admin/v1/keys/@key"],
+      ["POST", "/admin/v1/keys/@key/revoke"],
+      ["DELETE", "/admin/v1/keys/@key"],
+    );
+    const ids = fc.oneof({ weight: 3, arbitrary: fc.constant("@real") }, { weight: 2, arbitrary: hostilePathPart });
+    const accountBodies = bodyFor(fc.record({ email: fc.oneof(fc.emailAddress(), hostileString), plan: fc.oneof(fc.constantFrom("free", "pro", "unmetered"), hostileString) }, { requiredKeys: ["email"] }), 2);
+    await fuzzEndpoint(tally, {
+      endpoint: "admin accounts / keys / plans",
+      op: { method: "get", path: null },
+      runs: RUNS,
+      requests: fc
+        .record({
+          route: routes,
+          id: ids,
+          caller: fc.oneof(
+            { weight: 5, arbitrary: fc.constant<Caller>({ kind: "valid", authorization: `Bearer ${env.ADMIN_TOKEN}` }) },
+            { weight: 1, arbitrary: fc.constantFrom<Caller>({ kind: "garbage", authorization: `Bearer ${target.main.apiKey}` }, { kind: "none", authorization: undefined }, { kind: "garbage", authorization: `Bearer ${env.ADMIN_TOKEN.slice(0, -1)}` }) },
+          ),
+          contentType,
+          body: accountBodies,
+        })
+        .map(({ route: [method, path], id, caller, contentType: type, body }): FuzzRequest => ({
+          method,
+          // Key routes never get the real key id (a revoke would end the suite's own key); other ids are hostile or the account's.
+          target: path.replace("@id", id === "@real" ? target.other.accountId : id).replace("@key", id === "@real" ? "key_000000000000000000" : id),
+          caller,
+          contentType: type,
+          body,
+        })),
+      judge: (req, { status, body }) => {
+        if (req.caller.kind !== "valid") return expect(status).toBe(401);
+        if (status !== 201 || !req.target.endsWith("/admin/v1/accounts")) return;
+        // An account is created only from a well-formed email and a known plan (default free).
+        const value = parsedBody(req.body) as { email: unknown; plan?: unknown };
+        expect(typeof value.email === "string" && /^[^@\s]+@[^@\s]+$/.test(value.email)).toBe(true);
+        expect([undefined, "free", "pro", "unmetered"]).toContain(value.plan);
+        expect((body as { api_key: string }).api_key).toMatch(/^ck_live_/);
+      },
+    });
+  }, TIMEOUT_MS);
+
   it(`POST /admin/v1/accounts/{id}/credits and PUT .../plan: ${RUNS} generated requests`, async () => {
     // Accounts of their own: the callback properties' jobs may still be settled by the watchdog meanwhile.
     accounts = await fuzzAccounts();

@@ -6,9 +6,10 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ASPECT_RATIOS, ClipConfig, REFRAME_MODES } from "../../src/engine/contract";
+import { MAX_JSON_BODY_BYTES } from "../../src/http/body-guard";
 import { arbitraryFromSchema, bodyFor, contentType, inputSchema, type RawBody } from "./fuzz/bodies";
 import { fuzzEndpoint, describeCase } from "./fuzz/property";
-import { callers, fuzzAccounts, pathSegment, isJsonMediaType, parsedBody, type Caller, type FuzzAccounts, type FuzzRequest } from "./fuzz/requests";
+import { callers, fuzzAccounts, pathSegment, payloadBytes, isJsonMediaType, parsedBody, type Caller, type FuzzAccounts, type FuzzRequest } from "./fuzz/requests";
 import { hostilePathPart } from "./fuzz/strings";
 import { Tally } from "./fuzz/tally";
 import { WriteGuard } from "./fuzz/write-guard";
@@ -65,6 +66,8 @@ function validName(target: string): string | null {
 /** An independent reading of SPEC section 3's configuration rules; null when the body is not a valid configuration. */
 function validConfig(body: RawBody, type: string | undefined): StoredConfig | null {
   if (!isJsonMediaType(type)) return null;
+  // Over 16 KiB is refused whatever it holds (SPEC section 5).
+  if (payloadBytes(body) > MAX_JSON_BODY_BYTES) return null;
   const value = parsedBody(body);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
   const allowed = Object.keys(DEFAULTS);

@@ -257,6 +257,19 @@ const commands = [
   fc.constant(new RevokeKey()),
 ];
 
+/** A sequence that never finishes is a failure too, reported with its commands. */
+async function withDeadline<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(what())), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
 let engine: FakeEngine;
 beforeAll(() => {
   engine = new FakeEngine();
@@ -271,19 +284,19 @@ afterAll(() => {
 describe("an account's life, against a model", () => {
   it("keeps one active job, exact credits and revocations across generated command sequences", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: "large" }), async (cmds) => {
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 30, size: "large" }), async (cmds) => {
         sequences += 1;
         const account = await createAccount("unmetered");
         const model: Model = { granted: 0, used: 0, reserved: 0, jobs: new Map(), active: null, revokedKeys: [] };
         const real: Real = { account, engine };
-        await fc.asyncModelRun(() => ({ model, real }), cmds);
+        await withDeadline(fc.asyncModelRun(() => ({ model, real }), cmds), 60_000, () => `sequence did not finish: ${String(cmds)}`);
         // No job is left stuck: ending the active one, every job is final.
         const last = activeJob(model);
         if (last) await new Cancel().run(model, real);
         const open = await env.DB.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE account_id = ? AND status IN ('queued', 'processing')`).bind(real.account.accountId).first<{ n: number }>();
         expect(open?.n).toBe(0);
       }),
-      { numRuns: 60, endOnFailure: true },
+      { numRuns: 20, endOnFailure: true },
     );
   }, 180_000);
 });

@@ -119,3 +119,9 @@ export function matchesTemplate(template: string, target: string): boolean {
   if (actual.length !== expected.length) return false;
   return expected.every((part, i) => (part.startsWith("{") ? actual[i] !== "" : part === actual[i]));
 }
+
+/** The body's size in bytes as sent (UTF-8 for text). */
+export function payloadBytes(body: RawBody): number {
+  if (body.payload === undefined) return 0;
+  return typeof body.payload === "string" ? encoder.encode(body.payload).byteLength : body.payload.byteLength;
+}
