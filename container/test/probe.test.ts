@@ -2,9 +2,9 @@ import { execFileSync } from "node:child_process";
 import { open, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JobFailure } from "../src/errors.ts";
 import { pinnedDemuxer, probeSource, type ProbeRequest } from "../src/probe.ts";
 import { makeTinyVideo, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
+import { failureOf } from "./helpers/failure.ts";
 import { startRecordingServer, type RecordingServer } from "./helpers/servers.ts";
 
 const runner = nativeRunner();
@@ -36,16 +36,6 @@ function probeRequest(file: string, overrides: Partial<ProbeRequest> = {}): Prob
     signal: new AbortController().signal,
     ...overrides,
   };
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<JobFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof JobFailure) return error;
-    throw error;
-  }
-  throw new Error("expected probing to fail");
 }
 
 describe("probeSource", () => {

@@ -1,10 +1,10 @@
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JobFailure } from "../src/errors.ts";
 import { publicOnlyPolicy, systemResolver, type AddressPolicy, type Resolver } from "../src/source/address-policy.ts";
 import { safeDownload, type SafeDownloadRequest } from "../src/source/safe-fetch.ts";
 import { osTempDir, removeTempDirs } from "./helpers/media.ts";
+import { failureOf } from "./helpers/failure.ts";
 import { startRecordingServer, type RecordingServer } from "./helpers/servers.ts";
 
 /**
@@ -39,16 +39,6 @@ function request(url: string, overrides: Partial<SafeDownloadRequest> = {}): Saf
     signal: new AbortController().signal,
     ...overrides,
   };
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<JobFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof JobFailure) return error;
-    throw error;
-  }
-  throw new Error("expected the download to fail");
 }
 
 /** Allows only the given ports on loopback: lets one test server through and nothing else. */

@@ -55,3 +55,28 @@ export function Field({ id, label, hint, error, children }: FieldProps) {
     </div>
   );
 }
+
+interface ConfirmFormProps {
+  action: string;
+  csrfToken: string;
+  /** Label of the destructive button. */
+  confirmLabel: string;
+  cancelHref: string;
+}
+
+/** The second step of a destructive action: a CSRF-protected POST or a way back. */
+export function ConfirmForm({ action, csrfToken, confirmLabel, cancelHref }: ConfirmFormProps) {
+  return (
+    <form method="post" action={action}>
+      <CsrfField token={csrfToken} />
+      <div class="actions">
+        <button type="submit" class="danger">
+          {confirmLabel}
+        </button>
+        <a class="button secondary" href={cancelHref}>
+          Cancel
+        </a>
+      </div>
+    </form>
+  );
+}

@@ -4,7 +4,7 @@ import { ConfigName, MAX_CONFIGS_PER_ACCOUNT } from "../../api/configs";
 import { countConfigs, deleteConfig, getConfig, listConfigs, putConfig, type SavedConfig } from "../../db/configs";
 import { DEFAULT_CLIP_CONFIG } from "../../engine/contract";
 import { ConfigForm, valuesOf, type ConfigFormProps } from "../components/config-form";
-import { CsrfField, Notice } from "../components/form";
+import { ConfirmForm, Notice } from "../components/form";
 import { Layout } from "../components/layout";
 import { Time } from "../components/time";
 import type { DashboardEnv } from "../env";
@@ -145,17 +145,12 @@ export const configPages = new Hono<DashboardEnv>()
             Delete <code>{name}</code>? API requests naming it will answer <code>config_not_found</code>. Jobs already
             submitted keep their settings.
           </p>
-          <form method="post" action={`/dashboard/configs/${name}/delete`}>
-            <CsrfField token={session.csrfToken} />
-            <div class="actions">
-              <button type="submit" class="danger">
-                Delete configuration
-              </button>
-              <a class="button secondary" href="/dashboard/configs">
-                Cancel
-              </a>
-            </div>
-          </form>
+          <ConfirmForm
+            action={`/dashboard/configs/${name}/delete`}
+            csrfToken={session.csrfToken}
+            confirmLabel="Delete configuration"
+            cancelHref="/dashboard/configs"
+          />
         </div>
       </Layout>,
     );

@@ -5,7 +5,7 @@ import { getApiKey, listApiKeys, type ApiKeyRecord } from "../../db/api-keys";
 import { issueApiKey } from "../../keys/issue";
 import { revokeKey } from "../../keys/revoke";
 import { COPY_SCRIPT } from "../assets/scripts";
-import { Alert, CsrfField, Field, Notice } from "../components/form";
+import { Alert, ConfirmForm, CsrfField, Field, Notice } from "../components/form";
 import { Layout } from "../components/layout";
 import { Time } from "../components/time";
 import type { DashboardEnv } from "../env";
@@ -151,17 +151,12 @@ export const keysPages = new Hono<DashboardEnv>()
             </code>
             )? Every API request that uses it will be refused from the next one on. This cannot be undone.
           </p>
-          <form method="post" action={`/dashboard/keys/${key.id}/revoke`}>
-            <CsrfField token={session.csrfToken} />
-            <div class="actions">
-              <button type="submit" class="danger">
-                Revoke key
-              </button>
-              <a class="button secondary" href="/dashboard/keys">
-                Cancel
-              </a>
-            </div>
-          </form>
+          <ConfirmForm
+            action={`/dashboard/keys/${key.id}/revoke`}
+            csrfToken={session.csrfToken}
+            confirmLabel="Revoke key"
+            cancelHref="/dashboard/keys"
+          />
         </div>
       </Layout>,
     );
