@@ -57,10 +57,13 @@ export function findYtdlp(env: NodeJS.ProcessEnv): string | null {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): EngineConfig {
+  const port = positiveNumber(env, "PORT", ENGINE_PORT);
   return {
-    port: positiveNumber(env, "PORT", ENGINE_PORT),
+    port,
     host: env.HOST?.trim() || "0.0.0.0",
-    workDir: path.resolve(env.WORK_DIR?.trim() || path.join(os.tmpdir(), "clipjobs-engine")),
+    // Per port by default: the start-up sweep of stale job directories must
+    // never reach another engine's running jobs on the same machine.
+    workDir: path.resolve(env.WORK_DIR?.trim() || path.join(os.tmpdir(), `clipjobs-engine-${port}`)),
     ytdlpPath: findYtdlp(env),
     downloadStallTimeoutMs: positiveNumber(env, "DOWNLOAD_STALL_TIMEOUT_SECONDS", 30) * 1000,
     maxRedirects: positiveNumber(env, "MAX_REDIRECTS", 5),

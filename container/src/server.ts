@@ -8,9 +8,11 @@ import { errorMessage } from "./errors.ts";
 import { createRunner } from "./ffmpeg/index.ts";
 import { createEngineServer } from "./http-app.ts";
 import { log } from "./log.ts";
+import { removeStaleWorkDirs } from "./workdir.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const staleWorkDirs = await removeStaleWorkDirs(config.workDir);
   const runner = await createRunner();
   const engine = createEngineServer({ config, runner });
   const address = await engine.listen(config.port, config.host);
@@ -20,6 +22,7 @@ async function main(): Promise<void> {
     backend_reason: runner.selectionReason,
     ytdlp: config.ytdlpPath ?? "not installed",
     work_dir: config.workDir,
+    stale_work_dirs_removed: staleWorkDirs,
   });
   let stopping = false;
   const stop = (signal: string) => {

@@ -5,10 +5,11 @@ import { ENGINE_PORT } from "../../src/engine/contract.ts";
 import { loadConfig } from "../src/config.ts";
 
 describe("loadConfig", () => {
-  it("defaults to the contract's port, a temp work dir and a 2 s progress heartbeat", () => {
+  it("defaults to the contract's port, a temp work dir of that port and a 2 s progress heartbeat", () => {
     const config = loadConfig({ PATH: "/nonexistent" });
     expect(config.port).toBe(ENGINE_PORT);
-    expect(config.workDir).toBe(path.join(os.tmpdir(), "clipjobs-engine"));
+    expect(config.workDir).toBe(path.join(os.tmpdir(), `clipjobs-engine-${ENGINE_PORT}`));
+    expect(loadConfig({ PATH: "/nonexistent", PORT: "9001" }).workDir).toBe(path.join(os.tmpdir(), "clipjobs-engine-9001"));
     expect(config.progressHeartbeatMs).toBe(2000);
     expect(config.ytdlpPath).toBeNull();
   });
