@@ -100,6 +100,10 @@ export interface ProbeRequest {
   signal: AbortSignal;
 }
 
+/** Largest picture accepted: 8K UHD, either orientation. */
+export const MAX_SOURCE_SIDE = 8192;
+export const MAX_SOURCE_PIXELS = 7680 * 4320;
+
 export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
   const common = { inputs: [req.path], outputs: [], timeoutMs: PROBE_TIMEOUT_MS, signal: req.signal };
   const detect = await req.runner.ffprobe({
@@ -119,6 +123,16 @@ export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
   if (full.exitCode !== 0 || !probed.format) throw notVideo("ffprobe could not read it");
   const video = probed.streams?.find((s) => s.codec_type === "video" && !s.disposition?.attached_pic && (s.width ?? 0) > 0 && (s.height ?? 0) > 0);
   if (!video) throw notVideo("it has no video stream");
+  const width = video.width ?? 0;
+  const height = video.height ?? 0;
+  // Decoding cost and frame memory grow with the picture: a header claiming an
+  // enormous frame must not reach the decoder. 8K UHD is the largest accepted.
+  if (Math.max(width, height) > MAX_SOURCE_SIDE || width * height > MAX_SOURCE_PIXELS) {
+    throw new JobFailure(
+      "source_too_large",
+      `The video's picture is ${width}x${height}; the largest accepted is 8K (7680x4320, or up to ${MAX_SOURCE_SIDE} pixels on a side).`,
+    );
+  }
   const duration = positive(probed.format.duration) || positive(video.duration);
   if (duration <= 0) throw notVideo("its duration could not be determined");
   if (duration > req.maxSourceSeconds) {
@@ -131,8 +145,8 @@ export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
     durationSeconds: duration,
     format: formatName,
     title,
-    width: video.width ?? 0,
-    height: video.height ?? 0,
+    width,
+    height,
     fps: rate(video.avg_frame_rate) || rate(video.r_frame_rate),
     hasAudio: probed.streams?.some((s) => s.codec_type === "audio") ?? false,
     startTime: Number(video.start_time ?? probed.format.start_time ?? 0) || 0,

@@ -65,6 +65,15 @@ describe("probeSource", () => {
     expect(failure.message).toMatch(/3 s long; the limit is 2 s/);
   });
 
+  it("refuses a picture larger than 8K with source_too_large, before any decode", async () => {
+    // Wide but cheap: 8448x64 has few pixels, yet one side is over the limit.
+    const wide = path.join(dir, "wide.mp4");
+    await makeTinyVideo(wide, 1, ["-vf", "scale=8448:64"]);
+    const failure = await failureOf(probeSource(probeRequest(wide)));
+    expect(failure.code).toBe("source_too_large");
+    expect(failure.message).toMatch(/8448x64/);
+  });
+
   it("refuses HTML and audio-only files with source_not_video", async () => {
     const html = path.join(dir, "page.mp4");
     await writeFile(html, "<!doctype html><html><head><title>x</title></head><body>not a video</body></html>");
