@@ -17,6 +17,7 @@ import { clipReport, FakeEngine } from "./engine-stub";
 import { adminFetch, api, createAccount, issueKey, type TestAccount } from "./helpers";
 import { deliver, VIDEO_URL } from "./jobs-helpers";
 import { EngineClient } from "./engine-stub";
+import { withDeadline } from "./fuzz/property";
 
 /** The unmetered plan's credits: large, so sources claiming months of video are what runs them out. */
 const PLAN_CREDITS = 1_000_000;
@@ -256,19 +257,6 @@ const commands = [
   fc.integer({ min: 1, max: 300_000 }).map((credits) => new Grant(credits)),
   fc.constant(new RevokeKey()),
 ];
-
-/** A sequence that never finishes is a failure too, reported with its commands. */
-async function withDeadline<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(what())), ms);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-  }
-}
 
 let engine: FakeEngine;
 beforeAll(() => {

@@ -12,15 +12,10 @@ export const projectRoot = resolve(fileURLToPath(new URL("../../..", import.meta
  */
 export const E2E_MAX_SOURCE_SECONDS = 3900;
 
-export interface SharedStackInfo {
-  workerUrl: string;
-  cdnUrl: string;
-  engineUrl: string;
-  adminToken: string;
-  engineBackend: string;
-  logsDir: string;
+/** What test files learn about the shared stack: its addresses, not its controls. */
+export type SharedStackInfo = Pick<LocalStack, "workerUrl" | "cdnUrl" | "engineUrl" | "adminToken" | "engineBackend" | "logsDir"> & {
   maxSourceSeconds: number;
-}
+};
 
 const runsDir = join(projectRoot, ".tmp", "e2e", "runs");
 /** Logs of runs older than this are removed when a new stack starts. */

@@ -32,7 +32,8 @@ export interface EndpointFuzz {
 /** A request that never answers is a failure too, reported with the case that caused it. */
 const ANSWER_DEADLINE_MS = 10_000;
 
-async function withDeadline<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
+/** Rejects with `what()` when `promise` has not settled within `ms`. */
+export async function withDeadline<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(what())), ms);
