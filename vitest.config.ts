@@ -22,6 +22,8 @@ export default defineConfig(async () => {
                   CALLBACK_BASE: "http://worker.test",
                   CDN_URL: "http://worker.test/cdn",
                   ALLOW_PRIVATE_SOURCES: "false",
+                  // Suites that are not about capacity never wait for an engine; the fleet suites set their own.
+                  ENGINE_MAX_INSTANCES: "10000",
                 },
               },
             }),

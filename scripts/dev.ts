@@ -67,6 +67,7 @@ async function main(): Promise<number> {
     return 1;
   }
 
+  const devVars = readDevVars();
   const children: Child[] = [
     startChild(
       "worker",
@@ -79,7 +80,15 @@ async function main(): Promise<number> {
     children.push(
       startChild("engine", TSX_BIN, [ENGINE_ENTRY], {
         cwd: PROJECT_ROOT,
-        env: { ...process.env, HOST: "127.0.0.1", PORT: String(ENGINE_PORT) },
+        env: {
+          ...process.env,
+          HOST: "127.0.0.1",
+          PORT: String(ENGINE_PORT),
+          // The engine's own settings, from the same .dev.vars the Worker reads.
+          ENGINE_SECRET: devVars.ENGINE_SECRET ?? "",
+          CALLBACK_BASE: devVars.CALLBACK_BASE ?? "http://127.0.0.1:8787",
+          ALLOW_PRIVATE_SOURCES: devVars.ALLOW_PRIVATE_SOURCES ?? "false",
+        },
       }),
     );
   }

@@ -24,7 +24,10 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { startChild, stopChild } from "../../scripts/lib/children.ts";
 import { PROJECT_ROOT, TSX_BIN } from "../../scripts/lib/dev-vars.ts";
-import { ClipConfig, type CompleteReport, type StartJob } from "../../src/engine/contract.ts";
+import { ClipConfig, ENGINE_SIGNATURE_HEADER, signEngineRequest, type CompleteReport, type StartJob } from "../../src/engine/contract.ts";
+
+/** Signs StartJob for the bench engine, as the Worker does with ENGINE_SECRET. */
+const BENCH_ENGINE_SECRET = randomBytes(32).toString("base64");
 import { startFakeWorker } from "../../container/test/helpers/fake-worker.ts";
 import { measureFloor } from "./floor.ts";
 import { peakRssMb, sampleFfmpegChildren } from "./memory.ts";
@@ -90,7 +93,16 @@ async function main(): Promise<void> {
   const port = await freePort();
   const engine = startChild("engine", process.execPath, [path.join(PROJECT_ROOT, "container", "dist", "server.mjs")], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", WORK_DIR: path.join(WORK, "engine"), ENGINE_FFMPEG_BACKEND: "native" },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      WORK_DIR: path.join(WORK, "engine"),
+      ENGINE_FFMPEG_BACKEND: "native",
+      ENGINE_SECRET: BENCH_ENGINE_SECRET,
+      CALLBACK_BASE: worker.base,
+      ALLOW_PRIVATE_SOURCES: "true",
+    },
   });
   const engineUrl = `http://127.0.0.1:${port}`;
   // An interrupted bench must not leave the engine (its own process group) running.
@@ -105,14 +117,19 @@ async function main(): Promise<void> {
     const job: StartJob = {
       job_id: jobId,
       token,
-      callback_base: worker.base,
       video_url: served.url,
       video_type: VIDEO_TYPE,
       config: CONFIG,
-      limits: { max_source_bytes: 4 * 1024 ** 3, max_source_seconds: 3 * 3600, download_timeout_seconds: 600, allow_private_hosts: true },
+      limits: { max_source_bytes: 4 * 1024 ** 3, max_source_seconds: 3 * 3600, download_timeout_seconds: 600 },
     };
     const jobStart = Date.now();
-    const accepted = await fetch(`${engineUrl}/jobs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(job) });
+    const body = JSON.stringify(job);
+    const signature = await signEngineRequest(BENCH_ENGINE_SECRET, { method: "POST", path: "/jobs", body });
+    const accepted = await fetch(`${engineUrl}/jobs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", [ENGINE_SIGNATURE_HEADER]: signature },
+      body,
+    });
     if (accepted.status !== 202) throw new Error(`POST /jobs answered ${accepted.status}: ${await accepted.text()}`);
     const finished = await waitFor(
       "the job to finish",

@@ -1,7 +1,7 @@
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ENGINE_PORT } from "../../src/engine/contract.ts";
+import { ENGINE_PORT, engineSecretProblem } from "../../src/engine/contract.ts";
 
 /** Engine settings from the environment; everything a job needs beyond StartJob. */
 export interface EngineConfig {
@@ -20,6 +20,12 @@ export interface EngineConfig {
   callbackTimeoutMs: number;
   /** Longest silence between progress reports while a job works. */
   progressHeartbeatMs: number;
+  /** Verifies the Worker's signed StartJob and cancel requests (ENGINE_SECRET, at least 32 bytes). */
+  engineSecret: string;
+  /** Origin of the Worker's callback routes (CALLBACK_BASE); never taken from a request. */
+  callbackBase: string;
+  /** Sources on private, loopback or link-local hosts (ALLOW_PRIVATE_SOURCES=true): local development only. */
+  allowPrivateHosts: boolean;
 }
 
 function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -56,11 +62,29 @@ export function findYtdlp(env: NodeJS.ProcessEnv): string | null {
   return null;
 }
 
+/** The callback origin: an http(s) URL without credentials, path, query or fragment. */
+function callbackBaseOf(raw: string | undefined): string {
+  const value = raw?.trim() || "http://clipjobs.internal";
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`CALLBACK_BASE must be an http(s) origin, got "${value}"`);
+  }
+  if (!/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash || url.pathname.replace(/\/+$/, "") !== "") {
+    throw new Error(`CALLBACK_BASE must be an http(s) origin, got "${value}"`);
+  }
+  return url.origin;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): EngineConfig {
   const port = positiveNumber(env, "PORT", ENGINE_PORT);
+  const secretProblem = engineSecretProblem(env.ENGINE_SECRET);
+  if (secretProblem) throw new Error(`${secretProblem}; the engine refuses to start without it`);
   return {
     port,
-    host: env.HOST?.trim() || "0.0.0.0",
+    // Loopback unless told otherwise: the Container class sets HOST=0.0.0.0 inside its instance.
+    host: env.HOST?.trim() || "127.0.0.1",
     // Per port by default: the start-up sweep of stale job directories must
     // never reach another engine's running jobs on the same machine.
     workDir: path.resolve(env.WORK_DIR?.trim() || path.join(os.tmpdir(), `clipjobs-engine-${port}`)),
@@ -71,5 +95,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EngineConfig {
     callbackRetryBaseMs: positiveNumber(env, "CALLBACK_RETRY_BASE_MS", 500),
     callbackTimeoutMs: positiveNumber(env, "CALLBACK_TIMEOUT_SECONDS", 30) * 1000,
     progressHeartbeatMs: positiveNumber(env, "PROGRESS_HEARTBEAT_SECONDS", 2) * 1000,
+    engineSecret: env.ENGINE_SECRET ?? "",
+    callbackBase: callbackBaseOf(env.CALLBACK_BASE),
+    allowPrivateHosts: env.ALLOW_PRIVATE_SOURCES?.trim() === "true",
   };
 }

@@ -1,7 +1,12 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { StartJob, type EngineHealth, type StartJobAccepted } from "../../src/engine/contract.ts";
+import {
+  ENGINE_SIGNATURE_HEADER,
+  StartJob,
+  verifyEngineRequest,
+  type EngineHealth,
+  type StartJobAccepted,
+} from "../../src/engine/contract.ts";
 import type { EngineConfig } from "./config.ts";
 import { JobAborted, errorMessage } from "./errors.ts";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";
@@ -11,7 +16,9 @@ import { log } from "./log.ts";
 /**
  * The engine's HTTP server: direction 1 of the contract (Worker -> engine).
  * Each job gets its own AbortController, reporter and work directory; the
- * only shared state is the table of running jobs.
+ * only shared state is the table of running jobs. StartJob and cancel are
+ * accepted only with a fresh signature made with ENGINE_SECRET; anything else
+ * gets 401 and starts, fetches or stops nothing.
  */
 export interface EngineServerOptions {
   config: EngineConfig;
@@ -22,7 +29,6 @@ export interface EngineServerOptions {
 }
 
 interface RunningJob {
-  token: string;
   controller: AbortController;
   done: Promise<JobOutcome>;
 }
@@ -64,17 +70,9 @@ function readBody(req: http.IncomingMessage): Promise<string | null> {
   });
 }
 
-/** Compares tokens in constant time (hashing first makes the lengths equal). */
-function tokensMatch(given: string, expected: string): boolean {
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b);
-}
-
-function bearer(req: http.IncomingMessage): string | null {
-  const header = req.headers.authorization ?? "";
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1] ?? null;
+function signatureOf(req: http.IncomingMessage): string | null {
+  const value = req.headers[ENGINE_SIGNATURE_HEADER.toLowerCase()];
+  return typeof value === "string" ? value : null;
 }
 
 export function createEngineServer(opts: EngineServerOptions): EngineServer {
@@ -91,7 +89,7 @@ export function createEngineServer(opts: EngineServerOptions): EngineServer {
         return "failed" as const;
       })
       .finally(() => jobs.delete(job.job_id));
-    jobs.set(job.job_id, { token: job.token, controller, done });
+    jobs.set(job.job_id, { controller, done });
     return { job_id: job.job_id, started: true };
   };
 
@@ -99,6 +97,10 @@ export function createEngineServer(opts: EngineServerOptions): EngineServer {
     if (shuttingDown) return sendProblem(res, 503, "shutting_down", "The engine is shutting down and takes no new jobs.");
     const text = await readBody(req);
     if (text === null) return sendProblem(res, 413, "payload_too_large", `Body over ${MAX_BODY_BYTES} bytes.`);
+    if (!(await verifyEngineRequest(opts.config.engineSecret, signatureOf(req), { method: "POST", path: "/jobs", body: text }))) {
+      log.warn("start_refused_unsigned", {});
+      return sendProblem(res, 401, "unauthorized", "StartJob needs a valid Engine-Signature.");
+    }
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -115,12 +117,12 @@ export function createEngineServer(opts: EngineServerOptions): EngineServer {
     sendJson(res, 202, accepted);
   };
 
-  const handleCancel = (req: http.IncomingMessage, res: http.ServerResponse, jobId: string) => {
-    req.resume();
+  const handleCancel = async (req: http.IncomingMessage, res: http.ServerResponse, jobId: string, path: string) => {
+    const text = await readBody(req);
+    const signed = text !== null && (await verifyEngineRequest(opts.config.engineSecret, signatureOf(req), { method: "POST", path, body: text }));
+    if (!signed) return sendProblem(res, 401, "unauthorized", "Cancel needs a valid Engine-Signature.");
     const running = jobs.get(jobId);
     if (!running) return sendProblem(res, 404, "not_found", "No such job is running here.");
-    const token = bearer(req);
-    if (!token || !tokensMatch(token, running.token)) return sendProblem(res, 401, "unauthorized", "Missing or wrong job token.");
     if (!running.controller.signal.aborted) running.controller.abort(new JobAborted("canceled"));
     log.info("job_cancel_requested", { job_id: jobId });
     sendJson(res, 202, { job_id: jobId, canceled: true });
@@ -142,7 +144,7 @@ export function createEngineServer(opts: EngineServerOptions): EngineServer {
       }
       if (cancelMatch?.[1]) {
         if (req.method !== "POST") return sendProblem(res, 405, "method_not_allowed", "Use POST.");
-        return handleCancel(req, res, decodeURIComponent(cancelMatch[1]));
+        return handleCancel(req, res, decodeURIComponent(cancelMatch[1]), path);
       }
       req.resume();
       return sendProblem(res, 404, "not_found", "No such route.");

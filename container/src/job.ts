@@ -81,7 +81,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
   const signal = controller.signal;
   const jobId = job.job_id;
   const reporter = new JobReporter({
-    callbackBase: job.callback_base,
+    callbackBase: config.callbackBase,
     jobId,
     token: job.token,
     attempts: config.callbackAttempts,
@@ -106,6 +106,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     const fetched = await fetchSource({
       videoUrl: job.video_url,
       limits: job.limits,
+      allowPrivateHosts: config.allowPrivateHosts,
       backendMaxBytes: runner.maxSourceBytes,
       backendName: runner.backend === "wasm" ? "WebAssembly" : "native",
       workDir: workDir.path,
@@ -198,15 +199,24 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       log.info("job_stopped", { job_id: jobId, reason: kind ?? "inactive" });
       return kind === "canceled" ? "canceled" : "inactive";
     }
-    const failure =
-      kind === "shutdown" ? new JobFailure("internal_error", "The clip engine is shutting down and stopped this job before it finished; submit it again.") : toFailure(error, jobId);
+    if (kind === "shutdown") {
+      // Not the job's fault (a redeploy): the Worker puts it back in the queue.
+      log.warn("job_interrupted", { job_id: jobId });
+      try {
+        await reporter.interrupted({ reason: "shutdown" });
+      } catch (reportError) {
+        log.warn("job_interrupted_report_lost", { job_id: jobId, error: errorMessage(reportError) });
+      }
+      return "shutdown";
+    }
+    const failure = toFailure(error, jobId);
     log.warn("job_failed", { job_id: jobId, code: failure.code, message: failure.message });
     try {
       await reporter.fail({ code: failure.code, message: failure.message.slice(0, 500) });
     } catch (reportError) {
       log.warn("job_fail_report_lost", { job_id: jobId, error: errorMessage(reportError) });
     }
-    return kind === "shutdown" ? "shutdown" : "failed";
+    return "failed";
   } finally {
     await workDir?.remove().catch((error: unknown) => log.error("workdir_remove_failed", { job_id: jobId, error: errorMessage(error) }));
   }

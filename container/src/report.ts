@@ -11,6 +11,7 @@ import {
   callbackUrl,
   type CompleteReport,
   type FailReport,
+  type InterruptedReport,
   type ProbeReport,
   type ProgressReport,
 } from "../../src/engine/contract.ts";
@@ -95,6 +96,11 @@ export class JobReporter {
 
   complete(report: CompleteReport): Promise<void> {
     return this.postJson("complete", report, CallbackAck).then(() => undefined);
+  }
+
+  /** Tells the Worker the engine is stopping under the job (it requeues the job). */
+  interrupted(report: InterruptedReport): Promise<void> {
+    return this.postJson("interrupted", report, CallbackAck).then(() => undefined);
   }
 
   fail(report: FailReport): Promise<void> {

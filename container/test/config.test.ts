@@ -4,22 +4,40 @@ import { describe, expect, it } from "vitest";
 import { ENGINE_PORT } from "../../src/engine/contract.ts";
 import { loadConfig } from "../src/config.ts";
 
+const SECRET = "a-secret-of-exactly-thirty-two-b";
+
 describe("loadConfig", () => {
   it("defaults to the contract's port, a temp work dir of that port and a 2 s progress heartbeat", () => {
-    const config = loadConfig({ PATH: "/nonexistent" });
+    const config = loadConfig({ PATH: "/nonexistent", ENGINE_SECRET: SECRET });
     expect(config.port).toBe(ENGINE_PORT);
     expect(config.workDir).toBe(path.join(os.tmpdir(), `clipjobs-engine-${ENGINE_PORT}`));
-    expect(loadConfig({ PATH: "/nonexistent", PORT: "9001" }).workDir).toBe(path.join(os.tmpdir(), "clipjobs-engine-9001"));
+    expect(loadConfig({ PATH: "/nonexistent", PORT: "9001", ENGINE_SECRET: SECRET }).workDir).toBe(path.join(os.tmpdir(), "clipjobs-engine-9001"));
     expect(config.progressHeartbeatMs).toBe(2000);
     expect(config.ytdlpPath).toBeNull();
   });
 
   it("reads the environment and refuses nonsense values", () => {
-    const config = loadConfig({ PORT: "9000", WORK_DIR: "/var/work", DOWNLOAD_STALL_TIMEOUT_SECONDS: "12", PATH: "" });
+    const config = loadConfig({ PORT: "9000", WORK_DIR: "/var/work", DOWNLOAD_STALL_TIMEOUT_SECONDS: "12", PATH: "", ENGINE_SECRET: SECRET });
     expect(config.port).toBe(9000);
     expect(config.workDir).toBe("/var/work");
     expect(config.downloadStallTimeoutMs).toBe(12_000);
-    expect(() => loadConfig({ PORT: "eighty" })).toThrow(/PORT must be a positive number/);
-    expect(() => loadConfig({ PROGRESS_HEARTBEAT_SECONDS: "-1" })).toThrow(/PROGRESS_HEARTBEAT_SECONDS/);
+    expect(() => loadConfig({ PORT: "eighty", ENGINE_SECRET: SECRET })).toThrow(/PORT must be a positive number/);
+    expect(() => loadConfig({ PROGRESS_HEARTBEAT_SECONDS: "-1", ENGINE_SECRET: SECRET })).toThrow(/PROGRESS_HEARTBEAT_SECONDS/);
+  });
+
+  it("refuses to start without an ENGINE_SECRET of at least 32 bytes", () => {
+    expect(() => loadConfig({ PATH: "" })).toThrow(/ENGINE_SECRET is not set/);
+    expect(() => loadConfig({ PATH: "", ENGINE_SECRET: SECRET.slice(1) })).toThrow(/at least 32 bytes/);
+    expect(loadConfig({ PATH: "", ENGINE_SECRET: SECRET }).engineSecret).toBe(SECRET);
+  });
+
+  it("listens on loopback and refuses private hosts unless its environment says otherwise", () => {
+    const config = loadConfig({ PATH: "", ENGINE_SECRET: SECRET });
+    expect(config.host).toBe("127.0.0.1");
+    expect(config.allowPrivateHosts).toBe(false);
+    expect(config.callbackBase).toBe("http://clipjobs.internal");
+    const local = loadConfig({ PATH: "", ENGINE_SECRET: SECRET, HOST: "0.0.0.0", ALLOW_PRIVATE_SOURCES: "true", CALLBACK_BASE: "http://127.0.0.1:8787/" });
+    expect(local).toMatchObject({ host: "0.0.0.0", allowPrivateHosts: true, callbackBase: "http://127.0.0.1:8787" });
+    expect(() => loadConfig({ PATH: "", ENGINE_SECRET: SECRET, CALLBACK_BASE: "http://user:pw@worker.example/x" })).toThrow(/CALLBACK_BASE/);
   });
 });

@@ -72,7 +72,7 @@ beforeAll(async () => {
     }
   });
   worker = await startFakeWorker(tokens, await osTempDir("faults-uploads"));
-  engine = await startTestEngine(await osTempDir("faults-work"));
+  engine = await startTestEngine(await osTempDir("faults-work"), {}, { callbackBase: worker.base });
   const mountPoint = path.resolve(".tmp", `faults-tmpfs-${process.pid}`);
   await mkdir(mountPoint, { recursive: true });
   if (tryMountTmpfs(mountPoint)) tmpfsDir = mountPoint;
@@ -90,7 +90,7 @@ afterAll(async () => {
 async function start(on: TestEngine, jobId: string, videoPath: string, downloadTimeoutSeconds = 60): Promise<void> {
   const token = `tok_${jobId}_0123456789abcdef`;
   tokens.set(jobId, token);
-  const body = startJobBody({ jobId, token, callbackBase: worker.base, videoUrl: source.url(videoPath), config: SMALL, allowPrivateHosts: true });
+  const body = startJobBody({ jobId, token, videoUrl: source.url(videoPath), config: SMALL });
   body.limits.download_timeout_seconds = downloadTimeoutSeconds;
   expect((await postJson(`${on.base}/jobs`, body)).status).toBe(202);
 }
@@ -138,7 +138,7 @@ describe("engine faults", () => {
   it("a work disk too small for the source fails the job cleanly with source_too_large (20 MB tmpfs)", async () => {
     // Mounting needs root; without it this machine cannot host a size-limited disk and the test says so.
     expect(tmpfsDir, "mount -t tmpfs is not permitted here").not.toBeNull();
-    const small = await startTestEngine(tmpfsDir!);
+    const small = await startTestEngine(tmpfsDir!, {}, { callbackBase: worker.base });
     try {
       const jobId = newJobId("diskfull");
       await start(small, jobId, "/huge.mp4");

@@ -114,7 +114,7 @@ beforeAll(async () => {
     void readFile(fixture.file).then((bytes) => res.writeHead(200, { "content-type": fixture.contentType, "content-length": String(bytes.length) }).end(bytes));
   });
   worker = await startFakeWorker(tokens, await osTempDir("malicious-uploads"));
-  engine = await startTestEngine(await osTempDir("malicious-work"));
+  engine = await startTestEngine(await osTempDir("malicious-work"), {}, { callbackBase: worker.base });
 });
 
 afterAll(async () => {
@@ -132,7 +132,7 @@ async function runJob(name: string): Promise<FailReport> {
   const jobId = newJobId(name.replace(/[^A-Za-z]/g, "").slice(0, 8));
   const token = `tok_${jobId}_0123456789abcdef`;
   tokens.set(jobId, token);
-  const started = await postJson(`${engine.base}/jobs`, startJobBody({ jobId, token, callbackBase: worker.base, videoUrl: source.url(`/${name}`), config: CONFIG, allowPrivateHosts: true }));
+  const started = await postJson(`${engine.base}/jobs`, startJobBody({ jobId, token, videoUrl: source.url(`/${name}`), config: CONFIG }));
   expect(started.status).toBe(202);
   await waitFor(() => worker.callsFor(jobId).some((c) => c.kind === "fail" || c.kind === "complete"), 60_000, `the end of ${name}`);
   await waitFor(async () => engine.engine.activeJobs() === 0 && (await engine.workDirsOf(jobId)).length === 0, 20_000, `cleanup after ${name}`);

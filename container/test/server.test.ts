@@ -1,9 +1,9 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClipConfig, CompleteReport, ProbeReport, ProgressReport } from "../../src/engine/contract.ts";
+import { ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type CompleteReport, type ProbeReport, type ProgressReport } from "../../src/engine/contract.ts";
 import { cachedMedia, type MediaFacts } from "../../test/media/generate.ts";
-import { startTestEngine, newJobId, postJson, startJobBody, type TestEngine } from "./helpers/engine.ts";
+import { startTestEngine, newJobId, postJson, startJobBody, TEST_ENGINE_SECRET, type TestEngine } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { ffprobeJson, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { ffmpegChildren } from "./helpers/processes.ts";
@@ -32,7 +32,7 @@ function tokenFor(jobId: string): string {
 function start(jobId: string, config: ClipConfig, videoPath = "/talk.mp4", extra: { allowPrivateHosts?: boolean } = {}) {
   return postJson(
     `${engine.base}/jobs`,
-    startJobBody({ jobId, token: tokenFor(jobId), callbackBase: worker.base, videoUrl: source.url(videoPath), config, ...extra }),
+    startJobBody({ jobId, token: tokenFor(jobId), videoUrl: source.url(videoPath), config, ...extra }),
   );
 }
 
@@ -57,7 +57,7 @@ beforeAll(async () => {
     res.writeHead(404).end();
   });
   worker = await startFakeWorker(tokens, await osTempDir("uploads"));
-  engine = await startTestEngine(await osTempDir("engine-work"));
+  engine = await startTestEngine(await osTempDir("engine-work"), {}, { callbackBase: worker.base });
 });
 
 afterAll(async () => {
@@ -165,23 +165,23 @@ describe("engine server", () => {
     worker.behaviour.probeAck = undefined;
   });
 
-  it("cancels a job mid-render: wrong token refused, ffmpeg stopped, work dir removed, nothing more sent", async () => {
+  it("cancels a job mid-render: unsigned or forged cancel refused, ffmpeg stopped, work dir removed, nothing more sent", async () => {
     const jobId = newJobId("cancel");
     await start(jobId, SLOW);
     const rendering = () => worker.callsFor(jobId, "progress").some((c) => (c.body as ProgressReport).step.startsWith("Rendering"));
     await waitFor(async () => rendering() && (await ffmpegChildren()).length > 0, 60_000, "rendering to start");
 
     const cancelUrl = `${engine.base}/jobs/${jobId}/cancel`;
-    const wrong = await postJson(cancelUrl, {}, { authorization: "Bearer not-the-token-of-this-job" });
-    expect(wrong.status).toBe(401);
-    const missing = await postJson(cancelUrl, {});
+    const forged = await postJson(cancelUrl, undefined, {}, { secret: "another-secret-of-the-same-length-0123456" });
+    expect(forged.status).toBe(401);
+    const missing = await postJson(cancelUrl, undefined, { authorization: `Bearer ${tokens.get(jobId)}` }, { signed: false });
     expect(missing.status).toBe(401);
     expect(engine.engine.activeJobs()).toBe(1);
-    const unknown = await postJson(`${engine.base}/jobs/job_doesnotexist0000000/cancel`, {}, { authorization: `Bearer ${tokens.get(jobId)}` });
+    const unknown = await postJson(`${engine.base}/jobs/job_doesnotexist0000000/cancel`, undefined);
     expect(unknown.status).toBe(404);
 
     const canceledAt = Date.now();
-    const ok = await postJson(cancelUrl, {}, { authorization: `Bearer ${tokens.get(jobId)}` });
+    const ok = await postJson(cancelUrl, undefined);
     expect(ok.status).toBe(202);
     await waitFor(async () => (await ffmpegChildren()).length === 0, 10_000, "ffmpeg to stop");
     expect(Date.now() - canceledAt).toBeLessThan(10_000);
@@ -205,13 +205,18 @@ describe("engine server", () => {
   });
 
   it("fails a loopback source with source_unreachable when private hosts are not allowed, without connecting", async () => {
+    // Private hosts are the engine's own setting (ALLOW_PRIVATE_SOURCES); a body naming them changes nothing.
+    const strict = await startTestEngine(await osTempDir("engine-strict"), {}, { callbackBase: worker.base, allowPrivateHosts: false });
     const jobId = newJobId("ssrf");
     const connections = source.connections;
-    await postJson(
-      `${engine.base}/jobs`,
-      startJobBody({ jobId, token: tokenFor(jobId), callbackBase: worker.base, videoUrl: `http://127.1:${source.port}/talk.mp4`, config: SMALL, allowPrivateHosts: false }),
-    );
+    const body = {
+      ...startJobBody({ jobId, token: tokenFor(jobId), videoUrl: `http://127.1:${source.port}/talk.mp4`, config: SMALL }),
+      callback_base: "http://127.0.0.1:1",
+      limits: { max_source_bytes: 1e9, max_source_seconds: 3600, download_timeout_seconds: 60, allow_private_hosts: true },
+    };
+    expect((await postJson(`${strict.base}/jobs`, body)).status).toBe(202);
     await waitFor(() => finished(jobId), 20_000, "the fail report");
+    await strict.close();
     const fail = worker.callsFor(jobId, "fail")[0]?.body as { code: string; message: string };
     expect(fail.code).toBe("source_unreachable");
     expect(fail.message).toMatch(/non-public address/);
@@ -226,15 +231,43 @@ describe("engine server", () => {
     await waitFor(async () => (await engine.workDirsOf(jobId)).length === 0, 10_000, "cleanup");
   });
 
-  it("on shutdown fails running jobs with a report and refuses new ones", async () => {
-    const own = await startTestEngine(await osTempDir("engine-shutdown"));
+  it("answers 401 to an unsigned, forged or expired StartJob and fetches nothing", async () => {
+    const connections = source.connections;
+    const requests = source.requests.length;
+    for (const [label, options] of [
+      ["unsigned", { signed: false }],
+      ["forged", { secret: "another-secret-of-the-same-length-0123456" }],
+    ] as const) {
+      const jobId = newJobId(label);
+      const res = await postJson(`${engine.base}/jobs`, startJobBody({ jobId, token: tokenFor(jobId), videoUrl: source.url("/talk.mp4"), config: SMALL }), {}, options);
+      expect(res.status).toBe(401);
+    }
+    // A signature older than the tolerance (a replay) is refused too.
+    const jobId = newJobId("expired");
+    const text = JSON.stringify(startJobBody({ jobId, token: tokenFor(jobId), videoUrl: source.url("/talk.mp4"), config: SMALL }));
+    const old = await signEngineRequest(TEST_ENGINE_SECRET, { method: "POST", path: "/jobs", body: text }, Date.now() - 10 * 60_000);
+    const expired = await fetch(`${engine.base}/jobs`, { method: "POST", headers: { "content-type": "application/json", [ENGINE_SIGNATURE_HEADER]: old }, body: text });
+    expect(expired.status).toBe(401);
+    // The body signed for another path does not open this one.
+    const moved = await fetch(`${engine.base}/jobs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", [ENGINE_SIGNATURE_HEADER]: await signEngineRequest(TEST_ENGINE_SECRET, { method: "POST", path: "/other", body: text }) },
+      body: text,
+    });
+    expect(moved.status).toBe(401);
+    expect(engine.engine.activeJobs()).toBe(0);
+    expect(source.connections).toBe(connections);
+    expect(source.requests.length).toBe(requests);
+  });
+
+  it("on shutdown reports running jobs as interrupted (the Worker requeues them) and refuses new ones", async () => {
+    const own = await startTestEngine(await osTempDir("engine-shutdown"), {}, { callbackBase: worker.base });
     const jobId = newJobId("shutdown");
-    await postJson(`${own.base}/jobs`, startJobBody({ jobId, token: tokenFor(jobId), callbackBase: worker.base, videoUrl: source.url("/talk.mp4"), config: SLOW }));
+    await postJson(`${own.base}/jobs`, startJobBody({ jobId, token: tokenFor(jobId), videoUrl: source.url("/talk.mp4"), config: SLOW }));
     await waitFor(() => worker.callsFor(jobId, "progress").length > 0, 30_000, "the job to start");
     await own.engine.shutdown();
-    const fail = worker.callsFor(jobId, "fail")[0]?.body as { code: string; message: string } | undefined;
-    expect(fail?.code).toBe("internal_error");
-    expect(fail?.message).toMatch(/shutting down/);
+    expect(worker.callsFor(jobId, "fail")).toEqual([]);
+    expect(worker.callsFor(jobId, "interrupted")[0]?.body).toEqual({ reason: "shutdown" });
     expect(await own.workDirsOf(jobId)).toEqual([]);
     expect(await ffmpegChildren()).toEqual([]);
     await expect(fetch(`${own.base}/health`)).rejects.toThrow();
@@ -245,20 +278,20 @@ describe("engine server", () => {
     // sees the interface, so this checks the pipeline's side of the backend switch.
     const size = (await stat(media.path)).size;
     const wasmLike = { ...nativeRunner(), backend: "wasm" as const, maxSourceBytes: size + 1 };
-    const own = await startTestEngine(await osTempDir("engine-wasm"), { runner: wasmLike });
-    const tinyCap = await startTestEngine(await osTempDir("engine-wasm-cap"), { runner: { ...wasmLike, maxSourceBytes: 1000 } });
+    const own = await startTestEngine(await osTempDir("engine-wasm"), { runner: wasmLike }, { callbackBase: worker.base });
+    const tinyCap = await startTestEngine(await osTempDir("engine-wasm-cap"), { runner: { ...wasmLike, maxSourceBytes: 1000 } }, { callbackBase: worker.base });
     try {
       expect(await (await fetch(`${own.base}/health`)).json()).toMatchObject({ backend: "wasm" });
       const jobId = newJobId("wasmsteps");
       worker.behaviour.probeAck = (id) => ({ proceed: id !== jobId, credits_reserved: 0 });
-      await postJson(`${own.base}/jobs`, startJobBody({ jobId, token: tokenFor(jobId), callbackBase: worker.base, videoUrl: source.url("/talk.mp4"), config: SMALL }));
+      await postJson(`${own.base}/jobs`, startJobBody({ jobId, token: tokenFor(jobId), videoUrl: source.url("/talk.mp4"), config: SMALL }));
       await waitFor(() => worker.callsFor(jobId, "probe").length === 1, 30_000, "the probe report");
       await waitFor(() => own.engine.activeJobs() === 0, 10_000, "the job to stop");
       const steps = worker.callsFor(jobId, "progress").map((c) => (c.body as ProgressReport).step);
       expect(steps).toContain("Probing video (WebAssembly ffmpeg, slow)");
 
       const bigId = newJobId("wasmcap");
-      await postJson(`${tinyCap.base}/jobs`, startJobBody({ jobId: bigId, token: tokenFor(bigId), callbackBase: worker.base, videoUrl: source.url("/talk.mp4"), config: SMALL }));
+      await postJson(`${tinyCap.base}/jobs`, startJobBody({ jobId: bigId, token: tokenFor(bigId), videoUrl: source.url("/talk.mp4"), config: SMALL }));
       await waitFor(() => finished(bigId), 20_000, "the fail report");
       const fail = worker.callsFor(bigId, "fail")[0]?.body as { code: string; message: string };
       expect(fail.code).toBe("source_too_large");

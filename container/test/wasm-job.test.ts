@@ -37,7 +37,7 @@ beforeAll(async () => {
     createReadStream(media.path).pipe(res);
   });
   worker = await startFakeWorker(tokens, await osTempDir("wasm-uploads"));
-  engine = await startTestEngine(await osTempDir("wasm-engine"), { runner: await createWasmRunner() });
+  engine = await startTestEngine(await osTempDir("wasm-engine"), { runner: await createWasmRunner() }, { callbackBase: worker.base });
 });
 
 afterAll(async () => {
@@ -53,7 +53,7 @@ describe("a job on the WebAssembly backend", () => {
     const jobId = newJobId("wasmjob");
     const token = `tok_${jobId}_abcdefghijklmnop`;
     tokens.set(jobId, token);
-    const started = await postJson(`${engine.base}/jobs`, startJobBody({ jobId, token, callbackBase: worker.base, videoUrl: source.url("/short.mp4"), config: CONFIG }));
+    const started = await postJson(`${engine.base}/jobs`, startJobBody({ jobId, token, videoUrl: source.url("/short.mp4"), config: CONFIG }));
     expect(started.status).toBe(202);
     await waitFor(() => worker.callsFor(jobId).some((c) => c.kind === "complete" || c.kind === "fail"), 540_000, "the job to finish");
 

@@ -74,7 +74,8 @@ describe("yt-dlp availability", () => {
   function request(overrides: Partial<FetchSourceRequest>): FetchSourceRequest {
     return {
       videoUrl: "https://www.youtube.com/watch?v=abc",
-      limits: { max_source_bytes: 1e9, max_source_seconds: 3600, download_timeout_seconds: 60, allow_private_hosts: false },
+      limits: { max_source_bytes: 1e9, max_source_seconds: 3600, download_timeout_seconds: 60 },
+      allowPrivateHosts: false,
       backendMaxBytes: Number.MAX_SAFE_INTEGER,
       backendName: "native",
       workDir: "/nonexistent",

@@ -1,14 +1,28 @@
-import { copyFileSync, existsSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, "../..");
 export const DEV_VARS_PATH = path.join(PROJECT_ROOT, ".dev.vars");
 const DEV_VARS_EXAMPLE_PATH = path.join(PROJECT_ROOT, ".dev.vars.example");
 
-/** Creates .dev.vars from the example when missing; returns true when it created it. */
+/** Secrets the example only names: each new .dev.vars gets fresh random values for them. */
+const GENERATED_SECRETS = ["ADMIN_TOKEN", "ENGINE_SECRET"];
+
+/**
+ * Creates .dev.vars from the example when missing, with fresh random secrets
+ * (the Worker refuses the example's ENGINE_SECRET); true when it created it.
+ */
 export function ensureDevVars(): boolean {
   if (existsSync(DEV_VARS_PATH)) return false;
-  copyFileSync(DEV_VARS_EXAMPLE_PATH, DEV_VARS_PATH);
+  const text = readFileSync(DEV_VARS_EXAMPLE_PATH, "utf8")
+    .split(/\r?\n/)
+    .map((line) => {
+      const name = /^([A-Z_]+)=/.exec(line)?.[1];
+      return name && GENERATED_SECRETS.includes(name) ? `${name}=local-${randomBytes(24).toString("base64url")}` : line;
+    })
+    .join("\n");
+  writeFileSync(DEV_VARS_PATH, text, { mode: 0o600 });
   return true;
 }
 

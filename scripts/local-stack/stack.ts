@@ -69,6 +69,8 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
     CALLBACK_BASE: workerUrl,
     CDN_URL: cdnUrl,
     ALLOW_PRIVATE_SOURCES: "true",
+    // One engine process: one job at a time, like one Container instance.
+    ENGINE_MAX_INSTANCES: "1",
     ...options.vars,
   };
 
@@ -78,7 +80,13 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
       port: enginePort,
       workDir: engineWorkDir,
       logFile: join(logsDir, "engine.log"),
-      env: options.engineEnv,
+      // The engine's own settings come from its environment, as in its Container.
+      env: {
+        ENGINE_SECRET: vars.ENGINE_SECRET!,
+        CALLBACK_BASE: vars.CALLBACK_BASE!,
+        ALLOW_PRIVATE_SOURCES: vars.ALLOW_PRIVATE_SOURCES!,
+        ...options.engineEnv,
+      },
     });
   // The migrations run beside wrangler dev's start (it opens D1 only on the
   // first request, which waits for both): about 5 s sooner than one after the other.

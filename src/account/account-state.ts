@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { expireSilentJob } from "../jobs/lifecycle";
+import { expireOverdueJob } from "../jobs/lifecycle";
 import * as slots from "./active-slots";
 import { KeyRevocations } from "./key-revocations";
 import { RequestWindow, type HitResult } from "./request-window";
@@ -116,7 +116,16 @@ export class AccountState extends DurableObject<Env> {
     return slots.activeJobs(this.ctx.storage.sql);
   }
 
-  /** (Re)arms the job's silence deadline; called when processing starts and on every engine report. */
+  /** The slots with the time each was taken (submission checks stale ones against D1). */
+  heldSlots(): slots.HeldSlot[] {
+    return slots.heldSlots(this.ctx.storage.sql);
+  }
+
+  /**
+   * (Re)arms the job's deadline: MAX_QUEUE_SECONDS while it is queued (set at
+   * submission), the engine's silence timeout once processing (re-armed by
+   * every engine report).
+   */
   async touchWatchdog(jobId: string, silenceTimeoutSeconds: number): Promise<void> {
     watchdog.setDeadline(this.ctx.storage.sql, jobId, Date.now() + silenceTimeoutSeconds * 1000);
     await this.scheduleAlarm();
@@ -135,15 +144,19 @@ export class AccountState extends DurableObject<Env> {
   /**
    * Fails every job past its deadline. An expiry that throws is retried later
    * (its deadline moves EXPIRY_RETRY_MS ahead) and the alarm is always re-armed
-   * for what remains, so no deadline is ever lost.
+   * for what remains, so no deadline is ever lost. Each job's deadline is read
+   * again right before it is failed: a report that arrived while an earlier
+   * job was being expired has moved it, and then the job lives on.
    */
   override async alarm(): Promise<void> {
     const sql = this.ctx.storage.sql;
     const accountId = this.accountId();
     for (const jobId of watchdog.dueJobs(sql, Date.now())) {
+      const deadline = watchdog.deadlineOf(sql, jobId);
+      if (deadline === null || deadline > Date.now()) continue;
       try {
         if (!accountId) throw new Error("account id unknown to this Durable Object");
-        await expireSilentJob(this.env, accountId, jobId);
+        await expireOverdueJob(this.env, accountId, jobId);
         watchdog.clearDeadline(sql, jobId);
         slots.releaseSlot(sql, jobId);
       } catch (err) {

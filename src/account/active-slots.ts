@@ -26,3 +26,15 @@ export function releaseSlot(sql: SqlStorage, jobId: string): void {
 export function activeJobs(sql: SqlStorage): string[] {
   return sql.exec<SlotRow>(`SELECT job_id FROM active_jobs ORDER BY acquired_at, job_id`).toArray().map((slot) => slot.job_id);
 }
+
+export interface HeldSlot {
+  jobId: string;
+  acquiredAtMs: number;
+}
+
+export function heldSlots(sql: SqlStorage): HeldSlot[] {
+  return sql
+    .exec<{ job_id: string; acquired_at: number }>(`SELECT job_id, acquired_at FROM active_jobs ORDER BY acquired_at, job_id`)
+    .toArray()
+    .map((row) => ({ jobId: row.job_id, acquiredAtMs: row.acquired_at }));
+}

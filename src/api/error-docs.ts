@@ -24,6 +24,16 @@ export const ERROR_CODE_MEANINGS: Record<ErrorCode, string> = {
   rate_limited: "Over the rolling per-minute request window; retry after `Retry-After` seconds.",
   internal_error: "Something unexpected failed on our side; quote the request_id when reporting it.",
   service_unavailable: "A dependency is temporarily unavailable; retry later.",
+  service_misconfigured:
+    "The operator's configuration stops the service from running jobs (e.g. a weak ENGINE_SECRET); nothing was created. Retry later.",
+};
+
+/** What each job failure code (`error.code` of a failed job) means. */
+export const FAILURE_CODE_MEANINGS: Partial<Record<(typeof FAILURE_CODES)[number], string>> = {
+  queue_timeout:
+    "No clip engine became free within MAX_QUEUE_SECONDS of submission (24 hours by default). Nothing was charged; submit again.",
+  processing_timeout: "The clip engine stopped reporting progress; nothing was charged.",
+  internal_error: "Something failed on our side (for example the engine could not be started); nothing was charged.",
 };
 
 function escapeHtml(text: string): string {
@@ -37,7 +47,10 @@ function renderPage(): string {
         `<tr id="${code}"><td><code>${code}</code></td><td>${ERROR_CODES[code].status}</td><td>${escapeHtml(ERROR_CODE_MEANINGS[code])}</td></tr>`,
     )
     .join("\n");
-  const failures = FAILURE_CODES.map((code) => `<li id="job-${code}"><code>${code}</code></li>`).join("\n");
+  const failures = FAILURE_CODES.map((code) => {
+    const meaning = FAILURE_CODE_MEANINGS[code];
+    return `<li id="job-${code}"><code>${code}</code>${meaning ? `: ${escapeHtml(meaning)}` : ""}</li>`;
+  }).join("\n");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>clipjobs errors</title></head>
 <body>

@@ -28,6 +28,8 @@ export interface Job {
   errorCode: FailureCode | null;
   errorMessage: string | null;
   lastReportAt: string | null;
+  /** Times the job went back to the queue because its engine was stopped under it. */
+  restarts: number;
   createdAt: string;
   updatedAt: string;
   completedAt: string | null;
@@ -50,6 +52,7 @@ interface JobRow {
   error_code: string | null;
   error_message: string | null;
   last_report_at: string | null;
+  restarts: number;
   created_at: string;
   updated_at: string;
   completed_at: string | null;
@@ -73,6 +76,7 @@ function toJob(row: JobRow): Job {
     errorCode: row.error_code as FailureCode | null,
     errorMessage: row.error_message,
     lastReportAt: row.last_report_at,
+    restarts: row.restarts ?? 0,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     completedAt: row.completed_at,
@@ -161,6 +165,33 @@ export async function markProcessing(db: D1Database, jobId: string, now: string)
     .run();
   return result.meta.changes === 1;
 }
+
+/** processing -> queued when the engine did not accept the job after all; false if it is no longer processing. */
+export async function revertToQueued(db: D1Database, jobId: string, now: string): Promise<boolean> {
+  const result = await db
+    .prepare(`UPDATE jobs SET status = 'queued', step = ?, updated_at = ? WHERE id = ? AND status = 'processing'`)
+    .bind(QUEUED_STEP, now, jobId)
+    .run();
+  return result.meta.changes === 1;
+}
+
+/**
+ * processing -> queued after the engine was stopped under the job (a
+ * redeploy): progress, reservation and uploads stay; false when the job was
+ * not processing or has used its restarts.
+ */
+export async function requeueInterrupted(db: D1Database, jobId: string, maxRestarts: number, now: string): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `UPDATE jobs SET status = 'queued', step = ?, restarts = restarts + 1, updated_at = ?
+       WHERE id = ? AND status = 'processing' AND restarts < ?`,
+    )
+    .bind(RESTART_STEP, now, jobId, maxRestarts)
+    .run();
+  return result.meta.changes === 1;
+}
+
+export const RESTART_STEP = "Engine restarted; waiting to resume";
 
 /** Progress never decreases; false when the job is not processing. */
 export async function recordProgress(

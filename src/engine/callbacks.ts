@@ -15,7 +15,7 @@ import type { AppEnv } from "../http/app-env";
 import { bearerToken } from "../http/auth";
 import { AppError } from "../http/errors";
 import { validate } from "../http/validate";
-import { completeJob, failJob } from "../jobs/lifecycle";
+import { completeJob, failJob, requeueAfterInterruption } from "../jobs/lifecycle";
 import {
   CLIP_CACHE_CONTROL,
   CLIP_CONTENT_TYPE,
@@ -26,6 +26,7 @@ import {
 import {
   CompleteReport,
   FailReport,
+  InterruptedReport,
   MAX_CLIP_UPLOAD_BYTES,
   ProgressReport,
   ProbeReport,
@@ -132,7 +133,7 @@ export const callbacks = new Hono<CallbackEnv>()
       code: "insufficient_credits" as const,
       message: `The source needs ${needed} credits, more than the account has left.`,
     };
-    await failJob(c.env, job.accountId, job.id, ["processing"], error, { stopEngine: false });
+    await failJob(c.env, job.accountId, job.id, ["processing"], error, { engineReported: true });
     return c.json({ proceed: false, credits_reserved: 0, error } satisfies ProbeAck);
   })
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
@@ -176,7 +177,14 @@ export const callbacks = new Hono<CallbackEnv>()
   .post("/:job_id/fail", validate("json", FailReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
-    const failed = await failJob(c.env, job.accountId, job.id, ["processing"], report, { stopEngine: false });
+    const failed = await failJob(c.env, job.accountId, job.id, ["processing"], report, { engineReported: true });
     if (!failed) throw notActive(job.id);
+    return c.json(ACK);
+  })
+  // The engine is being stopped (a redeploy): the job goes back to the queue instead of failing.
+  .post("/:job_id/interrupted", validate("json", InterruptedReport), async (c) => {
+    const job = c.get("job");
+    const outcome = await requeueAfterInterruption(c.env, job.accountId, job.id);
+    if (outcome === "inactive") throw notActive(job.id);
     return c.json(ACK);
   });

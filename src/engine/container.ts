@@ -9,14 +9,32 @@
 import { Container, type OutboundHandler } from "@cloudflare/containers";
 import { app } from "../app";
 import { CALLBACK_PREFIX, ENGINE_PORT } from "./contract";
-import { INTERNAL_CALLBACK_HOST } from "./dispatch";
+import { callbackBase, INTERNAL_CALLBACK_HOST } from "./dispatch";
 
 export class ClipEngine extends Container {
   override defaultPort = ENGINE_PORT;
-  /** The Worker renews activity on every engine report, so this only bounds idle time. */
-  override sleepAfter = "10m";
+  /**
+   * The Worker stops an instance as soon as its job ends and renews activity
+   * on every engine report, so this only bounds the idle time of an instance
+   * whose job vanished: a little over the watchdog's silence timeout.
+   */
+  override sleepAfter = "5m";
   /** Sources are downloaded from the internet. */
   override enableInternet = true;
+
+  constructor(ctx: DurableObjectState<{}>, env: Env) {
+    super(ctx, env);
+    // The engine's settings come from its environment, never from a request:
+    // the key that verifies the Worker's signed requests, where to call back,
+    // and (always off here) private source hosts. It listens on all interfaces
+    // inside the container, where only the binding reaches it.
+    this.envVars = {
+      ENGINE_SECRET: env.ENGINE_SECRET,
+      CALLBACK_BASE: callbackBase(env),
+      ALLOW_PRIVATE_SOURCES: "false",
+      HOST: "0.0.0.0",
+    };
+  }
 
   // Assigned in a static block, not declared as a static field: the base class
   // registers handlers through its `outboundByHost` setter, which a class field

@@ -6,15 +6,21 @@
  * Direction 1, Worker -> engine (engine HTTP server, port ENGINE_PORT):
  *   GET  /health                        -> EngineHealth
  *   POST /jobs           StartJob        -> 202 StartJobAccepted (idempotent per job_id)
- *   POST /jobs/:id/cancel (Bearer token) -> 202 | 404
+ *   POST /jobs/:id/cancel                -> 202 | 404
+ * Both POSTs carry an ENGINE_SIGNATURE_HEADER made with ENGINE_SECRET (see
+ * signEngineRequest); the engine answers 401 to anything else and starts
+ * nothing. What the engine may reach (private hosts) and where it calls back
+ * come from its own environment, never from a request.
  *
- * Direction 2, engine -> Worker (under StartJob.callback_base, Bearer token):
+ * Direction 2, engine -> Worker (under the engine's CALLBACK_BASE, Bearer job token):
  *   POST {callback_base}/internal/v1/jobs/:id/progress  ProgressReport -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/probe     ProbeReport    -> ProbeAck
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index            (video/mp4 body)  -> CallbackAck
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index/thumbnail  (image/jpeg body) -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/complete  CompleteReport -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/fail      FailReport     -> CallbackAck
+ *   POST {callback_base}/internal/v1/jobs/:id/interrupted InterruptedReport -> CallbackAck
+ *        (the engine is shutting down, e.g. a redeploy: the Worker puts the job back in the queue)
  *
  * Callback answers: 200 with the ack body while the job is live; 401 for a bad,
  * expired or foreign token; 409 (problem+json, code job_not_active) once the
@@ -72,27 +78,29 @@ export const FAILURE_CODES = [
   "insufficient_credits",
   "no_clips_found",
   "processing_timeout",
+  "queue_timeout",
   "internal_error",
 ] as const;
 export const FailureCode = z.enum(FAILURE_CODES);
 export type FailureCode = z.infer<typeof FailureCode>;
 
-/** Limits the Worker hands to the engine with every job (SPEC section 7). */
+/**
+ * Limits the Worker hands to the engine with every job (SPEC section 7).
+ * Whether private hosts are allowed is not among them: that is the engine's
+ * own setting (ALLOW_PRIVATE_SOURCES in its environment).
+ */
 export const EngineLimits = z.object({
   max_source_bytes: z.number().int().positive(),
   max_source_seconds: z.number().positive(),
   download_timeout_seconds: z.number().positive(),
-  /** Local development and tests only; false in production configuration. */
-  allow_private_hosts: z.boolean(),
 });
 export type EngineLimits = z.infer<typeof EngineLimits>;
 
+/** Unknown members (an old Worker's callback_base, allow_private_hosts) are dropped by parsing. */
 export const StartJob = z.object({
   job_id: z.string().regex(/^job_[A-Za-z0-9]{16,40}$/),
-  /** Bearer token for every callback of this job and for cancel. */
+  /** Bearer token for every callback of this job. */
   token: z.string().min(20),
-  /** Origin the engine calls back to, e.g. http://127.0.0.1:8787. */
-  callback_base: z.string().url(),
   video_url: z.string().url(),
   video_type: VideoType,
   config: ClipConfig,
@@ -167,9 +175,90 @@ export const FailReport = z.object({
 });
 export type FailReport = z.infer<typeof FailReport>;
 
+/** The engine stops before finishing a job that is not its fault (SIGTERM on redeploy or scale-in). */
+export const InterruptedReport = z.object({
+  reason: z.enum(["shutdown"]),
+});
+export type InterruptedReport = z.infer<typeof InterruptedReport>;
+
 /** Largest clip or thumbnail upload the Worker accepts on the channel. */
 export const MAX_CLIP_UPLOAD_BYTES = 512 * 1024 * 1024;
 
 export function callbackUrl(base: string, jobId: string, suffix: string): string {
   return `${base.replace(/\/+$/, "")}${CALLBACK_PREFIX}/${jobId}/${suffix}`;
+}
+
+// ---------------------------------------------------------------------------
+// Signed requests, Worker -> engine. Both sides hold ENGINE_SECRET (the Worker
+// as a secret, the engine in its environment); a request is accepted only
+// with a fresh signature over its method, path and body.
+
+export const ENGINE_SIGNATURE_HEADER = "Engine-Signature";
+/** A signature older or newer than this is refused (clock skew plus transit). */
+export const ENGINE_SIGNATURE_TOLERANCE_SECONDS = 300;
+/** ENGINE_SECRET must have at least this many bytes, on both sides. */
+export const MIN_ENGINE_SECRET_BYTES = 32;
+
+const utf8 = new TextEncoder();
+
+/** Why a secret is unusable, or null when it is fine. */
+export function engineSecretProblem(secret: string | undefined): string | null {
+  if (!secret) return "ENGINE_SECRET is not set";
+  if (utf8.encode(secret).length < MIN_ENGINE_SECRET_BYTES) {
+    return `ENGINE_SECRET must be at least ${MIN_ENGINE_SECRET_BYTES} bytes (e.g. openssl rand -base64 32)`;
+  }
+  return null;
+}
+
+function toBase64Url(bytes: ArrayBuffer): string {
+  let text = "";
+  for (const byte of new Uint8Array(bytes)) text += String.fromCharCode(byte);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | null {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(text)) return null;
+  try {
+    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4));
+    const bytes = new Uint8Array(new ArrayBuffer(binary.length));
+    for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  } catch {
+    return null;
+  }
+}
+
+async function signatureKey(secret: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", utf8.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+}
+
+function signedText(timestamp: number, method: string, path: string, body: string): string {
+  return `${timestamp}.${method.toUpperCase()}.${path}.${body}`;
+}
+
+/** The ENGINE_SIGNATURE_HEADER value for a request: `t=<unix seconds>,v1=<base64url HMAC-SHA256>`. */
+export async function signEngineRequest(
+  secret: string,
+  request: { method: string; path: string; body: string },
+  nowMs: number = Date.now(),
+): Promise<string> {
+  const timestamp = Math.floor(nowMs / 1000);
+  const mac = await crypto.subtle.sign("HMAC", await signatureKey(secret), utf8.encode(signedText(timestamp, request.method, request.path, request.body)));
+  return `t=${timestamp},v1=${toBase64Url(mac)}`;
+}
+
+/** True only for a fresh signature of exactly this method, path and body (compared in constant time by WebCrypto). */
+export async function verifyEngineRequest(
+  secret: string,
+  header: string | null | undefined,
+  request: { method: string; path: string; body: string },
+  nowMs: number = Date.now(),
+): Promise<boolean> {
+  const match = /^t=(\d{1,12}),v1=([A-Za-z0-9_-]{1,200})$/.exec(header ?? "");
+  if (!match) return false;
+  const timestamp = Number(match[1]);
+  if (Math.abs(nowMs / 1000 - timestamp) > ENGINE_SIGNATURE_TOLERANCE_SECONDS) return false;
+  const mac = fromBase64Url(match[2] ?? "");
+  if (!mac) return false;
+  return crypto.subtle.verify("HMAC", await signatureKey(secret), mac, utf8.encode(signedText(timestamp, request.method, request.path, request.body)));
 }

@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   rate_limited: { status: 429, title: "Too many requests" },
   internal_error: { status: 500, title: "Internal error" },
   service_unavailable: { status: 503, title: "Service unavailable" },
+  service_misconfigured: { status: 503, title: "Service misconfigured" },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,27 +1,41 @@
 /**
- * Job state transitions. Each end state is reached by one D1 batch whose
- * statements are all guarded by the job's current status: the credit movement
- * and the transition either both apply or neither does. Whoever's batch
- * matched (cancel, watchdog, engine callback, queue consumer) runs the
- * follow-up (slot, watchdog, R2 cleanup, engine stop) exactly once.
+ * Job state transitions: the one writer of a job's status after submission.
+ * Each end state is reached by one D1 batch whose statements are all guarded
+ * by the job's current status: the credit movement and the transition either
+ * both apply or neither does. Whoever's batch matched (cancel, watchdog,
+ * engine callback, queue consumer) runs the follow-up exactly once: the
+ * account's slot and deadline, the fleet's capacity (in the same step), R2
+ * cleanup, and stopping the job's engine instance.
  */
 import { accountState } from "../account/stub";
 import type { ClipReport, FailureCode } from "../engine/contract";
-import { cancelOnEngine } from "../engine/dispatch";
+import { maxQueueSeconds, stopEngine } from "../engine/dispatch";
 import { insertClipWhileProcessing } from "../db/clips";
 import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
-import { finishCompleted, finishUnsuccessful, type JobStatus } from "../db/jobs";
+import { finishCompleted, finishUnsuccessful, findJob, requeueInterrupted, type JobStatus } from "../db/jobs";
+import { sendDispatches } from "../fleet/fleet-scheduler";
+import { fleetCapacity, fleetScheduler } from "../fleet/stub";
 import { clipKey, deleteJobObjects, thumbnailKey } from "./storage";
+
+/** A job whose engine is stopped under it this many times (redeploys) fails with internal_error. */
+export const MAX_ENGINE_RESTARTS = 3;
 
 function wonTransition(result: D1Result | undefined): boolean {
   return (result?.results.length ?? 0) > 0;
 }
 
-/** Frees what an ended job held in the account's Durable Object. */
-async function releaseAccountHold(env: Env, accountId: string, jobId: string): Promise<void> {
+/** Gives the job's engine (or place in line) back to the fleet and dispatches whoever gets it. */
+export async function releaseCapacity(env: Env, jobId: string): Promise<void> {
+  const grants = await fleetScheduler(env).release(jobId, fleetCapacity(env));
+  await sendDispatches(env, grants);
+}
+
+/** Frees everything an ended job held: the account's slot and deadline, and fleet capacity. */
+async function releaseHolds(env: Env, accountId: string, jobId: string): Promise<void> {
   const account = accountState(env, accountId);
   await account.releaseSlot(jobId);
   await account.clearWatchdog(jobId);
+  await releaseCapacity(env, jobId);
 }
 
 export interface Completion {
@@ -54,19 +68,21 @@ export async function completeJob(env: Env, accountId: string, jobId: string, do
     finishCompleted(env.DB, jobId, done.title, done.sourceDurationSeconds, fallbackCharge, now),
   ]);
   if (!wonTransition(results.at(-1))) return false;
-  await releaseAccountHold(env, accountId, jobId);
+  await releaseHolds(env, accountId, jobId);
+  await stopEngine(env, jobId, true);
   return true;
 }
 
 interface EndOptions {
-  /** Tell the engine to stop (not needed when the engine itself reported the end). */
-  stopEngine: boolean;
+  /** The engine itself reported this end (fail, refused probe) or never got the job. */
+  engineReported: boolean;
 }
 
 /**
  * Ends a job that did not complete (failed or canceled) from one of `from`:
- * releases its reserved credits, deletes partial clips, frees the slot.
- * False when the job was not in `from` (someone else ended it first).
+ * releases its reserved credits, deletes partial clips, frees slot and
+ * capacity, stops the engine. False when the job was not in `from` (someone
+ * else ended it first).
  */
 async function endUnsuccessfully(
   env: Env,
@@ -83,9 +99,9 @@ async function endUnsuccessfully(
     finishUnsuccessful(env.DB, jobId, from, to, error, now),
   ]);
   if (!wonTransition(results.at(-1))) return false;
-  await releaseAccountHold(env, accountId, jobId);
+  await releaseHolds(env, accountId, jobId);
+  await stopEngine(env, jobId, options.engineReported);
   await deleteJobObjects(env.CLIPS, jobId);
-  if (options.stopEngine) await cancelOnEngine(env, jobId);
   return true;
 }
 
@@ -101,22 +117,60 @@ export function failJob(
 }
 
 export function cancelJob(env: Env, accountId: string, jobId: string): Promise<boolean> {
-  return endUnsuccessfully(env, accountId, jobId, ["queued", "processing"], "canceled", null, { stopEngine: true });
+  return endUnsuccessfully(env, accountId, jobId, ["queued", "processing"], "canceled", null, { engineReported: false });
 }
 
 /**
- * Called by the account's Durable Object alarm when the engine has been
- * silent for ENGINE_SILENCE_TIMEOUT_SECONDS. A job that already ended is left
- * alone, but the slot and watchdog are released anyway so nothing stays held.
+ * Called by the account's Durable Object alarm for a job past its deadline:
+ * a queued job waited MAX_QUEUE_SECONDS (queue_timeout), a processing job's
+ * engine was silent ENGINE_SILENCE_TIMEOUT_SECONDS (processing_timeout). A
+ * job that already ended is left alone, but what it held is released anyway
+ * so nothing stays held.
  */
-export async function expireSilentJob(env: Env, accountId: string, jobId: string): Promise<void> {
-  const expired = await failJob(
+export async function expireOverdueJob(env: Env, accountId: string, jobId: string): Promise<void> {
+  const job = await findJob(env.DB, jobId);
+  let expired = false;
+  if (job?.status === "queued") {
+    expired = await failJob(
+      env,
+      accountId,
+      jobId,
+      ["queued"],
+      { code: "queue_timeout", message: `No engine became free within ${maxQueueSeconds(env)} seconds; nothing was charged.` },
+      { engineReported: false },
+    );
+  } else if (job?.status === "processing") {
+    expired = await failJob(
+      env,
+      accountId,
+      jobId,
+      ["processing"],
+      { code: "processing_timeout", message: "The clip engine stopped reporting progress." },
+      { engineReported: false },
+    );
+  }
+  if (!expired) await releaseHolds(env, accountId, jobId);
+}
+
+/**
+ * The job's engine was stopped under it (SIGTERM on a redeploy): the job goes
+ * back to the head of the line and starts again, with its credits as they
+ * were, at most MAX_ENGINE_RESTARTS times; after that it fails.
+ */
+export async function requeueAfterInterruption(env: Env, accountId: string, jobId: string): Promise<"requeued" | "failed" | "inactive"> {
+  if (await requeueInterrupted(env.DB, jobId, MAX_ENGINE_RESTARTS, new Date().toISOString())) {
+    await accountState(env, accountId).touchWatchdog(jobId, maxQueueSeconds(env));
+    const grants = await fleetScheduler(env).requeue(jobId, accountId, fleetCapacity(env));
+    await sendDispatches(env, grants);
+    return "requeued";
+  }
+  const failed = await failJob(
     env,
     accountId,
     jobId,
-    ["queued", "processing"],
-    { code: "processing_timeout", message: "The clip engine stopped reporting progress." },
-    { stopEngine: true },
+    ["processing"],
+    { code: "internal_error", message: `The clip engine was stopped ${MAX_ENGINE_RESTARTS} times while working on this job.` },
+    { engineReported: true },
   );
-  if (!expired) await releaseAccountHold(env, accountId, jobId);
+  return failed ? "failed" : "inactive";
 }

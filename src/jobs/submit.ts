@@ -6,7 +6,8 @@
 import { accountState } from "../account/stub";
 import { getUsage } from "../db/accounts";
 import { getConfig } from "../db/configs";
-import { deleteQueuedJob, findAccountJob, insertJob, type Job } from "../db/jobs";
+import { ACTIVE_STATUSES, deleteQueuedJob, findAccountJob, findJob, insertJob, type Job } from "../db/jobs";
+import { engineConfigProblem, maxQueueSeconds } from "../engine/dispatch";
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type VideoType } from "../engine/contract";
 import { AppError } from "../http/errors";
 import type { JobMessage } from "../queue/message";
@@ -30,8 +31,52 @@ export interface Submission {
   configName: string | null;
 }
 
+/**
+ * A slot is taken just before its job's row is inserted: a holder missing
+ * from D1 is only stale once this much older than that.
+ */
+const SLOT_INSERT_GRACE_MS = 60_000;
+
+/**
+ * Takes the account's active-job slot. A slot held by a job that D1 says has
+ * ended (or that never made it into D1: a failed insert whose clean-up failed
+ * too) is freed first, so an account can never stay stuck on 409
+ * active_job_limit.
+ */
+async function acquireSlot(env: Env, accountId: string, jobId: string, maxActive: number): Promise<void> {
+  const account = accountState(env, accountId);
+  let slot = await account.acquireSlot(jobId, maxActive);
+  if (!slot.ok) {
+    let freed = false;
+    for (const { jobId: holder, acquiredAtMs } of await account.heldSlots()) {
+      const held = await findJob(env.DB, holder);
+      const stale = held ? !ACTIVE_STATUSES.includes(held.status) : Date.now() - acquiredAtMs > SLOT_INSERT_GRACE_MS;
+      if (stale) {
+        console.warn(`freeing the slot of ${holder}: ${held ? held.status : "missing"} in D1`);
+        await account.releaseSlot(holder);
+        await account.clearWatchdog(holder);
+        freed = true;
+      }
+    }
+    if (freed) slot = await account.acquireSlot(jobId, maxActive);
+  }
+  if (!slot.ok) {
+    throw new AppError("active_job_limit", "The account already has an active job.", {
+      extra: { active_job_id: slot.activeJobId },
+    });
+  }
+}
+
 /** Everything after validation: credits, configuration, slot, insert, enqueue. */
 export async function createJob(env: Env, submission: Submission): Promise<Job> {
+  const problem = engineConfigProblem(env);
+  if (problem) {
+    console.error(`refusing submissions: ${problem}`);
+    throw new AppError("service_misconfigured", "The service cannot run jobs until its operator fixes its configuration.", {
+      headers: { "Retry-After": "300" },
+      extra: { configuration_error: "ENGINE_SECRET" },
+    });
+  }
   const usage = await getUsage(env.DB, submission.accountId);
   if (!usage || usage.creditsRemaining <= 0) {
     throw new AppError("insufficient_credits", "No credits left in this period.", {
@@ -47,12 +92,7 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
 
   const jobId = newJobId();
   const account = accountState(env, submission.accountId);
-  const slot = await account.acquireSlot(jobId, submission.maxActiveJobs);
-  if (!slot.ok) {
-    throw new AppError("active_job_limit", "The account already has an active job.", {
-      extra: { active_job_id: slot.activeJobId },
-    });
-  }
+  await acquireSlot(env, submission.accountId, jobId, submission.maxActiveJobs);
   const now = new Date().toISOString();
   try {
     await insertJob(env.DB, {
@@ -79,6 +119,8 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
       headers: { "Retry-After": "5" },
     });
   }
+  // A queued job has a deadline too: it fails with queue_timeout if no engine frees up in time.
+  await account.touchWatchdog(jobId, maxQueueSeconds(env));
   const job = await findAccountJob(env.DB, submission.accountId, jobId);
   if (!job) throw new Error(`job ${jobId} vanished right after insert`);
   return job;

@@ -1,27 +1,48 @@
 /**
- * The jobs queue consumer: moves a queued job to processing and starts it on
- * the engine. Delivery is at least once, so every step tolerates repeats: the
- * queued -> processing transition is conditional, StartJob is idempotent on
- * the engine, and credits move only on the engine's probe/complete callbacks.
+ * The jobs queue consumer: a queued job asks the fleet for an engine; with
+ * one granted, it is started on the engine and becomes processing. Without
+ * one, the message is done: the job waits in the fleet, which sends a new
+ * message when its turn comes. Delivery is at least once, so every step
+ * tolerates repeats: admission is idempotent, the queued -> processing
+ * transition is conditional, StartJob is idempotent on the engine.
  */
-import { findJob, markProcessing } from "../db/jobs";
-import { EngineUnavailableError, silenceTimeoutSeconds, startOnEngine } from "../engine/dispatch";
 import { accountState } from "../account/stub";
+import { findJob, markProcessing, revertToQueued } from "../db/jobs";
+import {
+  EngineBusyError,
+  EngineMisconfiguredError,
+  EngineUnavailableError,
+  maxQueueSeconds,
+  silenceTimeoutSeconds,
+  startOnEngine,
+} from "../engine/dispatch";
+import { sendDispatches } from "../fleet/fleet-scheduler";
+import { fleetCapacity, fleetScheduler } from "../fleet/stub";
 import { failJob } from "../jobs/lifecycle";
 import type { JobMessage } from "./message";
 
 /** Must match `max_retries` of the consumer in wrangler.toml. */
 export const QUEUE_MAX_RETRIES = 5;
 
+/** How long a job whose start found no free instance waits before its next try. */
+export const BUSY_RETRY_MS = 15_000;
+
 /** Exponential backoff between deliveries: 10 s, 20 s, 40 s ... capped at 5 minutes. */
 export function retryDelaySeconds(attempts: number): number {
   return Math.min(300, 10 * 2 ** Math.max(0, attempts - 1));
 }
 
-function isJobMessage(body: unknown): body is JobMessage {
+export function isJobMessage(body: unknown): body is JobMessage {
   if (typeof body !== "object" || body === null) return false;
   const { job_id, account_id } = body as Record<string, unknown>;
   return typeof job_id === "string" && typeof account_id === "string";
+}
+
+/** The engine did not take the job: back to queued (it keeps its place in the fleet as the caller decides). */
+async function notStarted(env: Env, accountId: string, jobId: string): Promise<void> {
+  if (await revertToQueued(env.DB, jobId, new Date().toISOString())) {
+    await accountState(env, accountId).touchWatchdog(jobId, maxQueueSeconds(env));
+  }
 }
 
 async function handleMessage(message: Message<unknown>, env: Env): Promise<void> {
@@ -32,30 +53,43 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
   }
   const { job_id: jobId, account_id: accountId } = message.body;
   const job = await findJob(env.DB, jobId);
-  if (!job || job.accountId !== accountId) {
+  // Processing: a duplicate delivery (the engine has it); ended: nothing to do.
+  if (!job || job.accountId !== accountId || job.status !== "queued") {
     message.ack();
     return;
   }
-  if (job.status === "queued") {
-    const now = new Date().toISOString();
-    if (!(await markProcessing(env.DB, jobId, now))) {
-      // Canceled (or picked up by a parallel delivery) in between: re-read below.
-      const current = await findJob(env.DB, jobId);
-      if (!current || current.status !== "processing") {
-        message.ack();
-        return;
-      }
-    }
-  } else if (job.status !== "processing") {
+  const fleet = fleetScheduler(env);
+  const capacity = fleetCapacity(env);
+  const admission = await fleet.admit({ jobId, accountId }, capacity);
+  await sendDispatches(env, admission.grants);
+  if (admission.state === "waiting") {
     message.ack();
     return;
   }
 
+  // Processing from here, so the engine's first report finds the job live.
+  if (!(await markProcessing(env.DB, jobId, new Date().toISOString()))) {
+    message.ack(); // canceled in between: the cancel released the capacity
+    return;
+  }
   await accountState(env, accountId).touchWatchdog(jobId, silenceTimeoutSeconds(env));
   try {
     await startOnEngine(env, { ...job, status: "processing" });
-    message.ack();
   } catch (err) {
+    if (err instanceof EngineBusyError) {
+      console.warn(`no engine instance for ${jobId} yet: ${err.message}`);
+      await notStarted(env, accountId, jobId);
+      await fleet.deferStart(jobId, BUSY_RETRY_MS, capacity);
+      message.ack();
+      return;
+    }
+    if (err instanceof EngineMisconfiguredError) {
+      // Operator error: keep the job queued (it times out with queue_timeout if never fixed).
+      console.error(`not dispatching ${jobId}: ${err.message}`);
+      await notStarted(env, accountId, jobId);
+      message.retry({ delaySeconds: 300 });
+      return;
+    }
     if (!(err instanceof EngineUnavailableError)) throw err;
     if (message.attempts >= QUEUE_MAX_RETRIES) {
       console.error(`giving up on ${jobId} after ${message.attempts} attempts: ${err.message}`);
@@ -65,14 +99,18 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
         jobId,
         ["queued", "processing"],
         { code: "internal_error", message: "The clip engine could not be started." },
-        { stopEngine: false },
+        { engineReported: true },
       );
       message.ack();
       return;
     }
     console.warn(`retrying ${jobId} (attempt ${message.attempts}): ${err.message}`);
+    await notStarted(env, accountId, jobId);
     message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+    return;
   }
+  await fleet.confirmStarted(jobId);
+  message.ack();
 }
 
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env, _ctx: ExecutionContext): Promise<void> {

@@ -6,7 +6,7 @@
  * passes through untouched. The engine's side of direction 2 is played by
  * EngineClient, which calls the Worker's internal routes like the engine does.
  */
-import { SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { vi, type MockInstance } from "vitest";
 import type {
   CallbackAck,
@@ -18,6 +18,7 @@ import type {
   ProgressReport,
   StartJob,
 } from "../../src/engine/contract";
+import { ENGINE_SIGNATURE_HEADER, verifyEngineRequest } from "../../src/engine/contract";
 
 export const ENGINE_ORIGIN = "http://engine.test";
 
@@ -25,11 +26,13 @@ export interface EngineRequest {
   method: string;
   path: string;
   authorization: string | null;
+  /** Whether the Engine-Signature verified with ENGINE_SECRET, as the real engine checks. */
+  signed: boolean;
   body: string;
 }
 
-/** up: answers like a healthy engine; down: connection refused; broken: 503. */
-export type EngineMode = "up" | "down" | "broken";
+/** up: answers like a healthy engine; down: connection refused; broken: 500; busy: 503 (shutting down). */
+export type EngineMode = "up" | "down" | "broken" | "busy";
 
 let activeSpy: MockInstance<typeof fetch> | undefined;
 
@@ -51,15 +54,25 @@ export class FakeEngine {
 
   private async answer(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
+    const body = await request.text();
+    const signed = await verifyEngineRequest(env.ENGINE_SECRET, request.headers.get(ENGINE_SIGNATURE_HEADER), {
+      method: request.method,
+      path,
+      body,
+    });
     this.requests.push({
       method: request.method,
       path,
       authorization: request.headers.get("Authorization"),
-      body: await request.text(),
+      signed,
+      body,
     });
     if (this.mode === "down") throw new TypeError("fetch failed: connection refused");
-    if (this.mode === "broken") return new Response("engine overloaded", { status: 503 });
+    if (this.mode === "broken") return new Response("engine failed", { status: 500 });
+    if (this.mode === "busy") return new Response("shutting down", { status: 503 });
     const recorded = this.requests.at(-1)!;
+    // The real engine answers 401 to an unsigned or forged request and starts nothing.
+    if (request.method === "POST" && !signed) return new Response("unauthorized", { status: 401 });
     if (request.method === "POST" && path === "/jobs") {
       const start = JSON.parse(recorded.body) as StartJob;
       const started = !this.running.has(start.job_id);
@@ -107,7 +120,8 @@ export class EngineClient {
   ) {}
 
   static from(start: StartJob): EngineClient {
-    return new EngineClient(start.job_id, start.token, start.callback_base);
+    // The engine's callback origin comes from its own environment (CALLBACK_BASE), not from StartJob.
+    return new EngineClient(start.job_id, start.token, env.CALLBACK_BASE);
   }
 
   url(suffix: string): string {

@@ -3,7 +3,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { expect } from "vitest";
 import { handleQueue } from "../../src/queue/consumer";
 import type { JobMessage } from "../../src/queue/message";
-import { EngineClient, type FakeEngine } from "./engine-stub";
+import { EngineClient, waitFor, type FakeEngine } from "./engine-stub";
 import { api, type TestAccount } from "./helpers";
 
 export const VIDEO_URL = "https://videos.example.com/talks/keynote.mp4";
@@ -102,8 +102,8 @@ export async function startJob(
   const jobId = await submitJob(account, body);
   const result = await deliver(account, jobId);
   expect(result.explicitAcks).toHaveLength(1);
-  const start = engine.starts(jobId).at(-1);
-  if (!start) throw new Error(`no StartJob was sent for ${jobId}`);
+  // The queue's own delivery of the same message may be the one that started it, a moment later.
+  const start = await waitFor(() => engine.starts(jobId).at(-1), `a StartJob for ${jobId}`);
   return EngineClient.from(start);
 }
 

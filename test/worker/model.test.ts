@@ -13,7 +13,7 @@ import fc from "fast-check";
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { creditsForDuration } from "../../src/db/credits";
-import { clipReport, FakeEngine } from "./engine-stub";
+import { clipReport, FakeEngine, waitFor } from "./engine-stub";
 import { adminFetch, api, createAccount, issueKey, type TestAccount } from "./helpers";
 import { deliver, VIDEO_URL } from "./jobs-helpers";
 import { EngineClient } from "./engine-stub";
@@ -120,7 +120,8 @@ class Submit implements Command {
 async function deliverJob(model: Model, real: Real, job: ModelJob): Promise<void> {
   note("deliver");
   await deliver(real.account, job.id);
-  job.client = EngineClient.from(real.engine.starts(job.id).at(-1)!);
+  // The queue's own delivery may be the one that starts it, a moment later.
+  job.client = EngineClient.from(await waitFor(() => real.engine.starts(job.id).at(-1), `a StartJob for ${job.id}`));
   job.status = "processing";
 }
 

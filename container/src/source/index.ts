@@ -11,6 +11,8 @@ import { downloadWithYtdlp } from "./ytdlp.ts";
 export interface FetchSourceRequest {
   videoUrl: string;
   limits: EngineLimits;
+  /** The engine's own ALLOW_PRIVATE_SOURCES setting. */
+  allowPrivateHosts: boolean;
   /** The backend's own cap (the wasm build holds files in memory). */
   backendMaxBytes: number;
   backendName: string;
@@ -101,7 +103,7 @@ export async function fetchSource(req: FetchSourceRequest): Promise<FetchedSourc
     timeoutMs,
     stallTimeoutMs: req.stallTimeoutMs,
     maxRedirects: req.maxRedirects,
-    policy: req.policy ?? policyFor(req.limits.allow_private_hosts),
+    policy: req.policy ?? policyFor(req.allowPrivateHosts),
     resolver: req.resolver ?? systemResolver,
     signal: req.signal,
     onProgress: (bytes, total) => {

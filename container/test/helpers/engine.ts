@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import type { ClipConfig, StartJob } from "../../../src/engine/contract.ts";
+import { ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type StartJob } from "../../../src/engine/contract.ts";
 import type { EngineConfig } from "../../src/config.ts";
 import { createEngineServer, type EngineServer, type EngineServerOptions } from "../../src/http-app.ts";
 import { nativeRunner } from "./media.ts";
@@ -15,8 +15,21 @@ export interface TestEngine {
   close(): Promise<void>;
 }
 
-export function testConfig(workDir: string): EngineConfig {
+/** The ENGINE_SECRET test engines and test "Workers" share. */
+export const TEST_ENGINE_SECRET = "test-engine-secret-0123456789abcdef-0123";
+
+/** The engine settings that come from its environment, per test engine. */
+export interface EngineSettings {
+  callbackBase?: string;
+  allowPrivateHosts?: boolean;
+}
+
+export function testConfig(workDir: string, settings: EngineSettings = {}): EngineConfig {
   return {
+    engineSecret: TEST_ENGINE_SECRET,
+    callbackBase: settings.callbackBase ?? "http://127.0.0.1:9",
+    // Tests serve their sources on loopback.
+    allowPrivateHosts: settings.allowPrivateHosts ?? true,
     port: 0,
     host: "127.0.0.1",
     workDir,
@@ -30,8 +43,12 @@ export function testConfig(workDir: string): EngineConfig {
   };
 }
 
-export async function startTestEngine(workDir: string, extra: Partial<EngineServerOptions> = {}): Promise<TestEngine> {
-  const engine = createEngineServer({ config: testConfig(workDir), runner: nativeRunner(), ...extra });
+export async function startTestEngine(
+  workDir: string,
+  extra: Partial<EngineServerOptions> = {},
+  settings: EngineSettings = {},
+): Promise<TestEngine> {
+  const engine = createEngineServer({ config: testConfig(workDir, settings), runner: nativeRunner(), ...extra });
   const address = await engine.listen(0, "127.0.0.1");
   return {
     engine,
@@ -56,16 +73,13 @@ export function newJobId(label: string): string {
 export function startJobBody(args: {
   jobId: string;
   token: string;
-  callbackBase: string;
   videoUrl: string;
   config: ClipConfig;
-  allowPrivateHosts?: boolean;
   maxSourceSeconds?: number;
 }): StartJob {
   return {
     job_id: args.jobId,
     token: args.token,
-    callback_base: args.callbackBase,
     video_url: args.videoUrl,
     video_type: "general",
     config: args.config,
@@ -73,13 +87,30 @@ export function startJobBody(args: {
       max_source_bytes: 512 * 1024 * 1024,
       max_source_seconds: args.maxSourceSeconds ?? 3600,
       download_timeout_seconds: 60,
-      allow_private_hosts: args.allowPrivateHosts ?? true,
     },
   };
 }
 
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+/**
+ * POSTs JSON to a test engine, signed with TEST_ENGINE_SECRET as the Worker
+ * signs StartJob and cancel (pass `signed: false` to send it unsigned).
+ */
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  options: { signed?: boolean; secret?: string } = {},
+): Promise<{ status: number; json: unknown }> {
+  const payload = body === undefined ? "" : JSON.stringify(body);
+  const sent: Record<string, string> = { "content-type": "application/json" };
+  if (options.signed !== false) {
+    sent[ENGINE_SIGNATURE_HEADER] = await signEngineRequest(options.secret ?? TEST_ENGINE_SECRET, {
+      method: "POST",
+      path: new URL(url).pathname,
+      body: payload,
+    });
+  }
+  const res = await fetch(url, { method: "POST", headers: { ...sent, ...headers }, body: payload });
   const text = await res.text();
   return { status: res.status, json: text ? JSON.parse(text) : null };
 }

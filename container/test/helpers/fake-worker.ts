@@ -12,7 +12,7 @@ import { CALLBACK_PREFIX, type ProbeAck } from "../../../src/engine/contract.ts"
  */
 export interface RecordedCall {
   jobId: string;
-  /** progress, probe, complete, fail, clip, thumbnail */
+  /** progress, probe, complete, fail, interrupted, clip, thumbnail */
   kind: string;
   index?: number;
   body?: unknown;
@@ -42,7 +42,7 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
   const counts = new Map<string, number>();
   const state = { unauthorized: 0 };
   const behaviour: FakeWorkerBehaviour = {};
-  const route = new RegExp(`^${CALLBACK_PREFIX}/([^/]+)/(progress|probe|complete|fail|clips/(\\d+)(/thumbnail)?)$`);
+  const route = new RegExp(`^${CALLBACK_PREFIX}/([^/]+)/(progress|probe|complete|fail|interrupted|clips/(\\d+)(/thumbnail)?)$`);
 
   const server = http.createServer((req, res) => {
     void (async () => {

@@ -1,0 +1,206 @@
+/**
+ * FleetScheduler: the one owner of engine capacity (one instance, named
+ * "fleet"). At most `capacity` jobs hold an engine at once; every other job
+ * waits here, durably, and gets an engine by the fair rule of fair-order.ts.
+ *
+ * The scheduler never talks to engines and never changes a job's status: it
+ * only decides who may start. Its RPC answers name the jobs that were just
+ * granted an engine ("grants"); the caller sends each a jobs-queue message and
+ * the queue consumer starts it. The alarm is the safety net: it re-sends
+ * grants whose start never happened, pumps jobs held back after a failed
+ * start, and gives back capacity held by jobs that already ended in D1.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { fairOrder } from "./fair-order";
+import * as tables from "./fleet-tables";
+
+export interface Grant {
+  jobId: string;
+  accountId: string;
+}
+
+export type Admission =
+  | { state: "granted"; grants: Grant[] }
+  | { state: "waiting"; position: number; grants: Grant[] };
+
+export interface FleetSnapshot {
+  capacity: number;
+  holding: string[];
+  waiting: number;
+}
+
+/** A granted job whose engine has not accepted it by then gets its dispatch message again. */
+export const GRANT_START_TIMEOUT_MS = 10 * 60_000;
+/** How often the alarm checks held capacity against D1 while anything is held or waiting. */
+export const RECONCILE_INTERVAL_MS = 60_000;
+
+const ENDED = new Set(["completed", "failed", "canceled"]);
+
+export class FleetScheduler extends DurableObject<Env> {
+  private capacity = 1;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    tables.createFleetTables(ctx.storage.sql);
+  }
+
+  private get sql(): SqlStorage {
+    return this.ctx.storage.sql;
+  }
+
+  /**
+   * A queued job asks for an engine. Idempotent: a job already holding one is
+   * "granted" again (a re-delivered dispatch message), a waiting job keeps its
+   * place. Grants made for other jobs on the way are returned too.
+   */
+  admit(job: Grant, capacity: number): Admission {
+    this.capacity = capacity;
+    const sql = this.sql;
+    if (!tables.findHolding(sql, job.jobId) && !tables.isWaiting(sql, job.jobId)) {
+      tables.addWaiting(sql, job.jobId, job.accountId, tables.nextCounter(sql, "seq"), 0);
+    }
+    const grants = this.pump();
+    this.armAlarm();
+    if (tables.findHolding(sql, job.jobId)) {
+      return { state: "granted", grants: grants.filter((g) => g.jobId !== job.jobId) };
+    }
+    return { state: "waiting", position: this.position(job.jobId) ?? 1, grants };
+  }
+
+  /** An engine accepted the job: its grant is used. */
+  confirmStarted(jobId: string): boolean {
+    return tables.markStarted(this.sql, jobId);
+  }
+
+  /**
+   * The job ended (or left the queue): its engine, or its place in line, is
+   * given back, and the freed capacity is granted at once.
+   */
+  release(jobId: string, capacity: number): Grant[] {
+    this.capacity = capacity;
+    tables.forget(this.sql, jobId);
+    tables.pruneServed(this.sql);
+    const grants = this.pump();
+    this.armAlarm();
+    return grants;
+  }
+
+  /**
+   * A granted job could not start because the platform had no instance free
+   * (an ended job's instance still stopping): it goes back to the head of the
+   * line and is tried again after `retryAfterMs`. Never a failure.
+   */
+  deferStart(jobId: string, retryAfterMs: number, capacity: number): void {
+    this.capacity = capacity;
+    tables.ungrant(this.sql, jobId, Date.now() + retryAfterMs);
+    this.armAlarm(Date.now() + retryAfterMs);
+  }
+
+  /**
+   * A job whose engine was stopped under it goes back to the head of the
+   * line (it already waited its turn); free capacity is granted at once.
+   */
+  requeue(jobId: string, accountId: string, capacity: number): Grant[] {
+    this.capacity = capacity;
+    const sql = this.sql;
+    if (!tables.ungrant(sql, jobId, 0) && !tables.isWaiting(sql, jobId)) {
+      const first = tables.waitingRows(sql)[0]?.seq ?? tables.nextCounter(sql, "seq");
+      tables.addWaiting(sql, jobId, accountId, first - 1, 0);
+    }
+    const grants = this.pump();
+    this.armAlarm();
+    return grants;
+  }
+
+  /** 1-based place among waiting jobs, or null when the job is not waiting. */
+  position(jobId: string): number | null {
+    const sql = this.sql;
+    const order = fairOrder(
+      tables.waitingRows(sql).map((r) => ({ jobId: r.job_id, accountId: r.account_id, seq: r.seq })),
+      { running: tables.runningPerAccount(sql), lastServed: tables.lastServed(sql) },
+    );
+    const index = order.findIndex((w) => w.jobId === jobId);
+    return index < 0 ? null : index + 1;
+  }
+
+  snapshot(): FleetSnapshot {
+    return {
+      capacity: this.capacity,
+      holding: tables.holdingRows(this.sql).map((r) => r.job_id),
+      waiting: tables.waitingRows(this.sql).length,
+    };
+  }
+
+  /** Grants free capacity to waiting jobs in fair order (skipping jobs held back until later). */
+  private pump(): Grant[] {
+    const sql = this.sql;
+    const now = Date.now();
+    let free = this.capacity - tables.holdingCount(sql);
+    if (free <= 0) return [];
+    const ready = tables.waitingRows(sql).filter((r) => r.not_before_ms <= now);
+    if (ready.length === 0) return [];
+    const order = fairOrder(
+      ready.map((r) => ({ jobId: r.job_id, accountId: r.account_id, seq: r.seq })),
+      { running: tables.runningPerAccount(sql), lastServed: tables.lastServed(sql) },
+    );
+    const grants: Grant[] = [];
+    for (const next of order) {
+      if (free <= 0) break;
+      tables.grant(sql, { job_id: next.jobId, account_id: next.accountId }, now, tables.nextCounter(sql, "turn"));
+      grants.push({ jobId: next.jobId, accountId: next.accountId });
+      free -= 1;
+    }
+    return grants;
+  }
+
+  private armAlarm(at?: number): void {
+    const busy = tables.holdingCount(this.sql) > 0 || tables.waitingRows(this.sql).length > 0;
+    if (!busy) return;
+    const when = Math.min(at ?? Infinity, Date.now() + RECONCILE_INTERVAL_MS);
+    void this.ctx.storage.getAlarm().then((current) => {
+      if (current === null || current > when) return this.ctx.storage.setAlarm(when);
+    });
+  }
+
+  override async alarm(): Promise<void> {
+    await this.reconcile();
+    const grants = this.pump();
+    const now = Date.now();
+    const stale = tables
+      .holdingRows(this.sql)
+      .filter((r) => r.started === 0 && now - r.granted_ms > GRANT_START_TIMEOUT_MS)
+      .map((r) => ({ jobId: r.job_id, accountId: r.account_id }));
+    await sendDispatches(this.env, [...grants, ...stale]);
+    const nextHeldBack = tables
+      .waitingRows(this.sql)
+      .map((r) => r.not_before_ms)
+      .filter((t) => t > now);
+    this.armAlarm(nextHeldBack.length > 0 ? Math.min(...nextHeldBack) : undefined);
+  }
+
+  /** Gives back what jobs that already ended (or vanished) in D1 still hold here. */
+  private async reconcile(): Promise<void> {
+    const ids = [...tables.holdingRows(this.sql), ...tables.waitingRows(this.sql)].map((r) => r.job_id);
+    for (let i = 0; i < ids.length; i += 50) {
+      const chunk = ids.slice(i, i + 50);
+      const placeholders = chunk.map(() => "?").join(", ");
+      const { results } = await this.env.DB.prepare(`SELECT id, status FROM jobs WHERE id IN (${placeholders})`)
+        .bind(...chunk)
+        .all<{ id: string; status: string }>();
+      const status = new Map(results.map((r) => [r.id, r.status]));
+      for (const jobId of chunk) {
+        const current = status.get(jobId);
+        if (current === undefined || ENDED.has(current)) tables.forget(this.sql, jobId);
+      }
+    }
+    tables.pruneServed(this.sql);
+  }
+}
+
+/** One jobs-queue message per grant: the consumer starts the job on its engine. */
+export async function sendDispatches(env: Env, grants: readonly Grant[]): Promise<void> {
+  // sendBatch takes at most 100 messages.
+  for (let i = 0; i < grants.length; i += 100) {
+    await env.JOBS.sendBatch(grants.slice(i, i + 100).map((g) => ({ body: { job_id: g.jobId, account_id: g.accountId } })));
+  }
+}
