@@ -37,7 +37,9 @@ export interface LocalStack {
   logsDir: string;
   /** SIGKILL the engine and everything it spawned, as a crash would. */
   killEngine(): Promise<void>;
-  /** Starts the engine again on the same port (after killEngine). */
+  /** SIGTERM to the engine, as a redeploy sends; resolves once it exited (SIGKILL after graceMs). */
+  stopEngine(graceMs?: number): Promise<void>;
+  /** Starts the engine again on the same port (after killEngine or stopEngine). */
   restartEngine(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -129,6 +131,9 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
     async killEngine() {
       engine.process.kill();
       await engine.process.exited;
+    },
+    async stopEngine(graceMs = 30_000) {
+      await engine.process.stop(graceMs);
     },
     async restartEngine() {
       if (engine.process.isRunning()) await engine.process.stop();

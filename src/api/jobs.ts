@@ -24,6 +24,7 @@ import { decodeCursor, encodeCursor } from "../jobs/cursor";
 import { isJobId } from "../jobs/ids";
 import { cancelJob } from "../jobs/lifecycle";
 import { presentJob, presentListItem } from "../jobs/present";
+import { withQueuePosition } from "../fleet/queue-position";
 import { checkVideoUrl } from "../jobs/source-url";
 import { deleteJobObjects } from "../jobs/storage";
 import { checkVideoType, createJob, type Submission } from "../jobs/submit";
@@ -150,7 +151,7 @@ export const jobs = new Hono<AppEnv>()
     });
   })
   .get("/:job_id", async (c) => {
-    const job = await loadOwnJob(c.env.DB, c.get("auth").accountId, c.req.param("job_id"));
+    const job = await withQueuePosition(c.env, await loadOwnJob(c.env.DB, c.get("auth").accountId, c.req.param("job_id")));
     const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
     return c.json(presentJob(c.env.CDN_URL, job, clips));
   })

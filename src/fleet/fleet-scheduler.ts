@@ -7,8 +7,8 @@
  * only decides who may start. Its RPC answers name the jobs that were just
  * granted an engine ("grants"); the caller sends each a jobs-queue message and
  * the queue consumer starts it. The alarm is the safety net: it re-sends
- * grants whose start never happened, pumps jobs held back after a failed
- * start, and gives back capacity held by jobs that already ended in D1.
+ * grants whose start never happened and gives back capacity held by jobs
+ * that already ended in D1.
  */
 import { DurableObject } from "cloudflare:workers";
 import { fairOrder } from "./fair-order";
@@ -33,6 +33,8 @@ export interface FleetSnapshot {
 export const GRANT_START_TIMEOUT_MS = 10 * 60_000;
 /** How often the alarm checks held capacity against D1 while anything is held or waiting. */
 export const RECONCILE_INTERVAL_MS = 60_000;
+/** A job ended in D1 this long ago and still holding here had its release lost. */
+export const RECONCILE_GRACE_MS = 60_000;
 
 const ENDED = new Set(["completed", "failed", "canceled"]);
 
@@ -83,17 +85,6 @@ export class FleetScheduler extends DurableObject<Env> {
     const grants = this.pump();
     this.armAlarm();
     return grants;
-  }
-
-  /**
-   * A granted job could not start because the platform had no instance free
-   * (an ended job's instance still stopping): it goes back to the head of the
-   * line and is tried again after `retryAfterMs`. Never a failure.
-   */
-  deferStart(jobId: string, retryAfterMs: number, capacity: number): void {
-    this.capacity = capacity;
-    tables.ungrant(this.sql, jobId, Date.now() + retryAfterMs);
-    this.armAlarm(Date.now() + retryAfterMs);
   }
 
   /**
@@ -163,8 +154,9 @@ export class FleetScheduler extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    await this.reconcile();
-    const grants = this.pump();
+    // Capacity is granted where it is released; here only what reconciling freed.
+    const freed = await this.reconcile();
+    const grants = freed > 0 ? this.pump() : [];
     const now = Date.now();
     const stale = tables
       .holdingRows(this.sql)
@@ -178,22 +170,27 @@ export class FleetScheduler extends DurableObject<Env> {
     this.armAlarm(nextHeldBack.length > 0 ? Math.min(...nextHeldBack) : undefined);
   }
 
-  /** Gives back what jobs that already ended (or vanished) in D1 still hold here. */
-  private async reconcile(): Promise<void> {
+  /** Gives back what jobs that already ended (or vanished) in D1 still hold here; how many engines that freed. */
+  private async reconcile(): Promise<number> {
+    let freed = 0;
     const ids = [...tables.holdingRows(this.sql), ...tables.waitingRows(this.sql)].map((r) => r.job_id);
     for (let i = 0; i < ids.length; i += 50) {
       const chunk = ids.slice(i, i + 50);
       const placeholders = chunk.map(() => "?").join(", ");
-      const { results } = await this.env.DB.prepare(`SELECT id, status FROM jobs WHERE id IN (${placeholders})`)
+      const { results } = await this.env.DB.prepare(`SELECT id, status, updated_at FROM jobs WHERE id IN (${placeholders})`)
         .bind(...chunk)
-        .all<{ id: string; status: string }>();
-      const status = new Map(results.map((r) => [r.id, r.status]));
+        .all<{ id: string; status: string; updated_at: string }>();
+      const rows = new Map(results.map((r) => [r.id, r]));
+      const settledBefore = Date.now() - RECONCILE_GRACE_MS;
       for (const jobId of chunk) {
-        const current = status.get(jobId);
-        if (current === undefined || ENDED.has(current)) tables.forget(this.sql, jobId);
+        const row = rows.get(jobId);
+        // The lifecycle releases right after a job's end is written: only an end older than the grace was missed.
+        const missed = row === undefined || (ENDED.has(row.status) && Date.parse(row.updated_at) < settledBefore);
+        if (missed && tables.forget(this.sql, jobId)) freed += 1;
       }
     }
     tables.pruneServed(this.sql);
+    return freed;
   }
 }
 

@@ -25,7 +25,7 @@ import type { JobMessage } from "./message";
 export const QUEUE_MAX_RETRIES = 5;
 
 /** How long a job whose start found no free instance waits before its next try. */
-export const BUSY_RETRY_MS = 15_000;
+export const BUSY_RETRY_SECONDS = 15;
 
 /** Exponential backoff between deliveries: 10 s, 20 s, 40 s ... capped at 5 minutes. */
 export function retryDelaySeconds(attempts: number): number {
@@ -77,9 +77,12 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     await startOnEngine(env, { ...job, status: "processing" });
   } catch (err) {
     if (err instanceof EngineBusyError) {
+      // The platform has no instance free yet (an ended job's instance is
+      // still stopping): not a failure. The job keeps its grant and tries
+      // again shortly, with a fresh message so the retry budget is untouched.
       console.warn(`no engine instance for ${jobId} yet: ${err.message}`);
       await notStarted(env, accountId, jobId);
-      await fleet.deferStart(jobId, BUSY_RETRY_MS, capacity);
+      await env.JOBS.send({ job_id: jobId, account_id: accountId } satisfies JobMessage, { delaySeconds: BUSY_RETRY_SECONDS });
       message.ack();
       return;
     }

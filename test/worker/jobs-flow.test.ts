@@ -3,12 +3,13 @@
  * credits checked at each step (reserve on probe, charge on completion,
  * release on failure and cancel).
  */
-import { createExecutionContext, env, runDurableObjectAlarm, SELF } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, env, getQueueResult, runDurableObjectAlarm, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { accountState } from "../../src/account/stub";
 import { app } from "../../src/app";
 import { MAX_CLIP_UPLOAD_BYTES } from "../../src/engine/contract";
-import { QUEUE_MAX_RETRIES } from "../../src/queue/consumer";
+import { BUSY_RETRY_SECONDS, handleQueue, QUEUE_MAX_RETRIES } from "../../src/queue/consumer";
+import type { JobMessage } from "../../src/queue/message";
 import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub";
 import { api, createAccount, expectProblem } from "./helpers";
 import { accountCredits, deliver, getJob, getUsage, startJob, submitJob, VIDEO_URL } from "./jobs-helpers";
@@ -81,17 +82,29 @@ describe("queue consumer", () => {
     expect((await getJob(account, jobId)).status).toBe("processing");
   });
 
-  it("treats a busy engine (503) as no capacity, not a failure: the job stays queued and in line", async () => {
+  it("treats a busy engine (503) as no capacity, not a failure: the job keeps its grant and tries again shortly", async () => {
     const account = await createAccount();
     engine.mode = "busy";
     const jobId = await submitJob(account);
-    const result = await deliver(account, jobId, 1);
+    const sent: { body: unknown; delaySeconds?: number }[] = [];
+    const recordingQueue = {
+      send: async (body: unknown, options?: QueueSendOptions) => void sent.push({ body, delaySeconds: options?.delaySeconds }),
+      sendBatch: async (messages: Iterable<MessageSendRequest>) => {
+        for (const m of messages) sent.push({ body: m.body, delaySeconds: m.delaySeconds });
+      },
+    };
+    const batch = createMessageBatch<JobMessage>("clipjobs-jobs", [
+      { id: `busy-${jobId}`, timestamp: new Date(), attempts: 1, body: { job_id: jobId, account_id: account.accountId } },
+    ]);
+    const ctx = createExecutionContext();
+    await handleQueue(batch, { ...env, JOBS: recordingQueue as unknown as Queue }, ctx);
+    const result = await getQueueResult(batch, ctx);
     expect(result.explicitAcks).toHaveLength(1);
     expect(result.retryMessages).toHaveLength(0);
     expect((await getJob(account, jobId)).status).toBe("queued");
+    expect(sent).toEqual([{ body: { job_id: jobId, account_id: account.accountId }, delaySeconds: BUSY_RETRY_SECONDS }]);
     const fleet = env.FLEET.get(env.FLEET.idFromName("fleet"));
-    expect(await fleet.position(jobId)).not.toBeNull();
-    expect((await fleet.snapshot()).holding).not.toContain(jobId);
+    expect((await fleet.snapshot()).holding).toContain(jobId);
     engine.mode = "up";
   });
 

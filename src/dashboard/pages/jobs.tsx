@@ -10,6 +10,7 @@ import { AppError } from "../../http/errors";
 import { decodeCursor, encodeCursor } from "../../jobs/cursor";
 import { isJobId } from "../../jobs/ids";
 import { presentJob } from "../../jobs/present";
+import { withQueuePosition } from "../../fleet/queue-position";
 import { checkVideoUrl } from "../../jobs/source-url";
 import { checkVideoType, createJob } from "../../jobs/submit";
 import { PROGRESS_SCRIPT } from "../assets/scripts";
@@ -145,8 +146,9 @@ export const jobPages = new Hono<DashboardEnv>()
     }
   })
   .get("/:id/status.json", async (c) => {
-    const job = await ownJob(c);
-    if (!job) return c.json({ error: "not_found" }, 404);
+    const owned = await ownJob(c);
+    if (!owned) return c.json({ error: "not_found" }, 404);
+    const job = await withQueuePosition(c.env, owned);
     const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
     return c.json(presentJob(c.env.CDN_URL, job, clips));
   })

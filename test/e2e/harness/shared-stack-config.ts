@@ -65,6 +65,8 @@ export async function startSharedStack(): Promise<{ stack: LocalStack; info: Sha
       MAX_SOURCE_SECONDS: String(E2E_MAX_SOURCE_SECONDS),
       // Generous: a healthy job on a busy machine must never trip it here.
       ENGINE_SILENCE_TIMEOUT_SECONDS: "60",
+      // Test files run side by side on this stack's one engine process; the fleet suite checks a limit of 1.
+      ENGINE_MAX_INSTANCES: "4",
     }),
   );
   return { stack, info: describeStack(stack, E2E_MAX_SOURCE_SECONDS) };

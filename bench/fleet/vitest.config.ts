@@ -1,0 +1,33 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+// `npm run bench:fleet`: the fleet simulation (test/worker/fleet/) at several
+// sizes, in the same Workers pool as the worker suite (real D1, Queues
+// consumer code and Durable Objects; the Container binding is the stand-in).
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("src/db/migrations");
+  return {
+    plugins: [
+      cloudflareTest({
+        main: "./src/index.ts",
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            ADMIN_TOKEN: "bench-admin-token",
+            ENGINE_SECRET: "bench-engine-secret-0123456789abcdef",
+            ENGINE_URL: "http://engine.test",
+            CALLBACK_BASE: "http://worker.test",
+            CDN_URL: "http://worker.test/cdn",
+            ALLOW_PRIVATE_SOURCES: "false",
+          },
+        },
+      }),
+    ],
+    test: {
+      include: ["bench/fleet/**/*.bench-run.ts"],
+      setupFiles: ["./test/worker/setup.ts"],
+      testTimeout: 3_600_000,
+    },
+  };
+});
