@@ -1,15 +1,12 @@
 import { app } from "./app";
 import { handleQueue } from "./queue/consumer";
-import { handleDeadLetters } from "./queue/dead-letter";
+import { handleDeadLetters, JOBS_DEAD_LETTER_QUEUE } from "./queue/dead-letter";
 
 export { AccountState } from "./account/account-state";
 export { ClipEngine } from "./engine/container";
 export { FleetScheduler } from "./fleet/fleet-scheduler";
 // The Container's outbound interception (engine callbacks to clipjobs.internal) runs through this entrypoint.
 export { ContainerProxy } from "@cloudflare/containers";
-
-/** Queue names as in wrangler.toml; one Worker consumes both. */
-export const JOBS_DEAD_LETTER_QUEUE = "clipjobs-jobs-dlq";
 
 export default {
   fetch: app.fetch,

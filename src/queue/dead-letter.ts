@@ -8,6 +8,9 @@ import { findJob } from "../db/jobs";
 import { expireOverdueJob, failJob } from "../jobs/lifecycle";
 import { isJobMessage } from "./consumer";
 
+/** The jobs dead-letter queue's name, as in wrangler.toml (the Worker consumes both queues). */
+export const JOBS_DEAD_LETTER_QUEUE = "clipjobs-jobs-dlq";
+
 export async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   for (const message of batch.messages) {
     try {
