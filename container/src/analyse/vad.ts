@@ -33,6 +33,14 @@ const BYTES_PER_SAMPLE = 2;
 /** Hysteresis on the probability, as the model's authors recommend: speech starts at 0.5, ends below 0.35. */
 const START_THRESHOLD = 0.5;
 const END_THRESHOLD = 0.35;
+/**
+ * Onsets ramp up and releases fade over a few frames below the thresholds: a
+ * segment is widened over neighbouring frames still at or above this (at most
+ * EDGE_FRAMES each way), so a clip cut in the pause before it does not clip
+ * the first syllable.
+ */
+const EDGE_THRESHOLD = 0.15;
+const EDGE_FRAMES = 16;
 /** Gaps shorter than this inside speech are kept as speech (a stop consonant, a breath). */
 const MIN_GAP_SECONDS = 0.1;
 /** Speech shorter than this is dropped (a click, a cough). */
@@ -141,7 +149,11 @@ export function speechSegments(probabilities: Float32Array, duration: number): I
     const p = i < probabilities.length ? probabilities[i]! : 0;
     if (start < 0 && p >= START_THRESHOLD) start = i;
     else if (start >= 0 && p < END_THRESHOLD) {
-      raw.push({ start: start * FRAME_SECONDS, end: i * FRAME_SECONDS });
+      let first = start;
+      while (first > 0 && start - first < EDGE_FRAMES && probabilities[first - 1]! >= EDGE_THRESHOLD) first--;
+      let end = i;
+      while (end < probabilities.length && end - i < EDGE_FRAMES && probabilities[end]! >= EDGE_THRESHOLD) end++;
+      raw.push({ start: first * FRAME_SECONDS, end: end * FRAME_SECONDS });
       start = -1;
     }
   }
