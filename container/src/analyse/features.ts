@@ -74,6 +74,25 @@ export interface Features {
   speechSource: "voice" | "loudness" | "none";
   /** Seconds of speech the speech model found (null unless speechSource is "voice"). */
   speechSeconds: number | null;
+  /** Speech segments from the speech model (empty unless speechSource is "voice"). */
+  speech: Interval[];
+}
+
+/**
+ * True when the speech model heard speech at `time`: a scene change there
+ * would cut a sentence, so strategies do not use it as a clip edge. Always
+ * false without the model (the loudness fallback cannot tell).
+ */
+export function duringSpeech(features: Features, time: number): boolean {
+  return features.speech.some((s) => time > s.start + SPEECH_EDGE_SLACK && time < s.end - SPEECH_EDGE_SLACK);
+}
+
+/** Segment edges are widened over fading frames (vad.ts): a cut this close to one is at the phrase's edge, not inside it. */
+const SPEECH_EDGE_SLACK = 0.2;
+
+/** Scene changes usable as clip edges: those outside speech. */
+export function cutsBetweenSpeech(features: Features): number[] {
+  return features.sceneChanges.filter((t) => !duringSpeech(features, t));
 }
 
 function quantile(values: number[], q: number): number {
@@ -219,5 +238,6 @@ export function buildFeatures(duration: number, audio: AudioSignals | null, fram
     audible,
     speechSource: audio ? (audio.speech ? "voice" : "loudness") : "none",
     speechSeconds: audio?.speech ? audio.speech.speechSeconds : null,
+    speech: audio?.speech?.segments ?? [],
   };
 }
