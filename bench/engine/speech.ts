@@ -14,7 +14,7 @@
  * target: detection at least 100x realtime. Writes bench/results/speech-<time>.json.
  */
 import { execFile } from "node:child_process";
-import { mkdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -57,8 +57,19 @@ interface ChildFigures {
   mode: Mode;
   audio_pass_seconds: number;
   detection_seconds: number;
+  /** CPU time of the detection (all of the process's threads): what it costs on an idle core. */
+  detection_cpu_seconds: number;
+  audio_pass_cpu_seconds: number;
   speech_seconds: number | null;
   peak_rss_mb: number;
+}
+
+/** CPU seconds of this process's finished children (cutime + cstime in /proc/self/stat, Linux). */
+async function childrenCpuSeconds(): Promise<number> {
+  const stat = await readFile("/proc/self/stat", "utf8").catch(() => "");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // After the name: field 3 is index 0, so cutime (16) and cstime (17) are indices 13 and 14.
+  return (Number(fields[13] ?? 0) + Number(fields[14] ?? 0)) / 100;
 }
 
 /** One measured run (in a child process). */
@@ -77,16 +88,24 @@ async function child(mode: Mode, sourcePath: string): Promise<ChildFigures> {
   if (model && !("model" in model)) throw new Error(`speech model unavailable: ${model.unavailable}`);
   const pcm = speechPcmPath(source);
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
+  const childrenBefore = await childrenCpuSeconds();
   await audioPass(runner, source, { signal: new AbortController().signal, onProgress: () => {}, ...(mode === "audio" ? {} : { speechPcm: pcm }) });
   const audioDone = performance.now();
+  const cpuAudio = process.cpuUsage(cpuStart);
+  const childrenAfter = await childrenCpuSeconds();
   let speechSeconds: number | null = null;
   if (model && "model" in model) speechSeconds = (await detectSpeech(model.model, pcm, source.durationSeconds)).speechSeconds;
   const detected = performance.now();
+  const cpuAll = process.cpuUsage(cpuStart);
   await rm(pcm, { force: true });
   return {
     mode,
     audio_pass_seconds: (audioDone - started) / 1000,
     detection_seconds: (detected - audioDone) / 1000,
+    // The audio pass's CPU is mostly its ffmpeg child's: counted from /proc (children reaped by this process).
+    audio_pass_cpu_seconds: (cpuAudio.user + cpuAudio.system) / 1e6 + (childrenAfter - childrenBefore),
+    detection_cpu_seconds: (cpuAll.user + cpuAll.system - cpuAudio.user - cpuAudio.system) / 1e6,
     speech_seconds: speechSeconds,
     peak_rss_mb: process.resourceUsage().maxRSS / 1024,
   };
@@ -117,11 +136,19 @@ async function main(): Promise<void> {
   const rtf = (seconds: number) => round(source.duration / Math.max(seconds, 1e-6));
   const result = {
     source_seconds: round(source.duration),
-    audio_pass: { seconds: round(by("audio").audio_pass_seconds, 2), realtime: rtf(by("audio").audio_pass_seconds), peak_rss_mb: round(by("audio").peak_rss_mb) },
+    audio_pass: {
+      seconds: round(by("audio").audio_pass_seconds, 2),
+      realtime: rtf(by("audio").audio_pass_seconds),
+      cpu_seconds: round(by("audio").audio_pass_cpu_seconds, 2),
+      realtime_per_cpu_second: rtf(by("audio").audio_pass_cpu_seconds),
+      peak_rss_mb: round(by("audio").peak_rss_mb),
+    },
     audio_pass_with_pcm: { seconds: round(by("extract").audio_pass_seconds, 2), realtime: rtf(by("extract").audio_pass_seconds), peak_rss_mb: round(by("extract").peak_rss_mb) },
     detection: {
       seconds: round(by("speech").detection_seconds, 2),
       realtime: rtf(by("speech").detection_seconds),
+      cpu_seconds: round(by("speech").detection_cpu_seconds, 2),
+      realtime_per_cpu_second: rtf(by("speech").detection_cpu_seconds),
       speech_found_seconds: round(by("speech").speech_seconds ?? 0),
     },
     audio_with_detection: {
@@ -136,8 +163,10 @@ async function main(): Promise<void> {
   };
   console.log(`source: ${result.source_seconds} s of speech over music`);
   console.log(`audio pass (today):               ${result.audio_pass.seconds} s  ${result.audio_pass.realtime}x realtime  peak RSS ${result.audio_pass.peak_rss_mb} MB`);
+  console.log(`  CPU time of the audio pass:     ${result.audio_pass.cpu_seconds} s  ${result.audio_pass.realtime_per_cpu_second}x realtime per CPU second`);
   console.log(`audio pass + 16 kHz PCM output:   ${result.audio_pass_with_pcm.seconds} s  ${result.audio_pass_with_pcm.realtime}x realtime`);
   console.log(`speech detection alone:           ${result.detection.seconds} s  ${result.detection.realtime}x realtime  (target >= 100x)`);
+  console.log(`  CPU time of the detection:      ${result.detection.cpu_seconds} s  ${result.detection.realtime_per_cpu_second}x realtime per CPU second (what an idle core gives)`);
   console.log(`audio pass + detection:           ${result.audio_with_detection.seconds} s  ${result.audio_with_detection.realtime}x realtime  peak RSS ${result.audio_with_detection.peak_rss_mb} MB`);
   console.log(`memory added by detection:        ${result.memory_added_mb} MB (peak RSS, process with the model minus without)`);
   console.log(`machine: ${result.cpus} cores, 1-minute load average ${result.load_average_1m}`);

@@ -60,6 +60,8 @@ export interface SpeechTrack {
 export interface DetectOptions {
   signal?: AbortSignal;
   onProgress?: (fraction: number) => void;
+  /** Parts run side by side (default LANES); the bench compares settings. */
+  lanes?: number;
 }
 
 interface Lane {
@@ -70,8 +72,8 @@ interface Lane {
   ownEnd: number;
 }
 
-function planLanes(frames: number): { lanes: Lane[]; steps: number } {
-  const count = Math.max(1, Math.min(LANES, Math.floor(frames / MIN_LANE_FRAMES)));
+function planLanes(frames: number, most: number): { lanes: Lane[]; steps: number } {
+  const count = Math.max(1, Math.min(most, Math.floor(frames / MIN_LANE_FRAMES)));
   const size = Math.ceil(frames / count);
   const lanes: Lane[] = [];
   for (let k = 0; k < count; k++) {
@@ -90,7 +92,7 @@ export async function speechProbabilities(model: SpeechModel, pcmPath: string, o
     const frames = Math.ceil(totalSamples / FRAME_SAMPLES);
     const probabilities = new Float32Array(frames);
     if (frames === 0) return probabilities;
-    const { lanes, steps } = planLanes(frames);
+    const { lanes, steps } = planLanes(frames, opts.lanes ?? LANES);
     const batch = lanes.length;
     const window = CONTEXT_SAMPLES + FRAME_SAMPLES;
     // Per lane: the samples of CHUNK_STEPS steps plus the context before the first of them.
@@ -138,7 +140,9 @@ async function readSamples(
   const bytes = (last - first) * BYTES_PER_SAMPLE;
   const { bytesRead } = await file.read(raw, 0, bytes, first * BYTES_PER_SAMPLE);
   const offset = first - fromSample;
-  for (let i = 0; i < bytesRead / BYTES_PER_SAMPLE; i++) into[offset + i] = raw.readInt16LE(i * BYTES_PER_SAMPLE) / 32768;
+  // PCM is little-endian, as is every platform the engine runs on: read it in place.
+  const pcm = new Int16Array(raw.buffer, raw.byteOffset, Math.floor(bytesRead / BYTES_PER_SAMPLE));
+  for (let i = 0; i < pcm.length; i++) into[offset + i] = pcm[i]! / 32768;
 }
 
 /** Speech segments (source seconds) from per-frame probabilities, clipped to [0, duration]. */
