@@ -5,7 +5,7 @@
  * model's input in the same audio pass.
  */
 import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { copyFile, stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClipConfig, CompleteReport, FailReport, ProgressReport, VideoType } from "../../src/engine/contract.ts";
 import { cachedSpeechSource, type SpeechSource } from "../../test/media/speech.ts";
@@ -129,7 +129,6 @@ describe("speech detection in jobs", () => {
     if (!("model" in loaded)) throw new Error(loaded.unavailable);
     const runner = await createWasmRunner();
     const dir = await osTempDir("vad-wasm");
-    const { copyFile } = await import("node:fs/promises");
     const path = `${dir}/source.mp4`;
     await copyFile(speech.path, path);
     const source = await probeSource({
