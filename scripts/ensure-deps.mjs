@@ -39,4 +39,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     );
     process.exit(1);
   }
+  if (process.argv.includes("--require-ffmpeg") && spawnSync("espeak-ng", ["--version"], { stdio: "ignore" }).status !== 0) {
+    console.error(
+      "The speech-detection tests need espeak-ng (they speak their test sentences with it).\n" +
+        "Install it with: sudo apt-get install -y espeak-ng",
+    );
+    process.exit(1);
+  }
 }

@@ -26,6 +26,7 @@ export interface EngineServerOptions {
   /** Tests only: source download address rule and resolver. */
   policy?: JobDeps["policy"];
   resolver?: JobDeps["resolver"];
+  speechModel?: JobDeps["speechModel"];
 }
 
 interface RunningJob {
@@ -82,7 +83,7 @@ export function createEngineServer(opts: EngineServerOptions): EngineServer {
   const startJob = (job: StartJob): StartJobAccepted => {
     if (jobs.has(job.job_id)) return { job_id: job.job_id, started: false };
     const controller = new AbortController();
-    const deps: JobDeps = { runner: opts.runner, config: opts.config, policy: opts.policy, resolver: opts.resolver };
+    const deps: JobDeps = { runner: opts.runner, config: opts.config, policy: opts.policy, resolver: opts.resolver, speechModel: opts.speechModel };
     const done = runJob(job, deps, controller)
       .catch((error: unknown) => {
         log.error("job_crashed", { job_id: job.job_id, error: errorMessage(error) });

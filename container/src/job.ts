@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import type { ClipReport, StartJob } from "../../src/engine/contract.ts";
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
+import { loadSpeechModel, type SpeechModelLoad } from "./analyse/speech-model.ts";
 import type { EngineConfig } from "./config.ts";
 import { JobAborted, JobFailure, abortKindOf, errorMessage } from "./errors.ts";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";
@@ -28,6 +29,8 @@ export interface JobDeps {
   /** Tests only: override the address rule and DNS for source downloads. */
   policy?: AddressPolicy;
   resolver?: Resolver;
+  /** Tests only: the speech model (default: the process's, see analyse/speech-model.ts). */
+  speechModel?: () => Promise<SpeechModelLoad>;
 }
 
 export type JobOutcome = "completed" | "failed" | "refused" | "canceled" | "inactive" | "shutdown";
@@ -146,9 +149,16 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       return "refused";
     }
 
-    progress.enter("analyse", `Analyzing video${note}`);
+    const speech = source.hasAudio ? await (deps.speechModel ?? loadSpeechModel)() : null;
+    if (speech && "unavailable" in speech) log.warn("speech_detection_unavailable", { job_id: jobId, reason: speech.unavailable });
+    const speechNote = speech && "unavailable" in speech ? " (speech detection unavailable: using loudness)" : "";
+    progress.enter("analyse", `Analyzing video${speechNote}${note}`);
     const candidates = (
-      await analyse(runner, source, job.video_type, job.config, { signal, onProgress: (f) => progress.update(f) })
+      await analyse(runner, source, job.video_type, job.config, {
+        signal,
+        onProgress: (f) => progress.update(f),
+        speech: speech && "model" in speech ? speech.model : null,
+      })
     ).slice(0, job.config.max_clips);
     if (candidates.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
 

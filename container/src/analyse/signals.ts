@@ -4,7 +4,10 @@
  * so the audio pass finishes inside the video pass's time):
  *
  *   audio: the audio stream alone through silencedetect (pause intervals with
- *          sample-accurate edges) and ebur128 (momentary loudness every 0.1 s).
+ *          sample-accurate edges) and ebur128 (momentary loudness every 0.1 s);
+ *          when speech detection is on, the same decode also writes the track
+ *          as mono 16 kHz 16-bit PCM to a file for the speech model (a second
+ *          output of the same run, so the source is decoded once).
  *   video: keyframes only (`-skip_frame nokey`, about 10x faster than a full
  *          decode of 1080p), each scaled to a 64x36 grey thumbnail written to
  *          a raw file; frame times come from showinfo. When keyframes are
@@ -26,6 +29,8 @@ import { dirname, join } from "node:path";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { pinnedDemuxer } from "../probe.ts";
 import type { SourceInfo, StageProgress } from "../types.ts";
+import { SAMPLE_RATE } from "./speech-model.ts";
+import type { SpeechTrack } from "./vad.ts";
 
 export const THUMB_WIDTH = 64;
 export const THUMB_HEIGHT = 36;
@@ -50,6 +55,13 @@ export interface AudioSignals {
   loudness: Float32Array;
   /** Pauses, in source seconds. */
   silences: Interval[];
+  /** Voice activity, when the speech model ran; absent when it is unavailable. */
+  speech?: SpeechTrack;
+}
+
+/** Where the audio pass writes the speech model's input (s16le, mono, 16 kHz). */
+export function speechPcmPath(source: SourceInfo): string {
+  return join(dirname(source.path), "analysis-speech.s16");
 }
 
 export interface VideoFrames {
@@ -92,7 +104,16 @@ const EBUR128_LINE = /\bt:\s*([\d.]+)\s+TARGET:.*?\bM:\s*(-?[\d.]+|-?inf|nan)/;
 const SILENCE_START = /silence_start:\s*(-?[\d.]+)/;
 const SILENCE_END = /silence_end:\s*(-?[\d.]+)/;
 
-export async function audioPass(runner: FfmpegRunner, source: SourceInfo, opts: PassOptions): Promise<AudioSignals> {
+/**
+ * The audio pass. With `speechPcm`, the run also writes the track as the
+ * speech model's input to that path (the caller runs the model and removes
+ * the file).
+ */
+export async function audioPass(
+  runner: FfmpegRunner,
+  source: SourceInfo,
+  opts: PassOptions & { speechPcm?: string },
+): Promise<AudioSignals> {
   const slots = Math.max(1, Math.ceil(source.durationSeconds / LOUDNESS_HOP));
   const loudness = new Float32Array(slots).fill(LOUDNESS_FLOOR);
   const silences: Interval[] = [];
@@ -132,9 +153,12 @@ export async function audioPass(runner: FfmpegRunner, source: SourceInfo, opts: 
       "-map", "0:a:0", "-vn", "-sn", "-dn",
       "-af", `${SILENCE_FILTER},ebur128=framelog=info`,
       "-f", "null", "-",
+      ...(opts.speechPcm
+        ? ["-map", "0:a:0", "-vn", "-sn", "-dn", "-ac", "1", "-ar", String(SAMPLE_RATE), "-c:a", "pcm_s16le", "-f", "s16le", "-y", opts.speechPcm]
+        : []),
     ],
     inputs: [source.path],
-    outputs: [],
+    outputs: opts.speechPcm ? [opts.speechPcm] : [],
     timeoutMs: analysisTimeoutMs(source),
     signal: opts.signal,
     onStderrLine: onLine,

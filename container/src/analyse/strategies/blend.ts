@@ -1,10 +1,10 @@
 /**
  * Shared by vlog and general: windows bounded by natural edges (pauses and
- * scene changes, so speech is not cut mid-phrase), falling back to a grid
+ * scene changes outside speech, so speech is not cut mid-phrase), falling back to a grid
  * when the source has neither (music, continuous noise), scored by a weighted
  * blend of every signal.
  */
-import type { Features } from "../features.ts";
+import { cutsBetweenSpeech, type Features } from "../features.ts";
 import { boundaryPairs, clamp01, endInPause, gridPairs, lengthFit, scoreWith, startInPause, type Limits, type ScoredWindow } from "../select.ts";
 import { cutRate } from "./strategy.ts";
 
@@ -18,8 +18,10 @@ export interface BlendWeights {
 }
 
 export function blendWindows(features: Features, limits: Limits, weights: BlendWeights): ScoredWindow[] {
-  const starts = [0, ...features.sceneChanges, ...features.pauses.map(startInPause)];
-  const ends = [limits.duration, ...features.sceneChanges, ...features.pauses.map(endInPause)];
+  // Scene changes during speech (when the speech model can tell) would cut a sentence: not edges.
+  const cuts = cutsBetweenSpeech(features);
+  const starts = [0, ...cuts, ...features.pauses.map(startInPause)];
+  const ends = [limits.duration, ...cuts, ...features.pauses.map(endInPause)];
   let pairs = boundaryPairs(starts, ends, limits);
   if (pairs.length === 0) pairs = gridPairs(limits);
   return pairs.map(({ start, end }) => {

@@ -2,9 +2,11 @@
  * lecture: slides and screens. Clips start and end on scene changes (slide
  * changes) and are scored on continuous speech. When no run of slides fits
  * the configured length, clips start on a slide change and end in a pause;
- * failing that, they run between pauses.
+ * failing that, they run between pauses. With the speech model, slide
+ * changes that fall inside speech are not used as edges (they would cut a
+ * sentence).
  */
-import type { Features } from "../features.ts";
+import { cutsBetweenSpeech, type Features } from "../features.ts";
 import { boundaryPairs, clamp01, endInPause, lengthFit, scoreWith, startInPause, type Interval, type Limits } from "../select.ts";
 import type { Strategy } from "./strategy.ts";
 
@@ -27,8 +29,10 @@ function score(features: Features, limits: Limits, { start, end }: Interval) {
 export const lecture: Strategy = {
   requiresAudio: false,
   windows(features, limits) {
-    const slideStarts = [0, ...features.sceneChanges];
-    const slideEnds = [...features.sceneChanges, limits.duration];
+    // A slide change while the lecturer is mid-sentence (when the speech model can tell) is not an edge.
+    const slides = cutsBetweenSpeech(features);
+    const slideStarts = [0, ...slides];
+    const slideEnds = [...slides, limits.duration];
     let pairs = boundaryPairs(slideStarts, slideEnds, limits);
     if (pairs.length === 0) pairs = boundaryPairs(slideStarts, features.pauses.map(endInPause), limits);
     if (pairs.length === 0) pairs = boundaryPairs(features.pauses.map(startInPause), features.pauses.map(endInPause), limits);
