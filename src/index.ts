@@ -1,6 +1,7 @@
 import { app } from "./app";
 import { handleQueue } from "./queue/consumer";
 import type { JobMessage } from "./queue/message";
+import { handleWebhookQueue, WEBHOOK_QUEUE } from "./webhooks/consumer";
 
 export { AccountState } from "./account/account-state";
 export { ClipEngine } from "./engine/container";
@@ -9,5 +10,5 @@ export { ContainerProxy } from "@cloudflare/containers";
 
 export default {
   fetch: app.fetch,
-  queue: handleQueue,
+  queue: (batch, env, ctx) => (batch.queue === WEBHOOK_QUEUE ? handleWebhookQueue(batch, env, ctx) : handleQueue(batch, env, ctx)),
 } satisfies ExportedHandler<Env, JobMessage>;

@@ -12,6 +12,7 @@ import { insertClipWhileProcessing } from "../db/clips";
 import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
 import { finishCompleted, finishUnsuccessful, type JobStatus } from "../db/jobs";
 import { clipKey, deleteJobObjects, thumbnailKey } from "./storage";
+import { emitJobEvent } from "../webhooks/emit";
 
 function wonTransition(result: D1Result | undefined): boolean {
   return (result?.results.length ?? 0) > 0;
@@ -55,6 +56,7 @@ export async function completeJob(env: Env, accountId: string, jobId: string, do
   ]);
   if (!wonTransition(results.at(-1))) return false;
   await releaseAccountHold(env, accountId, jobId);
+  await emitJobEvent(env, accountId, jobId, "job.completed");
   return true;
 }
 
@@ -86,6 +88,7 @@ async function endUnsuccessfully(
   await releaseAccountHold(env, accountId, jobId);
   await deleteJobObjects(env.CLIPS, jobId);
   if (options.stopEngine) await cancelOnEngine(env, jobId);
+  await emitJobEvent(env, accountId, jobId, to === "failed" ? "job.failed" : "job.canceled");
   return true;
 }
 

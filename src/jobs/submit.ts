@@ -10,6 +10,7 @@ import { deleteQueuedJob, findAccountJob, insertJob, type Job } from "../db/jobs
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type VideoType } from "../engine/contract";
 import { AppError } from "../http/errors";
 import type { JobMessage } from "../queue/message";
+import { emitJobEvent } from "../webhooks/emit";
 import { newJobId } from "./ids";
 
 export function checkVideoType(value: string): VideoType {
@@ -79,6 +80,7 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
       headers: { "Retry-After": "5" },
     });
   }
+  await emitJobEvent(env, submission.accountId, jobId, "job.queued");
   const job = await findAccountJob(env.DB, submission.accountId, jobId);
   if (!job) throw new Error(`job ${jobId} vanished right after insert`);
   return job;

@@ -9,6 +9,7 @@ import { EngineUnavailableError, silenceTimeoutSeconds, startOnEngine } from "..
 import { accountState } from "../account/stub";
 import { failJob } from "../jobs/lifecycle";
 import type { JobMessage } from "./message";
+import { emitJobEvent } from "../webhooks/emit";
 
 /** Must match `max_retries` of the consumer in wrangler.toml. */
 export const QUEUE_MAX_RETRIES = 5;
@@ -38,7 +39,8 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
   }
   if (job.status === "queued") {
     const now = new Date().toISOString();
-    if (!(await markProcessing(env.DB, jobId, now))) {
+    if (await markProcessing(env.DB, jobId, now)) await emitJobEvent(env, accountId, jobId, "job.processing");
+    else {
       // Canceled (or picked up by a parallel delivery) in between: re-read below.
       const current = await findJob(env.DB, jobId);
       if (!current || current.status !== "processing") {
