@@ -65,6 +65,8 @@ export async function startSharedStack(): Promise<{ stack: LocalStack; info: Sha
       MAX_SOURCE_SECONDS: String(E2E_MAX_SOURCE_SECONDS),
       // Generous: a healthy job on a busy machine must never trip it here.
       ENGINE_SILENCE_TIMEOUT_SECONDS: "60",
+      // Webhook retries in seconds instead of hours (test/e2e/webhooks.test.ts).
+      WEBHOOK_RETRY_SCALE: "0.001",
     }),
   );
   return { stack, info: describeStack(stack, E2E_MAX_SOURCE_SECONDS) };
