@@ -84,6 +84,6 @@ export const DeliveryList = z
   .openapi("WebhookDeliveryList");
 
 export const DeliveryQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ param: { name: "limit", in: "query" }, type: "integer" }),
+  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ param: { name: "limit", in: "query" } }),
   cursor: z.string().max(200).optional().openapi({ param: { name: "cursor", in: "query" }, description: "next_cursor of the previous page" }),
 });
