@@ -62,7 +62,7 @@ function validationError(issues: readonly z.core.$ZodIssue[], target: string): A
     return new AppError("invalid_webhook_event", `events must be "*" or a list of known event types.`, { errors });
   }
   if (target === "json" && issues.some((issue) => issue.path[0] === "url")) {
-    return new AppError("invalid_webhook_url", "url must be a string of at most 2048 characters.", { errors });
+    return new AppError("invalid_webhook_url", "url is required: an https URL of at most 2048 characters.", { errors });
   }
   return new AppError("invalid_request", target === "json" ? "The request body is invalid." : `The ${target} is invalid.`, { errors });
 }

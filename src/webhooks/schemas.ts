@@ -9,22 +9,20 @@ export const MAX_DESCRIPTION_LENGTH = 500;
 const Timestamp = z.string().openapi({ format: "date-time", description: "RFC 3339 timestamp, UTC" });
 
 export const WebhookIdParam = z.object({
-  webhook_id: z.string().max(64).openapi({ param: { name: "webhook_id", in: "path" }, example: "wh_3kTMd9Xy0aB1cD2e" }),
+  webhook_id: z.string().max(64).openapi({ param: { name: "webhook_id", in: "path" } }),
 });
 export const DeliveryParams = WebhookIdParam.extend({
-  delivery_id: z.string().max(64).openapi({ param: { name: "delivery_id", in: "path" }, example: "whd_3kTMd9Xy0aB1cD2e" }),
+  delivery_id: z.string().max(64).openapi({ param: { name: "delivery_id", in: "path" } }),
 });
 
 export const WebhookEvents = z
   .union([z.literal("*"), z.array(z.enum(JOB_EVENT_TYPES)).min(1).max(JOB_EVENT_TYPES.length)])
   .openapi("WebhookEvents", {
     description: '"*" for every event (the default), or a list of event types. webhook.test is always sent.',
-    example: ["job.completed", "job.failed"],
   });
 
 const Url = z.string().max(MAX_WEBHOOK_URL_LENGTH).openapi({
   description: "https URL that receives POSTed events; private, loopback and metadata hosts are refused",
-  example: "https://example.com/hooks/clipjobs",
 });
 const Description = z.string().max(MAX_DESCRIPTION_LENGTH).openapi({ description: `At most ${MAX_DESCRIPTION_LENGTH} characters` });
 
@@ -57,7 +55,7 @@ export const Webhook = z
   .openapi("Webhook");
 
 export const WebhookWithSecret = Webhook.extend({
-  secret: z.string().openapi({ description: "whsec_ + base64 key. Shown only in this response.", example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }),
+  secret: z.string().openapi({ description: "whsec_ + base64 key. Shown only in this response." }),
 }).openapi("WebhookWithSecret");
 
 export const WebhookList = z.object({ webhooks: z.array(Webhook), count: z.number().int() }).openapi("WebhookList");

@@ -7,6 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_WEBHOOKS_PER_ACCOUNT } from "../../src/webhooks/schemas";
 import { emitJobEvent } from "../../src/webhooks/emit";
 import { clipReport, expectAck, FakeEngine } from "./engine-stub";
+import { checkResponse, type Operation } from "./fuzz/oracle";
+import { ORIGIN, send } from "./fuzz/invoke";
 import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers";
 import { getJob, startJob } from "./jobs-helpers";
 import { apiWith, createWebhook, envWith, FakeReceiver, RECEIVER_ORIGIN, RecordingQueue, type WebhookJson } from "./webhooks-helpers";
@@ -251,5 +253,42 @@ describe("wiring", () => {
     const deadline = Date.now() + 10_000;
     while (!receiver.requests.some((r) => r.url === hook.url) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(receiver.requests.filter((r) => r.url === hook.url)).toHaveLength(1);
+  });
+});
+
+describe("the served OpenAPI document", () => {
+  it("lists every status the webhooks routes answer, and every body matches its schema", async () => {
+    const account = await createAccount("unmetered");
+    const auth = { Authorization: `Bearer ${account.apiKey}`, "Content-Type": "application/json" };
+    const call = async (method: string, path: string, template: string, body?: unknown) => {
+      const res = await send(new Request(`${ORIGIN}${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) }));
+      return { res, body: await checkResponse(res, { method: method.toLowerCase() as Operation["method"], path: template }) };
+    };
+    const root = "/api/v1/webhooks";
+    const one = `${root}/{webhook_id}`;
+    expect((await call("GET", root, root)).res.status).toBe(200);
+    const created = await call("POST", root, root, { url: `${RECEIVER_ORIGIN}/doc`, events: ["job.completed"], description: "d" });
+    expect(created.res.status).toBe(201);
+    const id = (created.body as WebhookJson).webhook_id;
+    for (const bad of [{ url: "https://10.0.0.1/x" }, { url: `${RECEIVER_ORIGIN}/x`, events: ["nope"] }, { url: `${RECEIVER_ORIGIN}/x`, description: "x".repeat(600) }, {}]) {
+      expect((await call("POST", root, root, bad)).res.status).toBe(400);
+    }
+    expect((await call("GET", `${root}/${id}`, one)).res.status).toBe(200);
+    expect((await call("GET", `${root}/wh_missing`, one)).res.status).toBe(404);
+    expect((await call("PATCH", `${root}/${id}`, one, { description: "changed" })).res.status).toBe(200);
+    expect((await call("PATCH", `${root}/${id}`, one, { events: [] })).res.status).toBe(400);
+    expect((await call("POST", `${root}/${id}/rotate-secret`, `${one}/rotate-secret`)).res.status).toBe(200);
+    const tested = await call("POST", `${root}/${id}/test`, `${one}/test`);
+    expect(tested.res.status).toBe(202);
+    const deliveryId = (tested.body as { delivery_id: string }).delivery_id;
+    const page = await call("GET", `${root}/${id}/deliveries?limit=1`, `${one}/deliveries`);
+    expect(page.res.status).toBe(200);
+    const redeliverPath = `${one}/deliveries/{delivery_id}/redeliver`;
+    expect((await call("POST", `${root}/${id}/deliveries/${deliveryId}/redeliver`, redeliverPath)).res.status).toBe(202);
+    expect((await call("POST", `${root}/${id}/deliveries/whd_missing/redeliver`, redeliverPath)).res.status).toBe(404);
+    expect((await call("PATCH", `${root}/${id}`, one, { enabled: false })).res.status).toBe(200);
+    expect((await call("POST", `${root}/${id}/test`, `${one}/test`)).res.status).toBe(409);
+    expect((await call("DELETE", `${root}/${id}`, one)).res.status).toBe(204);
+    expect((await call("DELETE", `${root}/${id}`, one)).res.status).toBe(404);
   });
 });
