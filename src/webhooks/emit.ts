@@ -18,7 +18,9 @@ export async function emitJobEvent(env: Env, accountId: string, jobId: string, t
     const job = await findAccountJob(env.DB, accountId, jobId);
     if (!job) return;
     const clips = job.status === "completed" ? await listClips(env.DB, jobId) : [];
-    const timestamp = new Date().toISOString();
+    // When the transition happened, as the job records it: a late emit still reports the true order.
+    const recorded = type === "job.queued" ? job.createdAt : type === "job.processing" ? null : job.completedAt;
+    const timestamp = recorded ?? new Date().toISOString();
     await publishEvent(env, accountId, { type, timestamp, data: presentJob(env.CDN_URL, job, clips) }, endpoints);
   } catch (err) {
     console.error(`webhook event ${type} for ${jobId} was not sent`, err);

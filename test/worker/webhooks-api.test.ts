@@ -218,8 +218,12 @@ describe("job events", () => {
       expect(body.type).toBe(event.type);
       expect(body.data.job_id).toBe(client.jobId);
     }
-    const completed = JSON.parse(events[2]!.body) as { data: unknown };
-    expect(completed.data).toEqual(await getJob(account, client.jobId));
+    const completed = JSON.parse(events[2]!.body) as { timestamp: string; data: unknown };
+    const job = await getJob(account, client.jobId);
+    expect(completed.data).toEqual(job);
+    // Timestamps are the transitions' own times, so they order the events even if one is emitted late.
+    expect((JSON.parse(events[0]!.body) as { timestamp: string }).timestamp).toBe(job.created_at);
+    expect(completed.timestamp).toBe(job.completed_at);
     expect(new Set(events.map((e) => e.id)).size).toBe(3);
   });
 
