@@ -9,6 +9,7 @@ declare namespace Cloudflare {
 		CLIPS: R2Bucket;
 		DB: D1Database;
 		JOBS: Queue;
+		WEBHOOKS: Queue;
 		MAX_SOURCE_BYTES: string;
 		MAX_SOURCE_SECONDS: string;
 		DOWNLOAD_TIMEOUT_SECONDS: string;
@@ -22,6 +23,7 @@ declare namespace Cloudflare {
 		CALLBACK_BASE: string;
 		CDN_URL: string;
 		ALLOW_PRIVATE_SOURCES: string;
+		WEBHOOK_RETRY_SCALE: string;
 		ACCOUNTS: DurableObjectNamespace<import("./src/index").AccountState>;
 		ENGINE: DurableObjectNamespace<import("./src/index").ClipEngine>;
 		FLEET: DurableObjectNamespace<import("./src/index").FleetScheduler>;
@@ -32,5 +34,5 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "MAX_SOURCE_BYTES" | "MAX_SOURCE_SECONDS" | "DOWNLOAD_TIMEOUT_SECONDS" | "ENGINE_SILENCE_TIMEOUT_SECONDS" | "ENGINE_TOKEN_TTL_SECONDS" | "ENGINE_MAX_INSTANCES" | "MAX_QUEUE_SECONDS" | "ADMIN_TOKEN" | "ENGINE_SECRET" | "ENGINE_URL" | "CALLBACK_BASE" | "CDN_URL" | "ALLOW_PRIVATE_SOURCES">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "MAX_SOURCE_BYTES" | "MAX_SOURCE_SECONDS" | "DOWNLOAD_TIMEOUT_SECONDS" | "ENGINE_SILENCE_TIMEOUT_SECONDS" | "ENGINE_TOKEN_TTL_SECONDS" | "ENGINE_MAX_INSTANCES" | "MAX_QUEUE_SECONDS" | "ADMIN_TOKEN" | "ENGINE_SECRET" | "ENGINE_URL" | "CALLBACK_BASE" | "CDN_URL" | "ALLOW_PRIVATE_SOURCES" | "WEBHOOK_RETRY_SCALE">> {}
 }

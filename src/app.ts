@@ -10,6 +10,7 @@ import { dashboard } from "./dashboard";
 import { openapi } from "./api/openapi";
 import { usage } from "./api/usage";
 import { videoTypes } from "./api/video-types";
+import { webhooks } from "./webhooks/routes";
 import { apiGuard } from "./http/api-guard";
 import type { AppEnv } from "./http/app-env";
 import { handleError, handleNotFound } from "./http/problem";
@@ -32,6 +33,7 @@ app.route("/api/v1/configs", configs);
 app.route("/api/v1/usage", usage);
 app.route("/api/v1/video-types", videoTypes);
 app.route("/api/v1/jobs", jobs);
+app.route("/api/v1/webhooks", webhooks);
 
 // Web dashboard (session cookie), and the bare origin leads there.
 app.get("/", (c) => c.redirect("/dashboard", 302));

@@ -1,6 +1,7 @@
 import { app } from "./app";
 import { handleQueue } from "./queue/consumer";
 import { handleDeadLetters, JOBS_DEAD_LETTER_QUEUE } from "./queue/dead-letter";
+import { handleWebhookQueue, WEBHOOK_QUEUE } from "./webhooks/consumer";
 
 export { AccountState } from "./account/account-state";
 export { ClipEngine } from "./engine/container";
@@ -11,6 +12,7 @@ export { ContainerProxy } from "@cloudflare/containers";
 export default {
   fetch: app.fetch,
   async queue(batch, env, ctx) {
+    if (batch.queue === WEBHOOK_QUEUE) return handleWebhookQueue(batch, env, ctx);
     if (batch.queue === JOBS_DEAD_LETTER_QUEUE) return handleDeadLetters(batch, env);
     return handleQueue(batch, env, ctx);
   },

@@ -8,6 +8,10 @@ export const ERROR_CODE_MEANINGS: Record<ErrorCode, string> = {
   invalid_request: "Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path.",
   invalid_video_url: "The video URL is not http(s), carries credentials, or points at a private, loopback or link-local host.",
   invalid_video_type: "`video_type` is not one of the supported values (see GET /api/v1/video-types).",
+  invalid_webhook_url:
+    "The webhook `url` is not a valid absolute URL, is not https, carries credentials, or points at a private, loopback, link-local or metadata host.",
+  invalid_webhook_event: "`events` is neither \"*\" nor a non-empty list of known event types (job.queued, job.processing, job.completed, job.failed, job.canceled).",
+  webhook_limit_reached: "The account already has its maximum of 10 webhook endpoints; delete one first (`limit` says how many).",
   unauthorized: "Missing, malformed, unknown or revoked API key (or operator token on /admin).",
   insufficient_credits: "No credits left in the current period.",
   not_found: "Unknown route, or a resource that does not exist or belongs to another account.",
@@ -15,6 +19,7 @@ export const ERROR_CODE_MEANINGS: Record<ErrorCode, string> = {
   job_not_cancelable: "Only queued or processing jobs can be canceled.",
   job_not_deletable: "Only finished (completed, failed or canceled) jobs can be deleted.",
   job_not_active: "Engine channel only: the job is no longer processing; the engine must stop.",
+  webhook_disabled: "The webhook endpoint is disabled (by its owner, after a 410, or after about three days of failures); enable it before sending to it.",
   conflict: "The request conflicts with the current state, e.g. an email already in use.",
   payload_too_large: "The request body is over 16 KiB.",
   unsupported_media_type: "Request bodies must be Content-Type: application/json.",

@@ -13,6 +13,7 @@ import { configPages } from "./pages/configs";
 import { jobPages } from "./pages/jobs";
 import { keysPages } from "./pages/keys";
 import { usagePages } from "./pages/usage";
+import { webhookPages } from "./pages/webhooks";
 import { originCheck, sessionCsrf } from "./security/csrf";
 import { dashboardHeaders } from "./security/headers";
 import { loadSession, requireSession } from "./security/session";
@@ -38,6 +39,7 @@ export const dashboard = new Hono<DashboardEnv>()
   .route("/configs", signedIn(configPages))
   .route("/keys", signedIn(keysPages))
   .route("/usage", signedIn(usagePages))
+  .route("/webhooks", signedIn(webhookPages))
   .all("*", (c) =>
     c.html(
       <Layout title="Page not found" nonce={c.get("nonce")} session={c.get("session")}>

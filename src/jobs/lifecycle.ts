@@ -16,6 +16,7 @@ import { finishCompleted, finishUnsuccessful, findJob, requeueInterrupted, type 
 import { sendDispatches } from "../fleet/fleet-scheduler";
 import { fleetCapacity, fleetScheduler } from "../fleet/stub";
 import { clipKey, deleteJobObjects, thumbnailKey } from "./storage";
+import { emitJobEvent } from "../webhooks/emit";
 
 /** A job whose engine is stopped under it this many times (redeploys) fails with internal_error. */
 export const MAX_ENGINE_RESTARTS = 3;
@@ -70,6 +71,7 @@ export async function completeJob(env: Env, accountId: string, jobId: string, do
   if (!wonTransition(results.at(-1))) return false;
   await releaseHolds(env, accountId, jobId);
   await stopEngine(env, jobId, true);
+  await emitJobEvent(env, accountId, jobId, "job.completed");
   return true;
 }
 
@@ -102,6 +104,7 @@ async function endUnsuccessfully(
   await releaseHolds(env, accountId, jobId);
   await stopEngine(env, jobId, options.engineReported);
   await deleteJobObjects(env.CLIPS, jobId);
+  await emitJobEvent(env, accountId, jobId, to === "failed" ? "job.failed" : "job.canceled");
   return true;
 }
 

@@ -11,6 +11,7 @@ import { engineConfigProblem, maxQueueSeconds } from "../engine/dispatch";
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type VideoType } from "../engine/contract";
 import { AppError } from "../http/errors";
 import type { JobMessage } from "../queue/message";
+import { emitJobEvent } from "../webhooks/emit";
 import { newJobId } from "./ids";
 
 export function checkVideoType(value: string): VideoType {
@@ -121,6 +122,7 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
   }
   // A queued job has a deadline too: it fails with queue_timeout if no engine frees up in time.
   await account.touchWatchdog(jobId, maxQueueSeconds(env));
+  await emitJobEvent(env, submission.accountId, jobId, "job.queued");
   const job = await findAccountJob(env.DB, submission.accountId, jobId);
   if (!job) throw new Error(`job ${jobId} vanished right after insert`);
   return job;

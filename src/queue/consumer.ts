@@ -20,6 +20,7 @@ import { sendDispatches } from "../fleet/fleet-scheduler";
 import { fleetCapacity, fleetScheduler } from "../fleet/stub";
 import { failJob } from "../jobs/lifecycle";
 import type { JobMessage } from "./message";
+import { emitJobEvent } from "../webhooks/emit";
 
 /** Must match `max_retries` of the consumer in wrangler.toml. */
 export const QUEUE_MAX_RETRIES = 5;
@@ -113,6 +114,7 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     return;
   }
   await fleet.confirmStarted(jobId);
+  await emitJobEvent(env, accountId, jobId, "job.processing");
   message.ack();
 }
 

@@ -34,6 +34,7 @@ button.danger{background:#b3261e;border-color:#b3261e}
 .alert p{margin:0}
 .alert{border-left:4px solid #a1140b;background:#fdecea;padding:.75rem 1rem;margin:0 0 1rem}
 .notice{border-left:4px solid #1e7b34;background:#e9f6ec;padding:.75rem 1rem;margin:0 0 1rem}
+.flag{color:#a4161a}
 .secret{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
 .secret code{font-size:.95rem;background:#f0f2f5;padding:.5rem;border-radius:4px;overflow-wrap:anywhere;flex:1 1 16rem}
 table{width:100%;border-collapse:collapse;background:#fff}

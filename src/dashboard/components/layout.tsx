@@ -3,12 +3,13 @@ import { DASHBOARD_CSS } from "../assets/style";
 import type { DashboardSession } from "../env";
 import { CsrfField } from "./form";
 
-export type NavItem = "jobs" | "configs" | "keys" | "usage";
+export type NavItem = "jobs" | "configs" | "keys" | "webhooks" | "usage";
 
 const NAV: { id: NavItem; href: string; label: string }[] = [
   { id: "jobs", href: "/dashboard/jobs", label: "Jobs" },
   { id: "configs", href: "/dashboard/configs", label: "Configurations" },
   { id: "keys", href: "/dashboard/keys", label: "API keys" },
+  { id: "webhooks", href: "/dashboard/webhooks", label: "Webhooks" },
   { id: "usage", href: "/dashboard/usage", label: "Usage" },
 ];
 

@@ -67,6 +67,8 @@ export async function startSharedStack(): Promise<{ stack: LocalStack; info: Sha
       ENGINE_SILENCE_TIMEOUT_SECONDS: "60",
       // Test files run side by side on this stack's one engine process; the fleet suite checks a limit of 1.
       ENGINE_MAX_INSTANCES: "4",
+      // Webhook retries in seconds instead of hours (test/e2e/webhooks.test.ts).
+      WEBHOOK_RETRY_SCALE: "0.001",
     }),
   );
   return { stack, info: describeStack(stack, E2E_MAX_SOURCE_SECONDS) };

@@ -2,7 +2,7 @@
  * A small JSON Schema (draft 2020-12) checker for exactly the keywords the
  * service's OpenAPI document uses (type, properties, required,
  * additionalProperties, items, enum, const, anyOf, oneOf, allOf, $ref,
- * minimum, maximum, minLength, maxLength, pattern, format date-time/uri).
+ * minimum, maximum, minLength, maxLength, minItems, maxItems, pattern, format date-time/uri).
  * An unknown keyword fails loudly, so the document cannot outgrow the check.
  */
 export type Schema = { [keyword: string]: unknown };
@@ -11,6 +11,7 @@ const IGNORED = new Set(["description", "default", "title", "examples", "$schema
 const HANDLED = new Set([
   "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "oneOf", "allOf",
   "$ref", "minimum", "maximum", "minLength", "maxLength", "pattern", "format", "exclusiveMinimum", "exclusiveMaximum",
+  "minItems", "maxItems",
 ]);
 
 function typeOf(value: unknown): string {
@@ -70,6 +71,10 @@ export class SchemaChecker {
       if (typeof schema.pattern === "string" && !new RegExp(schema.pattern, "u").test(value)) errors.push(`${path}: does not match ${schema.pattern}`);
       if (schema.format === "date-time" && Number.isNaN(Date.parse(value))) errors.push(`${path}: not a date-time`);
       if (schema.format === "uri" && !URL.canParse(value)) errors.push(`${path}: not a URI`);
+    }
+    if (Array.isArray(value)) {
+      if (typeof schema.minItems === "number" && value.length < schema.minItems) errors.push(`${path}: fewer than minItems`);
+      if (typeof schema.maxItems === "number" && value.length > schema.maxItems) errors.push(`${path}: more than maxItems`);
     }
     if (typeOf(value) === "object") {
       const object = value as Record<string, unknown>;
