@@ -69,7 +69,7 @@ async function runJob(engine: TestEngine, path: string, videoType: VideoType): P
   const jobId = newJobId("vadjob");
   const token = `tok_${jobId}_abcdefghijklmnop`;
   tokens.set(jobId, token);
-  const body = { ...startJobBody({ jobId, token, callbackBase: worker.base, videoUrl: files.url(path), config: CONFIG }), video_type: videoType };
+  const body = { ...startJobBody({ jobId, token, videoUrl: files.url(path), config: CONFIG }), video_type: videoType };
   expect((await postJson(`${engine.base}/jobs`, body)).status).toBe(202);
   await waitFor(() => worker.callsFor(jobId).some((c) => c.kind === "complete" || c.kind === "fail"), 120_000, "the job to finish");
   return {
@@ -81,7 +81,7 @@ async function runJob(engine: TestEngine, path: string, videoType: VideoType): P
 
 describe("speech detection in jobs", () => {
   it("with the model: the step is plain, and a podcast clip over a music bed starts and ends between sentences", { timeout: 180_000 }, async () => {
-    const engine = await startTestEngine(await osTempDir("vad-engine"));
+    const engine = await startTestEngine(await osTempDir("vad-engine"), {}, { callbackBase: worker.base });
     try {
       const { steps, complete, fail } = await runJob(engine, "/speech.mp4", "podcast");
       expect(fail).toBeUndefined();
@@ -98,7 +98,7 @@ describe("speech detection in jobs", () => {
   it("when the model cannot load: the job still completes on loudness and its step says so", { timeout: 180_000 }, async () => {
     const engine = await startTestEngine(await osTempDir("vad-engine"), {
       speechModel: async () => ({ unavailable: "the native ONNX runtime did not load: no binary for this platform" }),
-    });
+    }, { callbackBase: worker.base });
     try {
       const { steps, complete, fail } = await runJob(engine, "/speech.mp4", "general");
       expect(fail).toBeUndefined();
@@ -110,7 +110,7 @@ describe("speech detection in jobs", () => {
   });
 
   it("a podcast job on music only fails with no_clips_found saying no speech was found; gaming still clips", { timeout: 180_000 }, async () => {
-    const engine = await startTestEngine(await osTempDir("vad-engine"));
+    const engine = await startTestEngine(await osTempDir("vad-engine"), {}, { callbackBase: worker.base });
     try {
       const podcast = await runJob(engine, "/music.mp4", "podcast");
       expect(podcast.complete).toBeUndefined();

@@ -77,4 +77,44 @@ describe("watchdog alarm", () => {
     expect(deadline!).toBeGreaterThanOrEqual(before + EXPIRY_RETRY_MS);
     expect(await runInDurableObject(stub, (_i: AccountState, state) => state.storage.getAlarm())).toBe(deadline);
   });
+
+  it("spares a job whose engine reported while an earlier job was being expired", async () => {
+    const account = await createAccount();
+    expect((await api(account, "/api/v1/usage")).status).toBe(200);
+    const stub = accountState(env, account.accountId);
+    const silent = await insertProcessingJob(account.accountId);
+    const lively = await insertProcessingJob(account.accountId);
+    await stub.touchWatchdog(silent, 180);
+    await stub.touchWatchdog(lively, 180);
+    await runInDurableObject(stub, async (instance: AccountState, state) => {
+      state.storage.sql.exec(`UPDATE watchdog SET deadline_ms = ? WHERE job_id = ?`, Date.now() - 2000, silent);
+      state.storage.sql.exec(`UPDATE watchdog SET deadline_ms = ? WHERE job_id = ?`, Date.now() - 1000, lively);
+      // Both are overdue when the alarm starts. While the first expiry waits on D1,
+      // the second job's engine reports (its deadline moves), as an RPC interleaved at that await would.
+      const holder = instance as unknown as { env: Env };
+      const realEnv = holder.env;
+      let reported = false;
+      const db = new Proxy(realEnv.DB, {
+        get(target, prop) {
+          if (prop === "prepare" && !reported) {
+            reported = true;
+            state.storage.sql.exec(`UPDATE watchdog SET deadline_ms = ? WHERE job_id = ?`, Date.now() + 180_000, lively);
+          }
+          const value = Reflect.get(target, prop) as unknown;
+          return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      holder.env = { ...realEnv, DB: db };
+      try {
+        await instance.alarm();
+      } finally {
+        holder.env = realEnv;
+      }
+      expect(reported).toBe(true);
+    });
+    const status = (id: string) => env.DB.prepare(`SELECT status FROM jobs WHERE id = ?`).bind(id).first<string>("status");
+    expect(await status(silent)).toBe("failed");
+    expect(await status(lively)).toBe("processing");
+    expect(await stub.watchdogDeadline(lively)).toBeGreaterThan(Date.now());
+  });
 });

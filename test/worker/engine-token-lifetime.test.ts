@@ -1,0 +1,55 @@
+/**
+ * Engine tokens live from dispatch, not from submission: a job that waited in
+ * the queue longer than ENGINE_TOKEN_TTL_SECONDS still gets a token its engine
+ * can use, and every dispatch (a restart after a redeploy included) signs a
+ * new one.
+ */
+import { env } from "cloudflare:test";
+import { beforeEach, describe, expect, it } from "vitest";
+import { tokenTtlSeconds } from "../../src/engine/dispatch";
+import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
+import { createAccount } from "./helpers";
+import { deliver, getJob, submitJob } from "./jobs-helpers";
+
+function expiryOf(token: string): number {
+  const payload = JSON.parse(atob(token.split(".")[0]!.replace(/-/g, "+").replace(/_/g, "/"))) as { exp: number };
+  return payload.exp;
+}
+
+let engine: FakeEngine;
+beforeEach(() => {
+  engine = new FakeEngine();
+  engine.install();
+});
+
+describe("engine token lifetime", () => {
+  it("counts from dispatch: a job queued longer than the token TTL still reports", async () => {
+    const account = await createAccount();
+    engine.mode = "down";
+    const jobId = await submitJob(account);
+    // It waited in the queue for longer than a token lives.
+    const longAgo = new Date(Date.now() - (tokenTtlSeconds(env) + 3600) * 1000).toISOString();
+    await env.DB.prepare(`UPDATE jobs SET created_at = ? WHERE id = ?`).bind(longAgo, jobId).run();
+    engine.mode = "up";
+    await deliver(account, jobId, 2);
+    const start = await waitFor(() => engine.starts(jobId).at(-1), "StartJob");
+    expect(expiryOf(start.token)).toBeGreaterThan(Math.floor(Date.now() / 1000) + tokenTtlSeconds(env) - 60);
+    const client = EngineClient.from(start);
+    await expectAck(await client.progress({ progress: 5, step: "Downloading video" }));
+    expect((await getJob(account, jobId)).step).toBe("Downloading video");
+  });
+
+  it("signs a new token at every dispatch", async () => {
+    const account = await createAccount();
+    const jobId = await submitJob(account);
+    await deliver(account, jobId);
+    const first = await waitFor(() => engine.starts(jobId).at(-1), "StartJob");
+    const client = EngineClient.from(first);
+    await expectAck(await client.postJson("interrupted", { reason: "shutdown" }));
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await deliver(account, jobId, 1);
+    const second = await waitFor(() => (engine.starts(jobId).length > 1 ? engine.starts(jobId).at(-1) : undefined), "a second StartJob");
+    expect(second.token).not.toBe(first.token);
+    expect(expiryOf(second.token)).toBeGreaterThan(expiryOf(first.token));
+  });
+});
