@@ -141,11 +141,14 @@ export async function compose(out: string, c: Composition): Promise<void> {
       "-t", String(c.seconds),
       "-c:v", "libx264", "-preset", "ultrafast", "-crf", "20", "-g", String(c.fps * 2),
       "-c:a", "aac", "-b:a", "64k",
-      // The picture is stored turned clockwise; the tag says to turn it back when shown.
-      ...(c.rotated ? ["-metadata:s:v:0", "rotate=270"] : []),
-      out,
+      c.rotated ? `${out}.stored.mp4` : out,
     ],
     "composing the face test video",
   );
   await rm(background, { force: true });
+  if (c.rotated) {
+    // The picture is stored turned clockwise; the container's display matrix says to turn it back when shown.
+    await ffmpeg(["-i", `${out}.stored.mp4`, "-c", "copy", "-metadata:s:v:0", "rotate=90", out], "tagging the rotation");
+    await rm(`${out}.stored.mp4`, { force: true });
+  }
 }
