@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { followAxis, type Observation } from "../src/reframe/camera.ts";
-import { pathExpression } from "../src/reframe/filter.ts";
+import { movingCrop, pathExpression, reframeGraph } from "../src/reframe/filter.ts";
 import { pathAt, type PathPoint } from "../src/reframe/path.ts";
-import { planFromSamples } from "../src/reframe/plan.ts";
+import { MAX_PATH_SEGMENTS, planFromSamples } from "../src/reframe/plan.ts";
+import { runProcess } from "../src/spawn.ts";
+import { FFMPEG } from "./helpers/media.ts";
 import type { FaceSample } from "../src/reframe/tracks.ts";
 
 /** The camera's position at t from its simplified points. */
@@ -156,5 +158,34 @@ describe("crop expression", () => {
     const evaluate = (t: number) =>
       Function("t", "gte", "lt", `return ${expression};`)(t, (a: number, b: number) => (a >= b ? 1 : 0), (a: number, b: number) => (a < b ? 1 : 0)) as number;
     for (const t of [0, 1, 1.999, 2, 3, 4.999, 5, 9]) expect(evaluate(t)).toBeCloseTo(pathAt(path, t).x, 5);
+  });
+});
+
+describe("long paths", () => {
+  it("a 3-minute clip of constant to-and-fro motion stays within the segment budget", () => {
+    const samples: FaceSample[] = [];
+    for (let t = 0; t < 180; t += 1 / 3) samples.push({ t, faces: [face(0.5 + 0.35 * Math.sin(t * 1.3), 0.3 + 0.1 * Math.sin(t * 0.7))] });
+    const candidate = { start: 0, end: 180, score: 0.5, reasons: ["x"], crop: [{ fromSeconds: 0, toSeconds: 180, centerX: 0.5, centerY: 0.5 }] };
+    for (const layout of ["single", "split"] as const) {
+      const twoFaces = layout === "split" ? samples.map((s) => ({ ...s, faces: [...s.faces, face(0.1, 0.5)] })) : samples;
+      const plan = planFromSamples({ samples: twoFaces, frame: { width: 416, height: 234 }, candidate, config: { layout }, output: { width: 1080, height: 1920 } });
+      for (const view of plan.views) expect(view.length).toBeLessThanOrEqual(MAX_PATH_SEGMENTS);
+      // Every crop expression of the clip together fits one command-line argument (128 KiB).
+      const graph = reframeGraph({ width: 1080, height: 1920 }, plan.views);
+      expect(graph.length).toBeLessThan(128 * 1024);
+    }
+  });
+
+  it("ffmpeg accepts a crop expression of hundreds of pieces (its parser refuses a flat chain of about 100)", async () => {
+    const path = Array.from({ length: 400 }, (_, i) => ({ from: i * 0.01, to: (i + 1) * 0.01, x0: i / 400, x1: (i + 1) / 400, y0: 0.5, y1: 0.5 }));
+    path.push({ from: 4, to: Number.POSITIVE_INFINITY, x0: 1, x1: 1, y0: 0.5, y1: 0.5 });
+    const filter = movingCrop(9 / 16, path);
+    expect(pathExpression(path, "y")).toBe("0.500000");
+    const result = await runProcess({
+      command: FFMPEG,
+      args: ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=s=320x180:r=10:d=4", "-vf", `${filter},showinfo`, "-f", "null", "-"],
+      timeoutMs: 60_000,
+    });
+    expect(result.exitCode, result.stderrTail).toBe(0);
   });
 });

@@ -28,6 +28,8 @@ export interface AxisCamera {
   window: number;
   /** Added to the subject's centre (e.g. headroom on the vertical axis). */
   offset?: number;
+  /** Path simplification tolerance (fraction of the frame); default TOLERANCE. */
+  tolerance?: number;
 }
 
 const STEP_SECONDS = 1 / 15;
@@ -42,7 +44,7 @@ const LEAD_SECONDS = 0.3;
 /** A gap between observations longer than this means the subject was lost: hold, do not glide across. */
 export const LOST_AFTER_SECONDS = 0.8;
 /** Path simplification tolerance, fraction of the frame (about 2 px of a 1920 frame). */
-const TOLERANCE = 0.001;
+export const TOLERANCE = 0.001;
 
 function clamp(value: number, lo: number, hi: number): number {
   return Math.min(hi, Math.max(lo, value));
@@ -113,5 +115,5 @@ export function followAxis(observations: Observation[], from: number, to: number
     points.push({ t, v: position });
     if (t >= to) break;
   }
-  return simplify(points, TOLERANCE);
+  return simplify(points, camera.tolerance ?? TOLERANCE);
 }

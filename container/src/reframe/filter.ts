@@ -28,10 +28,51 @@ function piece(segment: PathSegment, first: boolean, last: boolean, key: "x" | "
   return gates.length === 0 ? value : `${gates.join("*")}*${value}`;
 }
 
+/**
+ * Sums terms as a balanced tree of parenthesised groups: ffmpeg's expression
+ * parser refuses a flat chain of about a hundred terms (its recursion guard),
+ * while nesting depth grows only with the logarithm of the count this way.
+ */
+function balancedSum(terms: string[]): string {
+  if (terms.length <= 4) return terms.join("+");
+  const middle = Math.ceil(terms.length / 2);
+  return `(${balancedSum(terms.slice(0, middle))})+(${balancedSum(terms.slice(middle))})`;
+}
+
+interface AxisPiece {
+  from: number;
+  to: number;
+  v0: number;
+  v1: number;
+}
+
+/** One axis of a path, with neighbouring pieces that form one straight line joined (a still axis becomes one piece). */
+function axisPieces(path: CameraPath, key: "x" | "y"): AxisPiece[] {
+  const pieces: AxisPiece[] = [];
+  for (const s of path) {
+    const next = { from: s.from, to: s.to, v0: key === "x" ? s.x0 : s.y0, v1: key === "x" ? s.x1 : s.y1 };
+    const last = pieces.at(-1);
+    if (last && Number.isFinite(last.to) && Math.abs(last.v1 - next.v0) < 1e-7) {
+      const lastSlope = (last.v1 - last.v0) / (last.to - last.from);
+      const span = next.to - next.from;
+      const nextSlope = Number.isFinite(span) && span > 0 ? (next.v1 - next.v0) / span : 0;
+      if (Math.abs(lastSlope - nextSlope) < 1e-7 && (Number.isFinite(span) ? true : Math.abs(lastSlope) < 1e-7)) {
+        last.to = next.to;
+        last.v1 = Number.isFinite(span) ? next.v1 : last.v1;
+        continue;
+      }
+    }
+    pieces.push(next);
+  }
+  return pieces;
+}
+
 /** The window centre along one axis over time, as a fraction of the frame. */
 export function pathExpression(path: CameraPath, key: "x" | "y"): string {
-  if (path.length === 0) return "0.5";
-  return path.map((segment, i) => piece(segment, i === 0, i === path.length - 1, key)).join("+");
+  const pieces = axisPieces(path, key);
+  if (pieces.length === 0) return "0.5";
+  const asSegment = (p: AxisPiece): PathSegment => ({ from: p.from, to: p.to, x0: p.v0, x1: p.v1, y0: p.v0, y1: p.v1 });
+  return balancedSum(pieces.map((p, i) => piece(asSegment(p), i === 0, i === pieces.length - 1, key)));
 }
 
 /**

@@ -16,7 +16,7 @@ import type { ClipConfig } from "../../../src/engine/contract.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { cropSteps, type Size } from "../render-geometry.ts";
 import type { Candidate, SourceInfo, StageProgress } from "../types.ts";
-import { followAxis, type Observation } from "./camera.ts";
+import { followAxis, TOLERANCE, type Observation } from "./camera.ts";
 import { detectFaces, type FaceBox } from "./detector.ts";
 import { constantPath, pathAt, type CameraPath, type PathPoint } from "./path.ts";
 import { sampleFrames } from "./sample.ts";
@@ -37,6 +37,12 @@ export interface ReframePlan {
 const GROUP_FIT = 0.85;
 /** A second person joins the framing only when at least this heavy relative to the main one. */
 const GROUP_WEIGHT = 0.3;
+/**
+ * Most straight pieces one view's path may have: the crop expressions travel
+ * as one ffmpeg argument (at most 128 KiB on Linux). Past it the path is
+ * simplified more coarsely (a 3-minute clip of constant motion needs that).
+ */
+export const MAX_PATH_SEGMENTS = 200;
 /** Vertical axis: the crop sits this much (of its height) below the face, leaving headroom above it. */
 const HEADROOM = 0.12;
 
@@ -143,11 +149,11 @@ function toSegments(xs: PathPoint[], ys: PathPoint[], from: number, to: number):
   return segments;
 }
 
-function followBoxes(boxes: { t: number; box: FaceBox }[], from: number, to: number, window: { width: number; height: number }): CameraPath {
+function followBoxes(boxes: { t: number; box: FaceBox }[], from: number, to: number, window: { width: number; height: number }, tolerance: number): CameraPath {
   const xObs: Observation[] = boxes.map(({ t, box }) => ({ t, center: box.x + box.width / 2, half: box.width / 2 }));
   const yObs: Observation[] = boxes.map(({ t, box }) => ({ t, center: box.y + box.height / 2, half: box.height / 2 }));
-  const xs = followAxis(xObs, from, to, { window: window.width });
-  const ys = followAxis(yObs, from, to, { window: window.height, offset: HEADROOM * window.height });
+  const xs = followAxis(xObs, from, to, { window: window.width, tolerance });
+  const ys = followAxis(yObs, from, to, { window: window.height, offset: HEADROOM * window.height, tolerance });
   return toSegments(xs, ys, from, to);
 }
 
@@ -191,8 +197,28 @@ export function planFromSamples(args: {
   const count = facesCount(samples);
   if (persons.length === 0 || frame.width === 0) return { used: "activity", facesCount: count, views: [fallback] };
   const personsIn = (scene: number) => persons.filter((p) => p.scene === scene);
+  const views = (tolerance: number) => followViews({ starts, duration, fallback, personsIn, frame, output, layout: config.layout, tolerance });
+  let tolerance = TOLERANCE;
+  let planned = views(tolerance);
+  while (planned.some((view) => view.length > MAX_PATH_SEGMENTS) && tolerance < 0.05) {
+    tolerance *= 2;
+    planned = views(tolerance);
+  }
+  return { used: "faces", facesCount: count, views: planned };
+}
 
-  if (config.layout === "split") {
+function followViews(args: {
+  starts: number[];
+  duration: number;
+  fallback: CameraPath;
+  personsIn: (scene: number) => Track[];
+  frame: { width: number; height: number };
+  output: Size;
+  layout: ClipConfig["layout"];
+  tolerance: number;
+}): CameraPath[] {
+  const { starts, duration, fallback, personsIn, frame, output, tolerance } = args;
+  if (args.layout === "split") {
     const pairSeconds = starts.reduce((sum, from, i) => sum + (personsIn(i).length >= 2 ? (starts[i + 1] ?? duration) - from : 0), 0);
     if (pairSeconds >= duration / 2) {
       const half = windowFractions(output.width / (output.height / 2), frame.width, frame.height);
@@ -201,17 +227,17 @@ export function planFromSamples(args: {
         assemble(starts, duration, fallback, (scene, from, to) => {
           const pair = pairOf(scene);
           const track = pair.length === 2 ? pair[slot] : slot === 0 ? pair[0] : undefined;
-          return track ? followBoxes(track.points, from, to, half) : undefined;
+          return track ? followBoxes(track.points, from, to, half, tolerance) : undefined;
         });
-      return { used: "faces", facesCount: count, views: [view(0), view(1)] };
+      return [view(0), view(1)];
     }
   }
   const window = windowFractions(output.width / output.height, frame.width, frame.height);
   const path = assemble(starts, duration, fallback, (scene, from, to) => {
     const boxes = subjectBoxes(personsIn(scene), window.width);
-    return boxes.length > 0 ? followBoxes(boxes, from, to, window) : undefined;
+    return boxes.length > 0 ? followBoxes(boxes, from, to, window, tolerance) : undefined;
   });
-  return { used: "faces", facesCount: count, views: [path] };
+  return [path];
 }
 
 export async function planReframe(args: PlanArgs): Promise<ReframePlan> {
