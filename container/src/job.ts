@@ -33,7 +33,7 @@ export interface JobDeps {
 }
 
 /** Share of a clip's render progress that face detection stands for (measured: bench/engine/faces.ts). */
-const DETECT_SHARE = 0.2;
+const DETECT_SHARE = 0.3;
 
 export type JobOutcome = "completed" | "failed" | "refused" | "canceled" | "inactive" | "shutdown";
 
