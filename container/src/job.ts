@@ -8,7 +8,9 @@ import type { FfmpegRunner } from "./ffmpeg/runner.ts";
 import { log } from "./log.ts";
 import { probeSource } from "./probe.ts";
 import { ProgressTracker } from "./progress.ts";
+import { planReframe, type ReframePlan } from "./reframe/plan.ts";
 import { renderClip } from "./render.ts";
+import { outputSize } from "./render-geometry.ts";
 import { JobReporter } from "./report.ts";
 import type { AddressPolicy, Resolver } from "./source/address-policy.ts";
 import { fetchSource } from "./source/index.ts";
@@ -33,6 +35,9 @@ export interface JobDeps {
   speechModel?: () => Promise<SpeechModelLoad>;
 }
 
+/** Share of a clip's render progress that face detection stands for (measured: bench/engine/faces.ts). */
+const DETECT_SHARE = 0.3;
+
 export type JobOutcome = "completed" | "failed" | "refused" | "canceled" | "inactive" | "shutdown";
 
 interface RenderedClip {
@@ -42,6 +47,7 @@ interface RenderedClip {
   thumbnailPath: string;
   width: number;
   height: number;
+  plan: ReframePlan;
 }
 
 function backendNote(runner: FfmpegRunner): string {
@@ -61,6 +67,8 @@ function clipReport(clip: RenderedClip): ClipReport {
     reasons: reasons.length > 0 ? reasons : ["general"],
     width: clip.width,
     height: clip.height,
+    reframe: clip.plan.used,
+    faces_count: clip.plan.facesCount,
   };
 }
 
@@ -167,6 +175,19 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       progress.enter("render", `Rendering clip ${index + 1} of ${candidates.length}${note}`, { index, count: candidates.length });
       const videoPath = workDir.file(`clip-${index}.mp4`);
       const thumbnailPath = workDir.file(`clip-${index}.jpg`);
+      // Face detection (reframe faces/auto) takes the first DETECT_SHARE of the clip's progress.
+      const detectShare = job.config.reframe === "center" ? 0 : DETECT_SHARE;
+      const plan = await planReframe({
+        runner,
+        source,
+        candidate,
+        config: job.config,
+        output: outputSize(job.config, source),
+        rawPath: workDir.file(`faces-${index}.rgb`),
+        signal,
+        onProgress: (f) => progress.update(detectShare * f),
+      });
+      log.info("clip_reframe", { job_id: jobId, index, reframe: plan.used, faces: plan.facesCount, detection_ms: plan.detectionMs });
       const size = await renderClip(runner, {
         source,
         candidate,
@@ -174,9 +195,10 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         outPath: videoPath,
         thumbnailPath,
         signal,
-        onProgress: (f) => progress.update(f),
+        onProgress: (f) => progress.update(detectShare + (1 - detectShare) * f),
+        plan,
       });
-      rendered.push({ index, candidate, videoPath, thumbnailPath, ...size });
+      rendered.push({ index, candidate, videoPath, thumbnailPath, ...size, plan });
     }
 
     progress.enter("upload", "Uploading clips");

@@ -23,7 +23,9 @@ import { stat } from "node:fs/promises";
 import { MAX_CLIP_UPLOAD_BYTES, type ClipConfig } from "../../src/engine/contract.ts";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";
 import { pinnedDemuxer } from "./probe.ts";
-import { cropFilter, cropSteps, outputSize } from "./render-geometry.ts";
+import { reframeGraph } from "./reframe/filter.ts";
+import { viewsAt, viewsOf, type ReframePlan } from "./reframe/plan.ts";
+import { outputSize } from "./render-geometry.ts";
 import type { Candidate, SourceInfo, StageProgress } from "./types.ts";
 
 export const VIDEO_PRESET = "veryfast";
@@ -41,6 +43,8 @@ export interface RenderArgs {
   thumbnailPath: string;
   signal: AbortSignal;
   onProgress: StageProgress;
+  /** The crop's camera paths (reframe/plan.ts); without it, the centre or the activity plan. */
+  plan?: Pick<ReframePlan, "views">;
 }
 
 /** Generous: the wasm backend encodes 1080x1920 at about 0.14x realtime. */
@@ -60,13 +64,12 @@ function inputArgs(source: SourceInfo, seekSeconds: number): string[] {
   ];
 }
 
-export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath">): { ffmpegArgs: string[]; width: number; height: number } {
+export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath" | "plan">): { ffmpegArgs: string[]; width: number; height: number } {
   const { source, candidate, config } = args;
   const size = outputSize(config, source);
   const duration = candidate.end - candidate.start;
-  const steps = cropSteps(candidate.start, config.reframe === "auto" ? candidate.crop : undefined);
-  const picture = `${cropFilter(size, steps)},scale=${size.width}:${size.height}:flags=bicubic,setsar=1,format=yuv420p`;
-  const graph = [`[0:v:0]${picture}[clip]`, ...(source.hasAudio ? [] : ["anullsrc=r=48000:cl=stereo[silence]"])].join(";");
+  const picture = reframeGraph(size, viewsOf(args.plan, config, candidate));
+  const graph = [`${picture}[clip]`, ...(source.hasAudio ? [] : ["anullsrc=r=48000:cl=stereo[silence]"])].join(";");
   const ffmpegArgs = [
     ...inputArgs(source, candidate.start),
     "-filter_complex", graph,
@@ -87,17 +90,16 @@ export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "c
  * The thumbnail: one frame seeked in the source (a short decode from the
  * nearest keyframe) with the crop that is in force at that moment of the clip.
  */
-export function buildThumbnailArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "thumbnailPath">): string[] {
+export function buildThumbnailArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "thumbnailPath" | "plan">): string[] {
   const { source, candidate, config } = args;
   const size = outputSize(config, source);
   const at = candidate.start + (candidate.end - candidate.start) * THUMBNAIL_AT;
-  const steps = cropSteps(candidate.start, config.reframe === "auto" ? candidate.crop : undefined);
-  const current = steps.filter((s) => s.fromClipSeconds <= at - candidate.start).pop() ?? steps[0]!;
-  const picture = `${cropFilter(size, [{ ...current, fromClipSeconds: 0 }])},scale=${size.width}:${size.height}:flags=bicubic,setsar=1,format=yuvj420p`;
+  const picture = reframeGraph(size, viewsAt(viewsOf(args.plan, config, candidate), at - candidate.start), "yuvj420p");
   return [
     ...inputArgs(source, at),
-    "-map", "0:v:0", "-an", "-sn", "-dn",
-    "-vf", picture,
+    "-an", "-sn", "-dn",
+    "-filter_complex", `${picture}[thumb]`,
+    "-map", "[thumb]",
     "-frames:v", "1", "-q:v", "3", "-update", "1",
     "-f", "image2", args.thumbnailPath,
   ];

@@ -1,4 +1,10 @@
 import { execFileSync, spawn } from "node:child_process";
+import { cp } from "node:fs/promises";
+import { build } from "esbuild";
+import { engineBundleOptions } from "../../scripts/engine-bundle-options.ts";
+import { BUNDLED_ASSET_DIR } from "../src/reframe/assets.ts";
+import { SAMPLE_DIR } from "./helpers/faces-media.ts";
+import { FFMPEG } from "./helpers/media.ts";
 import { createServer } from "node:net";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -56,7 +62,7 @@ describe("container/Dockerfile", () => {
         expect(existsSync(path.join(root, "container", src)), `${src} exists in the build context`).toBe(true);
       }
     }
-    expect(copies.map((c) => c[1]?.trim())).toEqual(["dist/package.json", "dist/server.mjs dist/silero_vad_v5.onnx"]);
+    expect(copies.map((c) => c[1]?.trim())).toEqual(["dist/package.json", "dist/server.mjs dist/silero_vad_v5.onnx", "dist/face-model"]);
   });
 
   it("installs the speech runtime at the pinned version without its download step, and ships the model", () => {
@@ -100,6 +106,24 @@ describe("container/Dockerfile", () => {
     }
     expect(await exited).toBe(0);
     expect(output).toMatch(/engine_stopped/);
+  });
+
+  it("bundled, the face detector loads its weights and wasm from face-model/ beside the bundle, nothing else", async () => {
+    execFileSync("npm", ["run", "--silent", "build:engine"], { cwd: root, stdio: "pipe" });
+    // The image's layout in an empty directory: the bundle and the folder the Dockerfile copies beside it.
+    const image = await osTempDir("bundle-faces");
+    await build({ ...engineBundleOptions, entryPoints: [path.join(root, "container/test/fixtures/face-selftest.ts")], outfile: path.join(image, "selftest.mjs") });
+    await cp(path.join(root, "container/dist", BUNDLED_ASSET_DIR), path.join(image, BUNDLED_ASSET_DIR), { recursive: true });
+    const frame = path.join(image, "frame.rgb");
+    execFileSync(FFMPEG, ["-v", "error", "-i", path.join(SAMPLE_DIR, "sample1.jpg"), "-vf", "scale=416:278", "-f", "rawvideo", "-pix_fmt", "rgb24", frame]);
+    const found = execFileSync(process.execPath, [path.join(image, "selftest.mjs"), frame, "416", "278"], {
+      cwd: image,
+      env: { PATH: process.env.PATH },
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    // sample1.jpg shows three people.
+    expect(Number(found.trim())).toBeGreaterThanOrEqual(2);
   });
 });
 

@@ -3,7 +3,7 @@
  * build the OpenAPI document (z.toJSONSchema). Shapes follow SPEC section 3.
  */
 import { z } from "zod";
-import { ClipConfig, FailureCode, VideoType } from "../engine/contract";
+import { ClipConfig, FailureCode, REFRAME_USED, VideoType } from "../engine/contract";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
 
 const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp, UTC");
@@ -42,6 +42,8 @@ export const ClipDetail = z.object({
   reasons: z.array(z.string()),
   width: z.number().int(),
   height: z.number().int(),
+  reframe: z.enum(REFRAME_USED).describe("What the crop followed: faces, the region of most activity (no face found, or reframe=auto without faces), or the centre"),
+  faces_count: z.number().int().min(0).describe("Most faces seen together in the clip; 0 when none were found or looked for (reframe=center)"),
 });
 
 const ActiveJob = z.object({
@@ -118,6 +120,7 @@ export const SavedConfig = z.object({
   max_clip_seconds: z.number().int(),
   max_clips: z.number().int(),
   reframe: z.string(),
+  layout: z.string(),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

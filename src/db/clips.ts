@@ -1,4 +1,7 @@
 /** Every SQL statement on the `clips` table. */
+import type { REFRAME_USED } from "../engine/contract";
+
+export type ClipReframe = (typeof REFRAME_USED)[number];
 
 export interface Clip {
   jobId: string;
@@ -11,6 +14,9 @@ export interface Clip {
   reasons: string[];
   width: number;
   height: number;
+  /** What the crop followed: faces, activity or center (issue 17). */
+  reframe: ClipReframe;
+  facesCount: number;
 }
 
 interface ClipRow {
@@ -24,6 +30,8 @@ interface ClipRow {
   reasons_json: string;
   width: number;
   height: number;
+  reframe: string;
+  faces_count: number;
 }
 
 function toClip(row: ClipRow): Clip {
@@ -38,6 +46,9 @@ function toClip(row: ClipRow): Clip {
     reasons: JSON.parse(row.reasons_json) as string[],
     width: row.width,
     height: row.height,
+    // Written only from a ClipReport that passed the contract schema.
+    reframe: row.reframe as ClipReframe,
+    facesCount: row.faces_count,
   };
 }
 
@@ -48,8 +59,8 @@ function toClip(row: ClipRow): Clip {
 export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+      `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height, reframe, faces_count)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
     )
     .bind(
@@ -63,6 +74,8 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
       JSON.stringify(clip.reasons),
       clip.width,
       clip.height,
+      clip.reframe,
+      clip.facesCount,
     );
 }
 

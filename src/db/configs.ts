@@ -16,12 +16,13 @@ interface ConfigRow {
   max_clip_seconds: number;
   max_clips: number;
   reframe: string;
+  layout: string;
   created_at: string;
   updated_at: string;
 }
 
 const CONFIG_COLUMNS =
-  "name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, created_at, updated_at";
+  "name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, layout, created_at, updated_at";
 
 // Rows are only ever written from a ClipConfig that passed the contract schema.
 function configFromRow(row: ConfigRow): SavedConfig {
@@ -34,6 +35,7 @@ function configFromRow(row: ConfigRow): SavedConfig {
       max_clip_seconds: row.max_clip_seconds,
       max_clips: row.max_clips,
       reframe: row.reframe as ClipConfig["reframe"],
+      layout: row.layout as ClipConfig["layout"],
     },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -70,11 +72,11 @@ export async function putConfig(
   now = new Date(),
 ): Promise<{ created: boolean; saved: SavedConfig }> {
   const at = now.toISOString();
-  const values = [config.aspect_ratio, config.resolution, config.min_clip_seconds, config.max_clip_seconds, config.max_clips, config.reframe];
+  const values = [config.aspect_ratio, config.resolution, config.min_clip_seconds, config.max_clip_seconds, config.max_clips, config.reframe, config.layout];
   const inserted = await db
     .prepare(
-      `INSERT INTO configs (account_id, name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, name) DO NOTHING`,
+      `INSERT INTO configs (account_id, name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, layout, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, name) DO NOTHING`,
     )
     .bind(accountId, name, ...values, at, at)
     .run();
@@ -82,7 +84,7 @@ export async function putConfig(
   if (!created) {
     await db
       .prepare(
-        `UPDATE configs SET aspect_ratio = ?, resolution = ?, min_clip_seconds = ?, max_clip_seconds = ?, max_clips = ?, reframe = ?, updated_at = ?
+        `UPDATE configs SET aspect_ratio = ?, resolution = ?, min_clip_seconds = ?, max_clip_seconds = ?, max_clips = ?, reframe = ?, layout = ?, updated_at = ?
          WHERE account_id = ? AND name = ?`,
       )
       .bind(...values, at, accountId, name)

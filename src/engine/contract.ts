@@ -43,7 +43,11 @@ export const AspectRatio = z.enum(ASPECT_RATIOS);
 export type AspectRatio = z.infer<typeof AspectRatio>;
 
 export const RESOLUTIONS = [720, 1080] as const;
-export const REFRAME_MODES = ["center", "auto"] as const;
+export const REFRAME_MODES = ["center", "auto", "faces"] as const;
+/** Faces (issue 17): `single` frames one person (or a group that fits), `split` stacks the two main faces. */
+export const LAYOUTS = ["single", "split"] as const;
+/** What a clip's crop actually followed (ClipReport.reframe). */
+export const REFRAME_USED = ["faces", "activity", "center"] as const;
 
 /**
  * A clip configuration (SPEC section 3). The API's saved configurations and
@@ -58,6 +62,7 @@ export const ClipConfig = z
     max_clip_seconds: z.number().int().min(10).max(180).default(60),
     max_clips: z.number().int().min(1).max(20).default(5),
     reframe: z.enum(REFRAME_MODES).default("center"),
+    layout: z.enum(LAYOUTS).default("single"),
   })
   .strict()
   .refine((c) => c.max_clip_seconds >= c.min_clip_seconds, {
@@ -159,6 +164,9 @@ export const ClipReport = z.object({
   reasons: z.array(z.string().min(1).max(60)).min(1).max(8),
   width: z.number().int().positive(),
   height: z.number().int().positive(),
+  // Faces (issue 17): what the crop followed and how many faces were seen (0 when none were looked for).
+  reframe: z.enum(REFRAME_USED).default("center"),
+  faces_count: z.number().int().nonnegative().default(0),
 });
 export type ClipReport = z.infer<typeof ClipReport>;
 

@@ -61,6 +61,8 @@ export async function completeJob(env: Env, accountId: string, jobId: string, do
       reasons: clip.reasons,
       width: clip.width,
       height: clip.height,
+      reframe: clip.reframe,
+      facesCount: clip.faces_count,
     }),
   );
   const results = await env.DB.batch([

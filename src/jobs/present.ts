@@ -18,6 +18,8 @@ function presentClip(cdnBase: string, clip: Clip) {
     reasons: clip.reasons,
     width: clip.width,
     height: clip.height,
+    reframe: clip.reframe,
+    faces_count: clip.facesCount,
   };
 }
 

@@ -197,6 +197,8 @@ export function clipReport(index: number, overrides: Partial<ClipReport> = {}): 
     reasons: ["speech_density", "loudness_peak"],
     width: 1080,
     height: 1920,
+    reframe: "center",
+    faces_count: 0,
     ...overrides,
   };
 }

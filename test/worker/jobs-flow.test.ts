@@ -49,6 +49,7 @@ describe("queue consumer", () => {
       max_clip_seconds: 60,
       max_clips: 5,
       reframe: "center",
+      layout: "single",
     });
     expect(start.limits).toEqual({
       max_source_bytes: 4294967296,
@@ -203,7 +204,7 @@ describe("engine callbacks", () => {
       await client.complete({
         title: "Keynote",
         source_duration_seconds: 125.2,
-        clips: [clipReport(1, { score: 0.7 }), clipReport(0, { score: 0.95 })],
+        clips: [clipReport(1, { score: 0.7 }), clipReport(0, { score: 0.95, reframe: "faces", faces_count: 2 })],
       }),
     );
     job = await getJob(account, client.jobId);
@@ -226,7 +227,10 @@ describe("engine callbacks", () => {
       reasons: ["speech_density", "loudness_peak"],
       width: 1080,
       height: 1920,
+      reframe: "faces",
+      faces_count: 2,
     });
+    expect(job.clips?.[1]).toMatchObject({ reframe: "center", faces_count: 0 });
     expect(job.credits_charged).toBe(3);
     expect(job.completed_at).toBeTruthy();
     expect(job.error).toBeUndefined();

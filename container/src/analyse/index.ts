@@ -184,7 +184,7 @@ export async function analyse(
   if (picked.length === 0) {
     throw new NoClipsFoundError(`No moment in the video stood out enough for a ${videoType} clip.`);
   }
-  const exact = await refineCuts(runner, source, frameAnalysis, picked, config.reframe === "auto", opts.signal);
+  const exact = await refineCuts(runner, source, frameAnalysis, picked, config.reframe !== "center", opts.signal);
   const chosen = withoutOverlaps(picked.map((w) => applyExactCuts(w, exact, limits)));
   const moved = (t: number) => exact.get(t) ?? t;
   const scenes = features.scenes.map((s) => ({ ...s, start: moved(s.start), end: moved(s.end) }));
@@ -195,6 +195,6 @@ export async function analyse(
     end: w.end,
     score: w.score,
     reasons: w.reasons.slice(0, 8),
-    ...(config.reframe === "auto" ? { crop: cropPlan(scenes, w.start, w.end) } : {}),
+    ...(config.reframe !== "center" ? { crop: cropPlan(scenes, w.start, w.end) } : {}),
   }));
 }

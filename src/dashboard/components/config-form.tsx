@@ -1,4 +1,4 @@
-import { ASPECT_RATIOS, DEFAULT_CLIP_CONFIG, REFRAME_MODES, RESOLUTIONS, type ClipConfig } from "../../engine/contract";
+import { ASPECT_RATIOS, DEFAULT_CLIP_CONFIG, LAYOUTS, REFRAME_MODES, RESOLUTIONS, type ClipConfig } from "../../engine/contract";
 import { Alert, CsrfField, Field, type FieldErrors } from "./form";
 
 /** What the form shows: saved values, or what was typed when validation failed. */
@@ -12,6 +12,7 @@ export function valuesOf(config: ClipConfig): ConfigFormValues {
     max_clip_seconds: String(config.max_clip_seconds),
     max_clips: String(config.max_clips),
     reframe: config.reframe,
+    layout: config.layout,
   };
 }
 
@@ -24,7 +25,12 @@ const ASPECT_LABELS: Record<(typeof ASPECT_RATIOS)[number], string> = {
 };
 const REFRAME_LABELS: Record<(typeof REFRAME_MODES)[number], string> = {
   center: "Center: keep the middle of the frame",
-  auto: "Auto: follow the region of most activity, scene by scene",
+  auto: "Auto: follow faces when there are any, else the region of most activity",
+  faces: "Faces: a camera that follows the people in the picture",
+};
+const LAYOUT_LABELS: Record<(typeof LAYOUTS)[number], string> = {
+  single: "Single: one person (or a group that fits) in the frame",
+  split: "Split: the two main faces stacked, one in each half",
 };
 
 function Select(props: { id: string; name: string; value: string; options: [string, string][]; describedBy?: string; invalid: boolean }) {
@@ -109,6 +115,11 @@ export function ConfigForm({ name, values, errors, general, csrf, typedName = ""
         <Field id="config-reframe" label="Reframing" hint={`Default ${d.reframe}.`} error={errors.reframe}>
           {(describedBy) => (
             <Select id="config-reframe" name="reframe" invalid={Boolean(errors.reframe)} value={values.reframe} options={REFRAME_MODES.map((m) => [m, REFRAME_LABELS[m]])} describedBy={describedBy} />
+          )}
+        </Field>
+        <Field id="config-layout" label="Layout" hint={`With faces or auto reframing. Default ${d.layout}.`} error={errors.layout}>
+          {(describedBy) => (
+            <Select id="config-layout" name="layout" invalid={Boolean(errors.layout)} value={values.layout} options={LAYOUTS.map((l) => [l, LAYOUT_LABELS[l]])} describedBy={describedBy} />
           )}
         </Field>
       </div>

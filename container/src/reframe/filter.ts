@@ -1,0 +1,113 @@
+/**
+ * The picture part of the clip's ffmpeg filter graph for a reframe plan: one
+ * moving crop (single), or two moving crops stacked (split: each face in its
+ * own half of the frame), scaled to the output size, all in the one encode.
+ *
+ * The crop's x and y are ffmpeg expressions in `t` (seconds from the clip's
+ * first frame), re-evaluated on every frame: a flat sum of straight-line
+ * pieces, each switched on only inside its time span. Only numbers, `t` and
+ * ffmpeg's frame-size variables appear in them.
+ */
+import type { Size } from "../render-geometry.ts";
+import type { CameraPath, PathSegment } from "./path.ts";
+import type { ReframePlan } from "./plan.ts";
+
+function decimal(value: number): string {
+  return value.toFixed(6);
+}
+
+function piece(segment: PathSegment, first: boolean, last: boolean, key: "x" | "y"): string {
+  const v0 = key === "x" ? segment.x0 : segment.y0;
+  const v1 = key === "x" ? segment.x1 : segment.y1;
+  const span = segment.to - segment.from;
+  const value =
+    Math.abs(v1 - v0) < 1e-7 || !Number.isFinite(span) || span <= 0
+      ? decimal(v0)
+      : `(${decimal(v0)}+${decimal((v1 - v0) / span)}*(t-${decimal(segment.from)}))`;
+  const gates = [first ? "" : `gte(t,${decimal(segment.from)})`, last ? "" : `lt(t,${decimal(segment.to)})`].filter((g) => g !== "");
+  return gates.length === 0 ? value : `${gates.join("*")}*${value}`;
+}
+
+/**
+ * Sums terms as a balanced tree of parenthesised groups: ffmpeg's expression
+ * parser refuses a flat chain of about a hundred terms (its recursion guard),
+ * while nesting depth grows only with the logarithm of the count this way.
+ */
+function balancedSum(terms: string[]): string {
+  if (terms.length <= 4) return terms.join("+");
+  const middle = Math.ceil(terms.length / 2);
+  return `(${balancedSum(terms.slice(0, middle))})+(${balancedSum(terms.slice(middle))})`;
+}
+
+interface AxisPiece {
+  from: number;
+  to: number;
+  v0: number;
+  v1: number;
+}
+
+/** One axis of a path, with neighbouring pieces that form one straight line joined (a still axis becomes one piece). */
+function axisPieces(path: CameraPath, key: "x" | "y"): AxisPiece[] {
+  const pieces: AxisPiece[] = [];
+  for (const s of path) {
+    const next = { from: s.from, to: s.to, v0: key === "x" ? s.x0 : s.y0, v1: key === "x" ? s.x1 : s.y1 };
+    const last = pieces.at(-1);
+    if (last && Number.isFinite(last.to) && Math.abs(last.v1 - next.v0) < 1e-7) {
+      const lastSlope = (last.v1 - last.v0) / (last.to - last.from);
+      const span = next.to - next.from;
+      const nextSlope = Number.isFinite(span) && span > 0 ? (next.v1 - next.v0) / span : 0;
+      if (Math.abs(lastSlope - nextSlope) < 1e-7 && (Number.isFinite(span) ? true : Math.abs(lastSlope) < 1e-7)) {
+        last.to = next.to;
+        last.v1 = Number.isFinite(span) ? next.v1 : last.v1;
+        continue;
+      }
+    }
+    pieces.push(next);
+  }
+  return pieces;
+}
+
+/** The window centre along one axis over time, as a fraction of the frame. */
+export function pathExpression(path: CameraPath, key: "x" | "y"): string {
+  const pieces = axisPieces(path, key);
+  if (pieces.length === 0) return "0.5";
+  const asSegment = (p: AxisPiece): PathSegment => ({ from: p.from, to: p.to, x0: p.v0, x1: p.v1, y0: p.v0, y1: p.v1 });
+  return balancedSum(pieces.map((p, i) => piece(asSegment(p), i === 0, i === pieces.length - 1, key)));
+}
+
+/**
+ * The crop filter: the largest window of `aspect` (w/h) inside the decoded
+ * frame (sized from iw/ih, so it holds for rotated sources too), centred on
+ * the path and kept inside the frame, with even offsets for yuv420p. The
+ * expressions are quoted so their commas stay inside the option.
+ */
+export function movingCrop(aspect: number, path: CameraPath): string {
+  const a = decimal(aspect);
+  const width = `2*trunc(min(iw,ih*${a})/2)`;
+  const height = `2*trunc(min(ih,iw/${a})/2)`;
+  const x = `2*trunc(max(0,min(iw-ow,(${pathExpression(path, "x")})*iw-ow/2))/2)`;
+  const y = `2*trunc(max(0,min(ih-oh,(${pathExpression(path, "y")})*ih-oh/2))/2)`;
+  return `crop=w='${width}':h='${height}':x='${x}':y='${y}'`;
+}
+
+/**
+ * The graph from the source's video to the finished picture, without an
+ * output label (the caller appends one, and may append filters before it).
+ */
+export function reframeGraph(output: Size, views: ReframePlan["views"], pixelFormat = "yuv420p"): string {
+  const finish = `setsar=1,format=${pixelFormat}`;
+  const [top, bottom] = views;
+  if (!top) throw new Error("a reframe plan needs at least one view");
+  if (!bottom) {
+    return `[0:v:0]${movingCrop(output.width / output.height, top)},scale=${output.width}:${output.height}:flags=bicubic,${finish}`;
+  }
+  const halfHeight = Math.max(2, Math.round(output.height / 4) * 2);
+  const half = `scale=${output.width}:${halfHeight}:flags=bicubic,setsar=1`;
+  const aspect = output.width / halfHeight;
+  return [
+    "[0:v:0]split=2[top_in][bottom_in]",
+    `[top_in]${movingCrop(aspect, top)},${half}[top]`,
+    `[bottom_in]${movingCrop(aspect, bottom)},${half}[bottom]`,
+    `[top][bottom]vstack=inputs=2,scale=${output.width}:${output.height},${finish}`,
+  ].join(";");
+}

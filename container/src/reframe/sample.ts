@@ -1,0 +1,94 @@
+/**
+ * Decodes a clip's span of the source into small RGB frames for the face
+ * detector: a few frames per second, longest side DETECTOR_INPUT pixels, and
+ * only the span itself (`-ss` before `-i`, `-t` the clip's length), so the
+ * cost grows with the clips' length, not the source's.
+ *
+ * The frame size is read from ffmpeg's own showinfo lines: ffmpeg turns
+ * pictures tagged as rotated upright while decoding, so the decoded shape (not
+ * the stream's coded width and height) is the shape the crop works on.
+ */
+import { readFile, rm } from "node:fs/promises";
+import type { FfmpegRunner } from "../ffmpeg/runner.ts";
+import { pinnedDemuxer } from "../probe.ts";
+import type { SourceInfo } from "../types.ts";
+import { DETECTOR_INPUT } from "./detector.ts";
+
+/** Frames per second looked at; fewer for long clips so a clip never takes more than MAX_FRAMES. */
+export const SAMPLE_FPS = 3;
+const MAX_FRAMES = 240;
+
+export interface SampledFrames {
+  width: number;
+  height: number;
+  /** Seconds from the clip's first frame. */
+  times: number[];
+  frames: Uint8Array[];
+}
+
+const SHOWINFO = /pts_time:\s*(-?[\d.]+).*?\bs:(\d+)x(\d+)/;
+
+export function sampleRate(clipSeconds: number): number {
+  return Math.min(SAMPLE_FPS, MAX_FRAMES / Math.max(clipSeconds, 1));
+}
+
+export async function sampleFrames(args: {
+  runner: FfmpegRunner;
+  source: SourceInfo;
+  start: number;
+  end: number;
+  rawPath: string;
+  signal: AbortSignal;
+}): Promise<SampledFrames> {
+  const { runner, source, start, end, rawPath, signal } = args;
+  const duration = Math.max(0.1, end - start);
+  const times: number[] = [];
+  let width = 0;
+  let height = 0;
+  const onLine = (line: string): void => {
+    const match = SHOWINFO.exec(line);
+    if (!match) return;
+    times.push(Number(match[1]));
+    width = Number(match[2]);
+    height = Number(match[3]);
+  };
+  const side = DETECTOR_INPUT;
+  const filter = [
+    `fps=${sampleRate(duration).toFixed(4)}`,
+    `scale=w='if(gte(iw,ih),${side},-2)':h='if(gte(iw,ih),-2,${side})':flags=area`,
+    "format=rgb24",
+    "showinfo",
+  ].join(",");
+  try {
+    const result = await runner.ffmpeg({
+      args: [
+        "-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
+        "-protocol_whitelist", "file",
+        "-ss", start.toFixed(6),
+        "-f", pinnedDemuxer(source.format),
+        "-i", source.path,
+        "-t", duration.toFixed(6),
+        "-map", "0:v:0", "-an", "-sn", "-dn",
+        "-vf", filter,
+        "-f", "rawvideo", "-y", rawPath,
+      ],
+      inputs: [source.path],
+      outputs: [rawPath],
+      timeoutMs: 60_000 + duration * 5_000,
+      signal,
+      onStderrLine: onLine,
+    });
+    if (result.exitCode !== 0) {
+      throw new Error(`sampling frames for face detection failed (ffmpeg exit ${result.exitCode}): ${result.stderrTail.slice(-400)}`);
+    }
+    if (width === 0 || height === 0) return { width: 0, height: 0, times: [], frames: [] };
+    const raw = await readFile(rawPath);
+    const frameBytes = width * height * 3;
+    const count = Math.min(times.length, Math.floor(raw.length / frameBytes));
+    const frames: Uint8Array[] = [];
+    for (let i = 0; i < count; i++) frames.push(new Uint8Array(raw.buffer, raw.byteOffset + i * frameBytes, frameBytes));
+    return { width, height, times: times.slice(0, count), frames };
+  } finally {
+    await rm(rawPath, { force: true });
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Face reframing through the whole engine: a job posted to the engine server
+ * (as the Worker sends it) on a composed source; the fake Worker receives the
+ * complete report, whose clips say what their crop followed.
+ */
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClipConfig, CompleteReport, ProgressReport } from "../../src/engine/contract.ts";
+import { startTestEngine, newJobId, postJson, startJobBody, type TestEngine } from "./helpers/engine.ts";
+import { compose, PEOPLE } from "./helpers/faces-media.ts";
+import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
+import { ffprobeJson, osTempDir, removeTempDirs } from "./helpers/media.ts";
+import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
+
+const CONFIG: ClipConfig = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "faces", layout: "single" };
+
+const tokens = new Map<string, string>();
+let worker: FakeWorker;
+let source: RecordingServer;
+let engine: TestEngine;
+
+beforeAll(async () => {
+  process.env.ENGINE_LOG_LEVEL = "warn";
+  const dir = await osTempDir("faces-job");
+  const file = path.join(dir, "walk.mp4");
+  await compose(file, { seconds: 10, width: 640, height: 360, fps: 15, distractor: true, people: [{ person: PEOPLE.anna, width: 130, path: [[0, 40, 120], [6, 450, 140], [10, 450, 140]] }] });
+  const size = (await stat(file)).size;
+  source = await startRecordingServer((req, res) => {
+    if (req.url !== "/walk.mp4") return void res.writeHead(404).end();
+    res.writeHead(200, { "content-type": "video/mp4", "content-length": String(size) });
+    createReadStream(file).pipe(res);
+  });
+  worker = await startFakeWorker(tokens, await osTempDir("faces-uploads"));
+  engine = await startTestEngine(await osTempDir("faces-engine"), {}, { callbackBase: worker.base });
+}, 120_000);
+
+afterAll(async () => {
+  await engine?.close();
+  await worker?.close();
+  await source?.close();
+  await removeTempDirs();
+});
+
+describe("engine job with reframe: faces", () => {
+  it("completes with clips that report reframe=faces and the number of faces seen", async () => {
+    const jobId = newJobId("faces");
+    const token = `tok_${jobId}_abcdefghijklmnop`;
+    tokens.set(jobId, token);
+    const res = await postJson(`${engine.base}/jobs`, startJobBody({ jobId, token, videoUrl: source.url("/walk.mp4"), config: CONFIG }));
+    expect(res.status, JSON.stringify(res.json)).toBe(202);
+    await waitFor(() => worker.callsFor(jobId).some((c) => c.kind === "complete" || c.kind === "fail"), 200_000, "the job to finish");
+    const calls = worker.callsFor(jobId);
+    const fail = calls.find((c) => c.kind === "fail");
+    expect(fail?.body).toBeUndefined();
+    const complete = calls.find((c) => c.kind === "complete")!.body as CompleteReport;
+    expect(complete.clips).toHaveLength(1);
+    expect(complete.clips[0]).toMatchObject({ reframe: "faces", faces_count: 1, width: 720, height: 1280 });
+    // Progress never went backwards through detection and rendering.
+    const progress = calls.filter((c) => c.kind === "progress").map((c) => (c.body as ProgressReport).progress);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    const clip = calls.find((c) => c.kind === "clip")!;
+    const probe = await ffprobeJson(clip.file!);
+    expect(probe.streams.find((s) => s.codec_type === "video")).toMatchObject({ width: 720, height: 1280 });
+  }, 240_000);
+});

@@ -1,0 +1,98 @@
+/**
+ * Judging a rendered clip from its pixels: RGB frames decoded at a few frames
+ * per second, the camera's position read off the background's top-band ramp
+ * (see faces-media.ts), and faces found by the same detector the engine uses
+ * (run on the output, it is an independent look at what the viewer sees).
+ */
+import { readFile, rm } from "node:fs/promises";
+import { runProcess } from "../../src/spawn.ts";
+import { FFMPEG } from "./media.ts";
+
+export interface DecodedFrames {
+  width: number;
+  height: number;
+  times: number[];
+  frames: Uint8Array[];
+}
+
+export async function decodeFrames(file: string, fps: number, width: number, height: number): Promise<DecodedFrames> {
+  const raw = `${file}.${width}x${height}.rgb`;
+  const result = await runProcess({
+    command: FFMPEG,
+    args: ["-nostdin", "-v", "error", "-y", "-i", file, "-vf", `fps=${fps},scale=${width}:${height}:flags=area`, "-pix_fmt", "rgb24", "-f", "rawvideo", raw],
+    timeoutMs: 120_000,
+  });
+  if (result.exitCode !== 0) throw new Error(`decoding ${file} failed: ${result.stderrTail}`);
+  const bytes = await readFile(raw);
+  await rm(raw, { force: true });
+  const size = width * height * 3;
+  const frames: Uint8Array[] = [];
+  for (let i = 0; i + size <= bytes.length; i += size) frames.push(new Uint8Array(bytes.buffer, bytes.byteOffset + i, size));
+  // The fps filter puts frame n at n/fps, rounded to its nearest source frame.
+  return { width, height, times: frames.map((_, i) => i / fps), frames };
+}
+
+/** Mean luminance of rows [top, bottom) of an RGB frame. */
+export function bandLuma(frame: Uint8Array, width: number, top: number, bottom: number): number {
+  let sum = 0;
+  for (let y = top; y < bottom; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3;
+      sum += 0.299 * frame[i]! + 0.587 * frame[i + 1]! + 0.114 * frame[i + 2]!;
+    }
+  }
+  return sum / ((bottom - top) * width);
+}
+
+/**
+ * Reads the crop window's centre (fraction of the source width) from an
+ * output frame: the source's top-band brightness per column is the ruler,
+ * and the window whose mean brightness matches the output's band is the one
+ * the camera shows.
+ */
+export function gauge(sourceRow: number[], windowFraction: number): (outputBandLuma: number) => number {
+  const n = sourceRow.length;
+  const w = Math.round(windowFraction * n);
+  const prefix = [0];
+  for (const v of sourceRow) prefix.push(prefix.at(-1)! + v);
+  const means: number[] = [];
+  for (let left = 0; left + w <= n; left++) means.push((prefix[left + w]! - prefix[left]!) / w);
+  return (luma) => {
+    let best = 0;
+    for (let left = 1; left < means.length; left++) if (Math.abs(means[left]! - luma) < Math.abs(means[best]! - luma)) best = left;
+    return (best + w / 2) / n;
+  };
+}
+
+/** Per-column luminance of the source's top band (rows [top, bottom)). */
+export function columnLuma(frame: Uint8Array, width: number, top: number, bottom: number): number[] {
+  const out: number[] = [];
+  for (let x = 0; x < width; x++) {
+    let sum = 0;
+    for (let y = top; y < bottom; y++) {
+      const i = (y * width + x) * 3;
+      sum += 0.299 * frame[i]! + 0.587 * frame[i + 1]! + 0.114 * frame[i + 2]!;
+    }
+    out.push(sum / (bottom - top));
+  }
+  return out;
+}
+
+/** Direction changes among steps larger than `noise`. */
+export function reversals(values: number[], noise: number): number {
+  let last = 0;
+  let count = 0;
+  for (let i = 1; i < values.length; i++) {
+    const d = values[i]! - values[i - 1]!;
+    if (Math.abs(d) <= noise) continue;
+    const sign = Math.sign(d);
+    if (last !== 0 && sign !== last) count++;
+    last = sign;
+  }
+  return count;
+}
+
+/** One frame's rows [top, bottom) as a frame of its own. */
+export function rows(frame: Uint8Array, width: number, top: number, bottom: number): Uint8Array {
+  return frame.subarray(top * width * 3, bottom * width * 3);
+}
