@@ -3,6 +3,7 @@
  * be made to answer 503 on demand; the e2e CLI test covers the real thing).
  * Delays are recorded, not slept.
  */
+import { createServer, type AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { ClipjobsClient } from "../src/client.ts";
 import { ClipjobsError } from "../src/errors.ts";
@@ -93,7 +94,15 @@ describe("ClipjobsClient", () => {
     expect(error).toBeInstanceOf(ClipjobsError);
     expect(error).toMatchObject({ code: "not_found", detail: "not_found happened", status: 404 });
 
-    const offline = await new ClipjobsClient({ baseUrl: "http://127.0.0.1:9" }).usage().catch((e: unknown) => e);
+    // A port nothing listens on: the connection is refused.
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const offline = await new ClipjobsClient({ baseUrl: `http://127.0.0.1:${closed}` }).usage().catch((e: unknown) => e);
     expect(offline).toMatchObject({ code: "network_error" });
+    expect((offline as Error).message).toContain("ECONNREFUSED");
   });
 });

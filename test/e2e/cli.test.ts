@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ClipjobsClient } from "../../client/src/index.ts";
-import { AdminClient } from "../../scripts/local-stack/api-client.ts";
+import { AdminClient } from "../../scripts/lib/admin-client.ts";
+import { freePort } from "../../scripts/local-stack/ports.ts";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
 import { scratchDir } from "./harness/cdn.ts";
 import { TALK_20S, talkSource } from "./harness/media.ts";
@@ -131,9 +132,10 @@ describe("clipjobs", TEST_TIMEOUT, () => {
     expect(noKey.code).toBe(1);
     expect(noKey.stderr).toMatch(/^error: unauthorized: /m);
 
-    const offline = await clipjobs(["usage"], { CLIPJOBS_URL: "http://127.0.0.1:9", CLIPJOBS_API_KEY: apiKey });
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const offline = await clipjobs(["usage"], { CLIPJOBS_URL: closed, CLIPJOBS_API_KEY: apiKey });
     expect(offline.code).toBe(1);
-    expect(offline.stderr).toMatch(/^error: network_error: Could not reach http:\/\/127\.0\.0\.1:9/m);
+    expect(offline.stderr).toContain(`error: network_error: Could not reach ${closed}: connect ECONNREFUSED`);
 
     const noType = await clipjobs(["submit", talkUrl], env);
     expect(noType.code).toBe(2);
