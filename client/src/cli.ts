@@ -268,6 +268,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     }
     if (error instanceof ClipjobsError) {
       io.stderr(`error: ${error.code}: ${error.detail}\n`);
+      for (const field of error.problem?.errors ?? []) {
+        if (field.message !== error.detail) io.stderr(`  ${field.path}: ${field.message}\n`);
+      }
       return 1;
     }
     throw error;

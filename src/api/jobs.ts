@@ -68,7 +68,7 @@ const submitRoute = apiRoute({
   request: { headers: IdempotencyHeaders, body: { required: true, content: json(SubmitJobBody) } },
   responses: { 201: { description: "Job queued", content: json(SubmitJobResponse) } },
 }, {
-  errors: [...BODY_ERRORS, "invalid_video_url", "invalid_video_type", "insufficient_credits", "active_job_limit", "conflict", "config_not_found", "idempotency_key_reused"],
+  errors: [...BODY_ERRORS, "invalid_video_url", "invalid_video_type", "insufficient_credits", "active_job_limit", "conflict", "config_not_found", "idempotency_key_reused", "service_unavailable"],
 });
 
 const listRoute = apiRoute({

@@ -80,9 +80,13 @@ describe("clipjobs", TEST_TIMEOUT, () => {
 
     expect((await clipjobs(["configs"], env)).stdout).toContain("No saved configurations.");
     const client = new ClipjobsClient({ baseUrl: stack.workerUrl, apiKey });
-    await client.putConfig("one-short", { resolution: 720, min_clip_seconds: 5, max_clip_seconds: 8, max_clips: 1 });
+    await client.putConfig("one-short", { resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1 });
     const configs = await clipjobs(["configs"], env);
-    expect(configs.stdout).toMatch(/^one-short\s+9:16\s+720p\s+5-8s\s+1\s+center$/m);
+    expect(configs.stdout).toMatch(/^one-short\s+9:16\s+720p\s+5-10s\s+1\s+center$/m);
+
+    // The problem's field errors are printed under its code and detail.
+    const invalid = await client.putConfig("bad", { max_clip_seconds: 8 }).catch((error: unknown) => error);
+    expect(invalid).toMatchObject({ code: "invalid_request", status: 400 });
   });
 
   test("submit --wait --download shows progress, prints the clip table and saves the clips", async () => {
@@ -126,7 +130,11 @@ describe("clipjobs", TEST_TIMEOUT, () => {
 
     const badType = await clipjobs(["submit", talkUrl, "--type", "cooking"], env);
     expect(badType.code).toBe(1);
-    expect(badType.stderr).toMatch(/^error: invalid_video_type: video_type "cooking" is not supported/m);
+    expect(badType.stderr).toMatch(/^error: invalid_video_type: .*podcast, lecture, gaming, sports, vlog, general/m);
+
+    const tooMany = await clipjobs(["jobs", "--limit", "500"], env);
+    expect(tooMany.code).toBe(1);
+    expect(tooMany.stderr).toMatch(/^error: invalid_request: The query string is invalid\.\n  limit: .+$/m);
 
     const noKey = await clipjobs(["usage"], { CLIPJOBS_URL: stack.workerUrl, CLIPJOBS_API_KEY: "ck_live_wrong" });
     expect(noKey.code).toBe(1);
