@@ -24,6 +24,7 @@ export default defineConfig(async () => {
                   ALLOW_PRIVATE_SOURCES: "false",
                   // Suites that are not about capacity never wait for an engine; the fleet suites set their own.
                   ENGINE_MAX_INSTANCES: "10000",
+                  FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
                 },
               },
             }),
@@ -39,7 +40,7 @@ export default defineConfig(async () => {
             name: "node",
             environment: "node",
             // test/browser: the dashboard in headless Chromium, on the same shared stack as test/e2e.
-            include: ["container/test/**/*.test.ts", "test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"],
+            include: ["client/test/**/*.test.ts", "container/test/**/*.test.ts", "test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"],
             testTimeout: 120_000,
             hookTimeout: 180_000,
             // Opens a control server only; the e2e stack starts when an e2e file asks for it.

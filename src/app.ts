@@ -1,22 +1,25 @@
-import { Hono } from "hono";
 import { admin } from "./admin/routes";
 import { configs } from "./api/configs";
 import { errorDocs } from "./api/error-docs";
 import { health } from "./api/health";
 import { jobs } from "./api/jobs";
+import { OPENAPI_PATH, openApiDocumentApp } from "./api/openapi";
 import { cdn } from "./cdn/routes";
 import { callbacks } from "./engine/callbacks";
 import { dashboard } from "./dashboard";
-import { openapi } from "./api/openapi";
 import { usage } from "./api/usage";
 import { videoTypes } from "./api/video-types";
 import { webhooks } from "./webhooks/routes";
+import { apiApp } from "./http/api-app";
 import { apiGuard } from "./http/api-guard";
-import type { AppEnv } from "./http/app-env";
 import { handleError, handleNotFound } from "./http/problem";
 import { requestId } from "./http/request-id";
 
-export const app = new Hono<AppEnv>();
+/**
+ * The root is an OpenAPIHono: every apiApp() sub-app mounted with app.route()
+ * lands in the served OpenAPI document (see src/api/openapi.ts).
+ */
+export const app = apiApp();
 
 app.use("*", requestId);
 app.onError(handleError);
@@ -25,7 +28,7 @@ app.notFound(handleNotFound);
 // Unauthenticated.
 app.route("/health", health);
 app.route("/docs/errors", errorDocs);
-app.route("/api/v1/openapi.json", openapi);
+app.route(OPENAPI_PATH, openApiDocumentApp(app));
 
 // Public API: every route below needs a key (auth -> rate limit -> JSON body guard).
 app.use("/api/v1/*", apiGuard);

@@ -12,7 +12,7 @@
  */
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { AdminClient } from "../../scripts/local-stack/api-client.ts";
+import { AdminClient } from "../../scripts/lib/admin-client.ts";
 import { startLocalStack } from "../../scripts/local-stack/stack.ts";
 import { PROJECT_ROOT } from "../../scripts/lib/dev-vars.ts";
 

@@ -1,4 +1,7 @@
-/** A small client for the operator API (/admin/v1), used by scripts/admin.ts and the bench. */
+/**
+ * The one client of the operator API (/admin/v1): the admin command line
+ * (scripts/admin.ts), the demo, the end-to-end tests and the benches.
+ */
 export class AdminApiError extends Error {
   constructor(
     readonly status: number,

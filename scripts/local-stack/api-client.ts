@@ -1,9 +1,10 @@
 /**
- * A small client of the public API and the operator API, speaking HTTP
- * exactly as any other client would (bearer key, JSON bodies).
+ * A small client of the public API, speaking HTTP exactly as any other
+ * client would (bearer key, JSON bodies). The operator API's client is
+ * scripts/lib/admin-client.ts.
  */
 import type { z } from "zod";
-import { CreatedAccount, FINAL_STATUSES, JobView, Problem, Usage } from "./api-types.ts";
+import { FINAL_STATUSES, JobView, Problem, Usage } from "./api-types.ts";
 import { delay, pollUntil } from "./poll.ts";
 
 export interface ApiResult {
@@ -101,17 +102,5 @@ export class ApiClient {
       },
       { timeoutMs: options.timeoutMs, intervalMs: options.intervalMs ?? 1000, description: `job ${jobId}` },
     );
-  }
-}
-
-/** The operator API (ADMIN_TOKEN). */
-export class AdminClient {
-  private readonly api: ApiClient;
-  constructor(baseUrl: string, adminToken: string) {
-    this.api = new ApiClient(baseUrl, adminToken);
-  }
-
-  createAccount(email: string, plan: string): Promise<CreatedAccount> {
-    return this.api.expect(201, CreatedAccount, "POST", "/admin/v1/accounts", { body: { email, plan } });
   }
 }

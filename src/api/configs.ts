@@ -1,11 +1,9 @@
-import { Hono } from "hono";
-import { z } from "zod";
+import { z } from "@hono/zod-openapi";
 import { countConfigs, deleteConfig, getConfig, listConfigs, putConfig, savedConfigToJson } from "../db/configs";
-import { ClipConfig } from "../engine/contract";
-import type { AppEnv } from "../http/app-env";
+import { apiApp, apiRoute, BODY_ERRORS } from "../http/api-app";
 import { AppError } from "../http/errors";
 import { requireJsonBody } from "../http/json-body";
-import { validate } from "../http/validate";
+import { ConfigBody, ConfigList, SavedConfig } from "./openapi-schemas";
 
 /** Lower-case letters, digits, `_` and `-`; safe in URLs, logs and file names. */
 export const CONFIG_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -15,24 +13,75 @@ export const ConfigName = z.string().regex(CONFIG_NAME_PATTERN, {
 /** Keeps one account's saved configurations a list a person can manage. */
 export const MAX_CONFIGS_PER_ACCOUNT = 100;
 
-const nameParam = validate("param", z.object({ name: ConfigName }));
+const NameParam = z.object({ name: ConfigName.openapi({ param: { name: "name", in: "path" }, example: "shorts" }) });
+
+const json = <T extends z.ZodType>(schema: T) => ({ "application/json": { schema } });
 
 function configNotFound(name: string): AppError {
   return new AppError("not_found", `No saved configuration named ${JSON.stringify(name)}.`);
 }
 
-export const configs = new Hono<AppEnv>()
-  .get("/", async (c) => {
+const listRoute = apiRoute({
+  method: "get",
+  path: "/",
+  summary: "List saved configurations",
+  operationId: "listConfigs",
+  responses: { 200: { description: "Saved configurations", content: json(ConfigList) } },
+}, {
+  errors: [],
+});
+
+const getRoute = apiRoute({
+  method: "get",
+  path: "/{name}",
+  summary: "Get a saved configuration",
+  operationId: "getConfig",
+  request: { params: NameParam },
+  responses: { 200: { description: "The configuration", content: json(SavedConfig) } },
+}, {
+  errors: ["invalid_request", "not_found"],
+});
+
+const putRoute = apiRoute({
+  method: "put",
+  path: "/{name}",
+  summary: "Create or replace a saved configuration",
+  description: "Omitted fields take their defaults. 201 when the name is new, 200 when it replaced a configuration.",
+  operationId: "putConfig",
+  // A PUT without a JSON body would otherwise validate as {} and reset the configuration.
+  middleware: [requireJsonBody] as const,
+  request: { params: NameParam, body: { required: true, content: json(ConfigBody) } },
+  responses: {
+    200: { description: "Replaced", content: json(SavedConfig) },
+    201: { description: "Created", content: json(SavedConfig) },
+  },
+}, {
+  errors: [...BODY_ERRORS, "conflict"],
+});
+
+const deleteRoute = apiRoute({
+  method: "delete",
+  path: "/{name}",
+  summary: "Delete a saved configuration",
+  operationId: "deleteConfig",
+  request: { params: NameParam },
+  responses: { 204: { description: "Deleted" } },
+}, {
+  errors: ["invalid_request", "not_found"],
+});
+
+export const configs = apiApp()
+  .openapi(listRoute, async (c) => {
     const saved = await listConfigs(c.env.DB, c.get("auth").accountId);
-    return c.json({ configs: saved.map(savedConfigToJson), count: saved.length });
+    return c.json({ configs: saved.map(savedConfigToJson), count: saved.length }, 200);
   })
-  .get("/:name", nameParam, async (c) => {
+  .openapi(getRoute, async (c) => {
     const { name } = c.req.valid("param");
     const saved = await getConfig(c.env.DB, c.get("auth").accountId, name);
     if (!saved) throw configNotFound(name);
-    return c.json(savedConfigToJson(saved));
+    return c.json(savedConfigToJson(saved), 200);
   })
-  .put("/:name", nameParam, requireJsonBody, validate("json", ClipConfig), async (c) => {
+  .openapi(putRoute, async (c) => {
     const { name } = c.req.valid("param");
     const { accountId } = c.get("auth");
     const existing = await getConfig(c.env.DB, accountId, name);
@@ -42,7 +91,7 @@ export const configs = new Hono<AppEnv>()
     const { created, saved } = await putConfig(c.env.DB, accountId, name, c.req.valid("json"));
     return c.json(savedConfigToJson(saved), created ? 201 : 200);
   })
-  .delete("/:name", nameParam, async (c) => {
+  .openapi(deleteRoute, async (c) => {
     const { name } = c.req.valid("param");
     if (!(await deleteConfig(c.env.DB, c.get("auth").accountId, name))) throw configNotFound(name);
     return c.body(null, 204);

@@ -3,36 +3,6 @@ import { FAILURE_CODES } from "../engine/contract";
 import type { AppEnv } from "../http/app-env";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
 
-/** When each problem code is answered; the anchors are the problem `type` URIs. */
-export const ERROR_CODE_MEANINGS: Record<ErrorCode, string> = {
-  invalid_request: "Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path.",
-  invalid_video_url: "The video URL is not http(s), carries credentials, or points at a private, loopback or link-local host.",
-  invalid_video_type: "`video_type` is not one of the supported values (see GET /api/v1/video-types).",
-  invalid_webhook_url:
-    "The webhook `url` is not a valid absolute URL, is not https, carries credentials, or points at a private, loopback, link-local or metadata host.",
-  invalid_webhook_event: "`events` is neither \"*\" nor a non-empty list of known event types (job.queued, job.processing, job.completed, job.failed, job.canceled).",
-  webhook_limit_reached: "The account already has its maximum of 10 webhook endpoints; delete one first (`limit` says how many).",
-  unauthorized: "Missing, malformed, unknown or revoked API key (or operator token on /admin).",
-  insufficient_credits: "No credits left in the current period.",
-  not_found: "Unknown route, or a resource that does not exist or belongs to another account.",
-  active_job_limit: "The account already has its maximum of queued or processing jobs; `active_job_id` names one.",
-  job_not_cancelable: "Only queued or processing jobs can be canceled.",
-  job_not_deletable: "Only finished (completed, failed or canceled) jobs can be deleted.",
-  job_not_active: "Engine channel only: the job is no longer processing; the engine must stop.",
-  webhook_disabled: "The webhook endpoint is disabled (by its owner, after a 410, or after about three days of failures); enable it before sending to it.",
-  conflict: "The request conflicts with the current state, e.g. an email already in use.",
-  payload_too_large: "The request body is over 16 KiB.",
-  unsupported_media_type: "Request bodies must be Content-Type: application/json.",
-  range_not_satisfiable: "A /cdn/ Range request starts beyond the end of the object (Content-Range gives its size).",
-  config_not_found: "`config_name` names no saved configuration of this account.",
-  idempotency_key_reused: "The Idempotency-Key was used within 24 hours with a different request body.",
-  rate_limited: "Over the rolling per-minute request window; retry after `Retry-After` seconds.",
-  internal_error: "Something unexpected failed on our side; quote the request_id when reporting it.",
-  service_unavailable: "A dependency is temporarily unavailable; retry later.",
-  service_misconfigured:
-    "The operator's configuration stops the service from running jobs (e.g. a weak ENGINE_SECRET); nothing was created. Retry later.",
-};
-
 /** What each job failure code (`error.code` of a failed job) means. */
 export const FAILURE_CODE_MEANINGS: Partial<Record<(typeof FAILURE_CODES)[number], string>> = {
   queue_timeout:
@@ -49,7 +19,7 @@ function renderPage(): string {
   const rows = (Object.keys(ERROR_CODES) as ErrorCode[])
     .map(
       (code) =>
-        `<tr id="${code}"><td><code>${code}</code></td><td>${ERROR_CODES[code].status}</td><td>${escapeHtml(ERROR_CODE_MEANINGS[code])}</td></tr>`,
+        `<tr id="${code}"><td><code>${code}</code></td><td>${ERROR_CODES[code].status}</td><td>${escapeHtml(ERROR_CODES[code].meaning)}</td></tr>`,
     )
     .join("\n");
   const failures = FAILURE_CODES.map((code) => {

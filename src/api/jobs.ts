@@ -1,6 +1,5 @@
 /** The jobs resource (SPEC section 4): submit, status, list, cancel, delete. */
-import { Hono } from "hono";
-import { z } from "zod";
+import { z } from "@hono/zod-openapi";
 import { deleteClipsOfJob, listClips, listClipsOfJobs } from "../db/clips";
 import {
   claimIdempotencyKey,
@@ -17,9 +16,8 @@ import {
   listJobs,
   type Job,
 } from "../db/jobs";
-import type { AppEnv } from "../http/app-env";
+import { apiApp, apiRoute, BODY_ERRORS } from "../http/api-app";
 import { AppError } from "../http/errors";
-import { validate } from "../http/validate";
 import { decodeCursor, encodeCursor } from "../jobs/cursor";
 import { isJobId } from "../jobs/ids";
 import { cancelJob } from "../jobs/lifecycle";
@@ -28,6 +26,7 @@ import { withQueuePosition } from "../fleet/queue-position";
 import { checkVideoUrl } from "../jobs/source-url";
 import { deleteJobObjects } from "../jobs/storage";
 import { checkVideoType, createJob, type Submission } from "../jobs/submit";
+import { Job as JobSchema, JobList, SubmitJobBody, SubmitJobResponse } from "./openapi-schemas";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
@@ -35,17 +34,87 @@ const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** A claim older than this belongs to a request that died before answering. */
 const ABANDONED_CLAIM_MS = 60 * 1000;
 
-/** Shape only; values get their own error codes (invalid_video_url, invalid_video_type). */
-const SubmitBody = z.object({
-  video_url: z.string(),
-  video_type: z.string(),
-  config_name: z.string().min(1).max(64).nullish(),
+const ListQuery = z.object({
+  status: z
+    .enum(["all", ...JOB_STATUSES])
+    .default("completed")
+    .openapi({ description: "Default `completed`; `all` for every status." }),
+  // The generator cannot see through z.coerce, so the bounds are restated for the document.
+  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ type: "integer", minimum: 1, maximum: 100, default: 50 }),
+  cursor: z.string().optional().openapi({ description: "next_cursor of the previous page" }),
 });
 
-const ListQuery = z.object({
-  status: z.enum([...JOB_STATUSES, "all"]).default("completed"),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().optional(),
+/** Any string: an id that is not a job id is simply a job that does not exist (404). */
+const JobIdParam = z.object({
+  job_id: z.string().openapi({ param: { name: "job_id", in: "path" }, example: "job_7mQ2x9KfT4vLp8sRz3Wc" }),
+});
+
+/** @hono/zod-validator matches header names case-insensitively, so the documented spelling is the key. */
+const IdempotencyHeaders = z.object({
+  [IDEMPOTENCY_HEADER]: z
+    .string()
+    .min(1)
+    .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+    .optional()
+    .openapi({ description: "Same key and body within 24 hours returns the first response without a new job." }),
+});
+
+const json = <T extends z.ZodType>(schema: T) => ({ "application/json": { schema } });
+
+const submitRoute = apiRoute({
+  method: "post",
+  path: "/",
+  summary: "Submit a video for clipping",
+  operationId: "submitJob",
+  request: { headers: IdempotencyHeaders, body: { required: true, content: json(SubmitJobBody) } },
+  responses: { 201: { description: "Job queued", content: json(SubmitJobResponse) } },
+}, {
+  errors: [...BODY_ERRORS, "invalid_video_url", "invalid_video_type", "insufficient_credits", "active_job_limit", "conflict", "config_not_found", "idempotency_key_reused", "service_unavailable"],
+});
+
+const listRoute = apiRoute({
+  method: "get",
+  path: "/",
+  summary: "List jobs, newest first",
+  operationId: "listJobs",
+  request: { query: ListQuery },
+  responses: { 200: { description: "A page of jobs", content: json(JobList) } },
+}, {
+  errors: ["invalid_request"],
+});
+
+const getRoute = apiRoute({
+  method: "get",
+  path: "/{job_id}",
+  summary: "Get a job, shaped by its status",
+  operationId: "getJob",
+  request: { params: JobIdParam },
+  responses: { 200: { description: "The job", content: json(JobSchema) } },
+}, {
+  errors: ["not_found"],
+});
+
+const cancelRoute = apiRoute({
+  method: "post",
+  path: "/{job_id}/cancel",
+  summary: "Cancel a queued or processing job",
+  operationId: "cancelJob",
+  request: { params: JobIdParam },
+  responses: { 200: { description: "The canceled job", content: json(JobSchema) } },
+}, {
+  // No body is needed, but one that is sent passes the same JSON body guard as every POST.
+  errors: [...BODY_ERRORS, "not_found", "job_not_cancelable"],
+});
+
+const deleteRoute = apiRoute({
+  method: "delete",
+  path: "/{job_id}",
+  summary: "Delete a finished job and its clips",
+  operationId: "deleteJob",
+  request: { params: JobIdParam },
+  responses: { 204: { description: "Deleted" } },
+}, {
+  errors: ["not_found", "job_not_deletable"],
 });
 
 function jobNotFound(jobId: string): AppError {
@@ -64,14 +133,14 @@ async function sha256Hex(text: string): Promise<string> {
 }
 
 function submitResponse(env: Env, job: Job) {
-  return {
-    ...presentJob(env.CDN_URL, job, []),
-    message: "Job queued. Poll GET /api/v1/jobs/" + job.id + " for its status.",
-  };
+  const shaped = presentJob(env.CDN_URL, job, []);
+  // createJob inserts the job queued; anything else would be a bug worth a 500.
+  if (shaped.status !== "queued") throw new AppError("internal_error", `A new job is ${shaped.status}, not queued.`);
+  return { ...shaped, status: shaped.status, message: "Job queued. Poll GET /api/v1/jobs/" + job.id + " for its status." };
 }
 
-export const jobs = new Hono<AppEnv>()
-  .post("/", validate("json", SubmitBody), async (c) => {
+export const jobs = apiApp()
+  .openapi(submitRoute, async (c) => {
     const body = c.req.valid("json");
     const { accountId, plan } = c.get("auth");
     const submission: Submission = {
@@ -82,13 +151,10 @@ export const jobs = new Hono<AppEnv>()
       configName: body.config_name ?? null,
     };
 
-    const key = c.req.header(IDEMPOTENCY_HEADER);
+    const key = c.req.valid("header")[IDEMPOTENCY_HEADER];
     if (key === undefined) {
       const job = await createJob(c.env, submission);
       return c.json(submitResponse(c.env, job), 201);
-    }
-    if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-      throw new AppError("invalid_request", `${IDEMPOTENCY_HEADER} must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`);
     }
     // The request as submitted (before normalisation), so "same body" means what the client sent.
     const requestHash = await sha256Hex(
@@ -109,7 +175,8 @@ export const jobs = new Hono<AppEnv>()
         });
       }
       c.header("Idempotent-Replayed", "true");
-      return c.body(record.responseJson, record.status as 201, { "Content-Type": "application/json" });
+      // Stored by this handler from a SubmitJobResponse; re-serialising yields the same bytes.
+      return c.json(JSON.parse(record.responseJson) as z.output<typeof SubmitJobResponse>, 201);
     }
     try {
       const job = await createJob(c.env, submission);
@@ -122,7 +189,7 @@ export const jobs = new Hono<AppEnv>()
       throw err;
     }
   })
-  .get("/", validate("query", ListQuery), async (c) => {
+  .openapi(listRoute, async (c) => {
     const query = c.req.valid("query");
     const { accountId } = c.get("auth");
     const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
@@ -150,14 +217,14 @@ export const jobs = new Hono<AppEnv>()
       next_cursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
     });
   })
-  .get("/:job_id", async (c) => {
-    const job = await withQueuePosition(c.env, await loadOwnJob(c.env.DB, c.get("auth").accountId, c.req.param("job_id")));
+  .openapi(getRoute, async (c) => {
+    const job = await withQueuePosition(c.env, await loadOwnJob(c.env.DB, c.get("auth").accountId, c.req.valid("param").job_id));
     const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
     return c.json(presentJob(c.env.CDN_URL, job, clips));
   })
-  .post("/:job_id/cancel", async (c) => {
+  .openapi(cancelRoute, async (c) => {
     const { accountId } = c.get("auth");
-    const job = await loadOwnJob(c.env.DB, accountId, c.req.param("job_id"));
+    const job = await loadOwnJob(c.env.DB, accountId, c.req.valid("param").job_id);
     if (!ACTIVE_STATUSES.includes(job.status)) {
       throw new AppError("job_not_cancelable", `Job ${job.id} is ${job.status}; only queued or processing jobs can be canceled.`);
     }
@@ -169,9 +236,9 @@ export const jobs = new Hono<AppEnv>()
     }
     return c.json(presentJob(c.env.CDN_URL, current, []));
   })
-  .delete("/:job_id", async (c) => {
+  .openapi(deleteRoute, async (c) => {
     const { accountId } = c.get("auth");
-    const job = await loadOwnJob(c.env.DB, accountId, c.req.param("job_id"));
+    const job = await loadOwnJob(c.env.DB, accountId, c.req.valid("param").job_id);
     if (ACTIVE_STATUSES.includes(job.status)) {
       throw new AppError("job_not_deletable", `Job ${job.id} is ${job.status}; cancel it first or wait until it finishes.`);
     }

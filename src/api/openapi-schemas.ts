@@ -1,18 +1,31 @@
 /**
- * zod descriptions of the public API's request and response bodies, used to
- * build the OpenAPI document (z.toJSONSchema). Shapes follow SPEC section 3.
+ * zod descriptions of the public API's request and response bodies. The
+ * routes (src/api/*.ts) declare them with apiRoute(), so they validate
+ * requests, type the handlers' answers and become the OpenAPI document's
+ * components (the name given to `.openapi()`). Shapes follow SPEC section 3.
  */
-import { z } from "zod";
-import { ClipConfig, FailureCode, REFRAME_USED, VideoType } from "../engine/contract";
+import { z } from "@hono/zod-openapi";
+import { ClipConfig, FailureCode, REFRAME_USED, VIDEO_TYPES, VideoType } from "../engine/contract";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
 
 const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp, UTC");
 const JobId = z.string().regex(/^job_[A-Za-z0-9]+$/).describe("`job_` + at least 80 random bits");
 
+/*
+ * Request bodies carry no component name, so the document writes them inline
+ * under requestBody: generators (openapi-typescript) then read a field with a
+ * default as optional, which is how the API takes it.
+ */
+
+/**
+ * Validated for shape only: a bad URL or video type has its own error code
+ * (invalid_video_url, invalid_video_type), given by the handler. The
+ * document still names the values that succeed.
+ */
 export const SubmitJobBody = z.object({
-  video_url: z.url().describe("http(s) URL of a video page or a direct video file"),
-  video_type: VideoType.describe("Analysis approach, see GET /api/v1/video-types"),
-  config_name: z.string().optional().describe("A saved configuration; omitted: the defaults"),
+  video_url: z.string().openapi({ format: "uri", description: "http(s) URL of a video page or a direct video file" }),
+  video_type: z.string().openapi({ enum: [...VIDEO_TYPES], description: "Analysis approach, see GET /api/v1/video-types" }),
+  config_name: z.string().min(1).max(64).nullish().describe("A saved configuration; omitted or null: the defaults"),
 });
 
 export const SubmitJobResponse = z.object({
@@ -20,7 +33,7 @@ export const SubmitJobResponse = z.object({
   status: z.literal("queued"),
   message: z.string(),
   created_at: Timestamp.optional(),
-});
+}).openapi("SubmitJobResponse");
 
 const JobCommon = {
   job_id: JobId,
@@ -44,7 +57,7 @@ export const ClipDetail = z.object({
   height: z.number().int(),
   reframe: z.enum(REFRAME_USED).describe("What the crop followed: faces, the region of most activity (no face found, or reframe=auto without faces), or the centre"),
   faces_count: z.number().int().min(0).describe("Most faces seen together in the clip; 0 when none were found or looked for (reframe=center)"),
-});
+}).openapi("ClipDetail");
 
 const ActiveJob = z.object({
   ...JobCommon,
@@ -78,7 +91,7 @@ const CanceledJob = z.object({
   completed_at: Timestamp,
   credits_charged: z.literal(0),
 });
-export const Job = z.discriminatedUnion("status", [ActiveJob, CompletedJob, FailedJob, CanceledJob]);
+export const Job = z.discriminatedUnion("status", [ActiveJob, CompletedJob, FailedJob, CanceledJob]).openapi("Job");
 
 export const JobListItem = z
   .object({
@@ -89,12 +102,12 @@ export const JobListItem = z
     clip_urls: z.array(z.url()),
     created_at: Timestamp,
   })
-  .loose();
+  .openapi("JobListItem", { description: "The job's status shape without per-clip detail, plus title, clips_count and clip_urls" });
 export const JobList = z.object({
   jobs: z.array(JobListItem),
   count: z.number().int(),
   next_cursor: z.string().nullable(),
-});
+}).openapi("JobList");
 
 export const Usage = z.object({
   credits_remaining: z.number().int(),
@@ -105,12 +118,12 @@ export const Usage = z.object({
   credits_reserved: z.number().int(),
   period_start: Timestamp,
   period_end: Timestamp,
-});
+}).openapi("Usage");
 
 export const VideoTypes = z.object({
   video_types: z.array(z.object({ value: VideoType, description: z.string() })),
   default: VideoType,
-});
+}).openapi("VideoTypes");
 
 export const SavedConfig = z.object({
   name: z.string(),
@@ -123,11 +136,12 @@ export const SavedConfig = z.object({
   layout: z.string(),
   created_at: Timestamp,
   updated_at: Timestamp,
-});
-export const ConfigList = z.object({ configs: z.array(SavedConfig), count: z.number().int() });
+}).openapi("SavedConfig");
+export const ConfigList = z.object({ configs: z.array(SavedConfig), count: z.number().int() }).openapi("ConfigList");
+/** A configuration as sent: every field has a default, so each may be left out. */
 export const ConfigBody = ClipConfig;
 
-export const Health = z.object({ ok: z.literal(true), service: z.string() });
+export const Health = z.object({ ok: z.literal(true), service: z.string() }).openapi("Health");
 
 export const Problem = z
   .object({
@@ -141,4 +155,5 @@ export const Problem = z
     active_job_id: z.string().optional(),
     allowed_values: z.array(z.string()).optional(),
   })
-  .loose();
+  .loose()
+  .openapi("Problem");

@@ -1,11 +1,21 @@
-import { Hono } from "hono";
 import { getUsage, usageToJson } from "../db/accounts";
-import type { AppEnv } from "../http/app-env";
+import { apiApp, apiRoute } from "../http/api-app";
 import { AppError } from "../http/errors";
+import { Usage } from "./openapi-schemas";
 
-export const usage = new Hono<AppEnv>().get("/", async (c) => {
+const usageRoute = apiRoute({
+  method: "get",
+  path: "/",
+  summary: "Credit balance of the current period",
+  operationId: "getUsage",
+  responses: { 200: { description: "Usage", content: { "application/json": { schema: Usage } } } },
+}, {
+  errors: ["not_found"],
+});
+
+export const usage = apiApp().openapi(usageRoute, async (c) => {
   const current = await getUsage(c.env.DB, c.get("auth").accountId);
   // The key authenticated a moment ago; a missing account means it was just deleted.
   if (!current) throw new AppError("not_found", "Account not found.");
-  return c.json(usageToJson(current));
+  return c.json(usageToJson(current), 200);
 });

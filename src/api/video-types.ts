@@ -1,7 +1,7 @@
-import { Hono } from "hono";
 import { VIDEO_TYPES, type VideoType } from "../engine/contract";
-import type { AppEnv } from "../http/app-env";
+import { apiApp, apiRoute } from "../http/api-app";
 import { AppError } from "../http/errors";
+import { VideoTypes } from "./openapi-schemas";
 
 /** SPEC section 3: what each analysis approach looks for. */
 export const VIDEO_TYPE_DESCRIPTIONS: Record<VideoType, string> = {
@@ -28,11 +28,23 @@ export function invalidVideoType(value: unknown): AppError {
   });
 }
 
+const DEFAULT_VIDEO_TYPE: VideoType = "general";
+
 export function videoTypesJson() {
   return {
     video_types: VIDEO_TYPES.map((value) => ({ value, description: VIDEO_TYPE_DESCRIPTIONS[value] })),
-    default: "general" satisfies VideoType,
+    default: DEFAULT_VIDEO_TYPE,
   };
 }
 
-export const videoTypes = new Hono<AppEnv>().get("/", (c) => c.json(videoTypesJson()));
+const videoTypesRoute = apiRoute({
+  method: "get",
+  path: "/",
+  summary: "Supported video types and their analysis approach",
+  operationId: "listVideoTypes",
+  responses: { 200: { description: "Video types", content: { "application/json": { schema: VideoTypes } } } },
+}, {
+  errors: [],
+});
+
+export const videoTypes = apiApp().openapi(videoTypesRoute, (c) => c.json(videoTypesJson(), 200));

@@ -48,7 +48,8 @@ async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): P
 /**
  * For POST/PUT/PATCH: 415 unless the body is declared JSON, 413 over the size
  * limit, 400 invalid_request for malformed JSON. The checked bytes replace the
- * request body, so later readers (the zod validator) see exactly what passed.
+ * request body and the Content-Type is made canonical, so later readers (the
+ * zod validators) see exactly what passed.
  * A bodyless POST (e.g. cancel) passes through untouched.
  */
 export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
@@ -77,6 +78,10 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
       throw new AppError("invalid_request", "The request body is not valid JSON.");
     }
   }
-  c.req.raw = new Request(raw, { body: bytes });
+  // The media type is rewritten in its canonical form, so the route validators after this guard
+  // (stricter about spacing and parameters) read exactly the body the guard accepted.
+  const headers = new Headers(raw.headers);
+  headers.set("Content-Type", "application/json");
+  c.req.raw = new Request(raw, { body: bytes, headers });
   await next();
 });

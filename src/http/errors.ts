@@ -1,32 +1,133 @@
 /**
  * The one error path of the API (SPEC section 6): every failure is an AppError,
  * rendered by app.onError as RFC 9457 problem+json with a stable `code`.
+ * This table is the one list of codes: /docs/errors renders it and the
+ * OpenAPI document's Problem schema and problem responses are built from it.
  */
 export const ERROR_CODES = {
-  invalid_request: { status: 400, title: "Invalid request" },
-  invalid_video_url: { status: 400, title: "Invalid video URL" },
-  invalid_video_type: { status: 400, title: "Invalid video type" },
-  invalid_webhook_url: { status: 400, title: "Invalid webhook URL" },
-  invalid_webhook_event: { status: 400, title: "Invalid webhook event" },
-  webhook_limit_reached: { status: 400, title: "Webhook limit reached" },
-  unauthorized: { status: 401, title: "Unauthorized" },
-  insufficient_credits: { status: 402, title: "Insufficient credits" },
-  not_found: { status: 404, title: "Not found" },
-  active_job_limit: { status: 409, title: "Active job limit reached" },
-  job_not_cancelable: { status: 409, title: "Job not cancelable" },
-  job_not_deletable: { status: 409, title: "Job not deletable" },
-  job_not_active: { status: 409, title: "Job not active" },
-  webhook_disabled: { status: 409, title: "Webhook disabled" },
-  conflict: { status: 409, title: "Conflict" },
-  payload_too_large: { status: 413, title: "Payload too large" },
-  unsupported_media_type: { status: 415, title: "Unsupported media type" },
-  range_not_satisfiable: { status: 416, title: "Range not satisfiable" },
-  config_not_found: { status: 422, title: "Configuration not found" },
-  idempotency_key_reused: { status: 422, title: "Idempotency key reused" },
-  rate_limited: { status: 429, title: "Too many requests" },
-  internal_error: { status: 500, title: "Internal error" },
-  service_unavailable: { status: 503, title: "Service unavailable" },
-  service_misconfigured: { status: 503, title: "Service misconfigured" },
+  invalid_request: {
+    status: 400,
+    title: "Invalid request",
+    meaning: "Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path.",
+  },
+  invalid_video_url: {
+    status: 400,
+    title: "Invalid video URL",
+    meaning: "The video URL is not http(s), carries credentials, or points at a private, loopback or link-local host.",
+  },
+  invalid_video_type: {
+    status: 400,
+    title: "Invalid video type",
+    meaning: "`video_type` is not one of the supported values (see GET /api/v1/video-types).",
+  },
+  invalid_webhook_url: {
+    status: 400,
+    title: "Invalid webhook URL",
+    meaning:
+      "The webhook `url` is not a valid absolute URL, is not https, carries credentials, or points at a private, loopback, link-local or metadata host.",
+  },
+  invalid_webhook_event: {
+    status: 400,
+    title: "Invalid webhook event",
+    meaning: "`events` is neither \"*\" nor a non-empty list of known event types (job.queued, job.processing, job.completed, job.failed, job.canceled).",
+  },
+  webhook_limit_reached: {
+    status: 400,
+    title: "Webhook limit reached",
+    meaning: "The account already has its maximum of 10 webhook endpoints; delete one first (`limit` says how many).",
+  },
+  unauthorized: {
+    status: 401,
+    title: "Unauthorized",
+    meaning: "Missing, malformed, unknown or revoked API key (or operator token on /admin).",
+  },
+  insufficient_credits: {
+    status: 402,
+    title: "Insufficient credits",
+    meaning: "No credits left in the current period.",
+  },
+  not_found: {
+    status: 404,
+    title: "Not found",
+    meaning: "Unknown route, or a resource that does not exist or belongs to another account.",
+  },
+  active_job_limit: {
+    status: 409,
+    title: "Active job limit reached",
+    meaning: "The account already has its maximum of queued or processing jobs; `active_job_id` names one.",
+  },
+  job_not_cancelable: {
+    status: 409,
+    title: "Job not cancelable",
+    meaning: "Only queued or processing jobs can be canceled.",
+  },
+  job_not_deletable: {
+    status: 409,
+    title: "Job not deletable",
+    meaning: "Only finished (completed, failed or canceled) jobs can be deleted.",
+  },
+  job_not_active: {
+    status: 409,
+    title: "Job not active",
+    meaning: "Engine channel only: the job is no longer processing; the engine must stop.",
+  },
+  webhook_disabled: {
+    status: 409,
+    title: "Webhook disabled",
+    meaning:
+      "The webhook endpoint is disabled (by its owner, after a 410, or after about three days of failures); enable it before sending to it.",
+  },
+  conflict: {
+    status: 409,
+    title: "Conflict",
+    meaning: "The request conflicts with the current state, e.g. an email already in use.",
+  },
+  payload_too_large: {
+    status: 413,
+    title: "Payload too large",
+    meaning: "The request body is over 16 KiB.",
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: "Unsupported media type",
+    meaning: "Request bodies must be Content-Type: application/json.",
+  },
+  range_not_satisfiable: {
+    status: 416,
+    title: "Range not satisfiable",
+    meaning: "A /cdn/ Range request starts beyond the end of the object (Content-Range gives its size).",
+  },
+  config_not_found: {
+    status: 422,
+    title: "Configuration not found",
+    meaning: "`config_name` names no saved configuration of this account.",
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: "Idempotency key reused",
+    meaning: "The Idempotency-Key was used within 24 hours with a different request body.",
+  },
+  rate_limited: {
+    status: 429,
+    title: "Too many requests",
+    meaning: "Over the rolling per-minute request window; retry after `Retry-After` seconds.",
+  },
+  internal_error: {
+    status: 500,
+    title: "Internal error",
+    meaning: "Something unexpected failed on our side; quote the request_id when reporting it.",
+  },
+  service_unavailable: {
+    status: 503,
+    title: "Service unavailable",
+    meaning: "A dependency is temporarily unavailable; retry later.",
+  },
+  service_misconfigured: {
+    status: 503,
+    title: "Service misconfigured",
+    meaning:
+      "The operator's configuration stops the service from running jobs (e.g. a weak ENGINE_SECRET); nothing was created. Retry later.",
+  },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

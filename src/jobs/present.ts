@@ -27,7 +27,6 @@ function presentClip(cdnBase: string, clip: Clip) {
 function commonFields(job: Job) {
   return {
     job_id: job.id,
-    status: job.status,
     video_url: job.videoUrl,
     video_type: job.videoType,
     config_name: job.configName,
@@ -37,14 +36,17 @@ function commonFields(job: Job) {
   };
 }
 
-/** The job as GET /jobs/:id answers it. */
+/** The job as GET /jobs/:id answers it; `status` is set per branch so each shape carries its own literal. */
 export function presentJob(cdnBase: string, job: Job, clips: Clip[]) {
   const common = commonFields(job);
+  // A finished job always has completed_at; updated_at stands in should a row ever lack it.
+  const completedAt = job.completedAt ?? job.updatedAt;
   switch (job.status) {
     case "queued":
     case "processing":
       return {
         ...common,
+        status: job.status,
         progress: job.progress,
         step: job.step,
         ...(job.title !== null ? { title: job.title } : {}),
@@ -52,29 +54,36 @@ export function presentJob(cdnBase: string, job: Job, clips: Clip[]) {
     case "completed":
       return {
         ...common,
+        status: job.status,
         title: job.title ?? "",
         clips_count: clips.length,
         clip_urls: clips.map((clip) => cdnUrl(cdnBase, clip.objectKey)),
         clips: clips.map((clip) => presentClip(cdnBase, clip)),
-        completed_at: job.completedAt,
+        completed_at: completedAt,
         credits_charged: job.creditsCharged,
       };
     case "failed":
       return {
         ...common,
+        status: job.status,
         ...(job.title !== null ? { title: job.title } : {}),
         error: { code: job.errorCode ?? "internal_error", message: job.errorMessage ?? "The job failed." },
-        completed_at: job.completedAt,
-        credits_charged: 0,
+        completed_at: completedAt,
+        credits_charged: 0 as const,
       };
     case "canceled":
       return {
         ...common,
+        status: job.status,
         ...(job.title !== null ? { title: job.title } : {}),
-        completed_at: job.completedAt,
-        credits_charged: 0,
+        completed_at: completedAt,
+        credits_charged: 0 as const,
       };
   }
+}
+
+function withoutClipDetail<T extends { clips: unknown }>({ clips: _detail, ...rest }: T): Omit<T, "clips"> {
+  return rest;
 }
 
 /**
@@ -82,8 +91,8 @@ export function presentJob(cdnBase: string, job: Job, clips: Clip[]) {
  * for every status (null/0/[] until the job completes), without per-clip detail.
  */
 export function presentListItem(cdnBase: string, job: Job, clips: Clip[]) {
-  const shaped: Record<string, unknown> = { ...presentJob(cdnBase, job, clips) };
-  delete shaped.clips;
+  const full = presentJob(cdnBase, job, clips);
+  const shaped = full.status === "completed" ? withoutClipDetail(full) : full;
   return {
     ...shaped,
     title: job.title,

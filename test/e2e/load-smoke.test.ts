@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, test } from "vitest";
 import { randomBytes } from "node:crypto";
-import { AdminClient } from "../../scripts/local-stack/api-client.ts";
+import { AdminClient } from "../../scripts/lib/admin-client.ts";
 import { sharedStack } from "./harness/shared-stack.ts";
 import type { SharedStackInfo } from "./harness/shared-stack-config.ts";
 

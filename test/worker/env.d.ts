@@ -4,6 +4,8 @@ declare global {
   namespace Cloudflare {
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
+      /** Overrides the generated requests per fuzz property (test/worker/fuzz/runs.ts); empty: the full count. */
+      FUZZ_RUNS: string;
     }
   }
 }

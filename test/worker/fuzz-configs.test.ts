@@ -14,8 +14,9 @@ import { hostilePathPart } from "./fuzz/strings";
 import { Tally } from "./fuzz/tally";
 import { WriteGuard } from "./fuzz/write-guard";
 import type { TestAccount } from "./helpers";
+import { fuzzRuns } from "./fuzz/runs";
 
-const RUNS = 2_000;
+const RUNS = fuzzRuns(2_000);
 const TIMEOUT_MS = 120_000;
 const MAX_CONFIGS = 100;
 const tally = new Tally();

@@ -8,21 +8,21 @@
 import fc from "fast-check";
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SubmitJobBody } from "../../src/api/openapi-schemas";
 import { VIDEO_TYPES } from "../../src/engine/contract";
 import { FakeEngine } from "./engine-stub";
-import { arbitraryFromSchema, bodyFor, contentType, inputSchema, type RawBody } from "./fuzz/bodies";
+import { arbitraryFromSchema, bodyFor, contentType, type RawBody } from "./fuzz/bodies";
 import { send } from "./fuzz/invoke";
 import { describeCase, fuzzEndpoint } from "./fuzz/property";
-import { checkResponse, type Operation } from "./fuzz/oracle";
+import { checkResponse, documentedRequestBody, type Operation } from "./fuzz/oracle";
 import type { TestAccount } from "./helpers";
 import { callers, fuzzAccounts, pathSegment, payloadBytes, isJsonMediaType, parsedBody, toRequest, type Caller, type FuzzAccounts, type FuzzRequest } from "./fuzz/requests";
 import { hostilePathPart, hostileString } from "./fuzz/strings";
 import { Tally } from "./fuzz/tally";
 import { acceptableStoredUrl, anyVideoUrl, publicUrl } from "./fuzz/urls";
 import { WriteGuard } from "./fuzz/write-guard";
+import { fuzzRuns } from "./fuzz/runs";
 
-const RUNS = 2_000;
+const RUNS = fuzzRuns(2_000);
 const TIMEOUT_MS = 120_000;
 const SAVED_CONFIG = "saved";
 const tally = new Tally();
@@ -95,13 +95,14 @@ beforeAll(() => {
 
 afterAll(() => tally.print("fuzz: jobs resource (generated requests per endpoint, statuses seen)"));
 
-/** Submission bodies: derived from the documented SubmitJobBody schema, with hostile URLs and config names mixed in. */
-function submitBodies(): fc.Arbitrary<RawBody> {
-  const valid = arbitraryFromSchema(inputSchema(SubmitJobBody), {
+/** Submission bodies: derived from SubmitJobBody as the served document describes it, with hostile URLs and config names mixed in. */
+async function submitBodies(): Promise<fc.Arbitrary<RawBody>> {
+  const documented = await documentedRequestBody("post", "/api/v1/jobs");
+  const valid = arbitraryFromSchema(documented, {
     video_url: publicUrl,
     config_name: fc.constant(SAVED_CONFIG),
   });
-  const risky = arbitraryFromSchema(inputSchema(SubmitJobBody), {
+  const risky = arbitraryFromSchema(documented, {
     video_url: anyVideoUrl,
     video_type: fc.oneof(fc.constantFrom(...VIDEO_TYPES), hostileString),
     config_name: fc.oneof(fc.constantFrom(SAVED_CONFIG, "missing", ""), hostileString),
@@ -144,7 +145,7 @@ describe("fuzz: jobs", () => {
       fc.asyncProperty(
         callers(accounts),
         contentType,
-        submitBodies(),
+        await submitBodies(),
         fc.option(fc.oneof(hostileString.filter((s) => /^[\x20-\x7e]*$/.test(s)), fc.uuid()), { nil: undefined, freq: 4 }),
         async (caller, type, body, idempotencyKey) => {
           const req: FuzzRequest = {

@@ -17,8 +17,9 @@ import { Tally } from "./fuzz/tally";
 import { WriteGuard } from "./fuzz/write-guard";
 import { FakeEngine } from "./engine-stub";
 import { createAccount } from "./helpers";
+import { fuzzRuns } from "./fuzz/runs";
 
-const RUNS = 2_000;
+const RUNS = fuzzRuns(2_000);
 const TIMEOUT_MS = 120_000;
 const tally = new Tally();
 let accounts: FuzzAccounts;

@@ -1,5 +1,6 @@
 import type { Clip } from "../../db/clips";
 import type { Job } from "../../db/jobs";
+import { reasonsInWords } from "../../jobs/reason-words";
 import { cdnUrl } from "../../jobs/storage";
 import { Time } from "./time";
 
@@ -22,7 +23,9 @@ function ClipView({ cdnBase, clip, position }: { cdnBase: string; clip: Clip; po
         <strong>Clip {position}</strong>: {seconds(clip.startSeconds)}–{seconds(clip.endSeconds)} of the source ({length.toFixed(1)} s),
         score {clip.score.toFixed(2)}, {clip.width}×{clip.height}
       </p>
-      <p class="meta">Chosen for: {clip.reasons.join(", ")}</p>
+      <p class="meta" title={clip.reasons.join(", ")}>
+        Chosen for {reasonsInWords(clip.reasons)}
+      </p>
       <p class="meta">
         <a href={url} download>
           Download clip {position} (MP4)

@@ -1,6 +1,7 @@
 /** A fresh account per test, so one test's active job never blocks another's. */
 import { randomBytes } from "node:crypto";
-import { AdminClient, ApiClient } from "../../../scripts/local-stack/api-client.ts";
+import { AdminClient } from "../../../scripts/lib/admin-client.ts";
+import { ApiClient } from "../../../scripts/local-stack/api-client.ts";
 import type { SharedStackInfo } from "./shared-stack-config.ts";
 
 export interface TestAccount {

@@ -16,7 +16,10 @@ export interface Operation {
 }
 
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>;
+  paths: Record<
+    string,
+    Record<string, { requestBody?: { content: Record<string, { schema: Schema }> }; responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>
+  >;
 }
 
 let served: { document: OpenApiDocument; checker: SchemaChecker } | null = null;
@@ -29,6 +32,13 @@ export async function openApi(): Promise<{ document: OpenApiDocument; checker: S
   const document = JSON.parse(res.text) as OpenApiDocument;
   served = { document, checker: new SchemaChecker(document as unknown as Schema) };
   return served;
+}
+
+/** An operation's JSON request body schema as the served document gives it to clients. */
+export async function documentedRequestBody(method: Operation["method"], path: string): Promise<Schema> {
+  const schema = (await openApi()).document.paths[path]?.[method]?.requestBody?.content["application/json"]?.schema;
+  if (!schema) throw new Error(`the OpenAPI document has no JSON request body for ${method} ${path}`);
+  return schema;
 }
 
 export class OracleViolation extends Error {}

@@ -81,7 +81,8 @@ export function acceptableStoredUrl(stored: string): string | null {
   const host = url.hostname.toLowerCase().replace(/\.$/, "");
   if (!host.includes(".") && !host.startsWith("[")) return "single-label host";
   if (host === "localhost" || /\.(localhost|local|internal)$/.test(host)) return "reserved name";
-  if (PRIVATE_V4.test(host)) return "private IPv4";
+  // The URL parser writes every IPv4 spelling as four decimals; "0.example.com" is a name, not an address.
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(host) && PRIVATE_V4.test(host)) return "private IPv4";
   if (/^\[(::|fc|fd|fe8|::ffff:(7f|a|c0a8))/.test(host)) return "private IPv6";
   if (stored.length > 2048) return "too long";
   return null;

@@ -1,0 +1,167 @@
+/**
+ * The clipjobs API from TypeScript: openapi-fetch over the generated types
+ * (src/schema.ts), plus what every caller needs and should not have to
+ * write: retries of 429/503 after Retry-After (src/retry.ts), an
+ * Idempotency-Key on every submission, problem+json turned into
+ * ClipjobsError, and waitForJob().
+ */
+import createClient, { type Client } from "openapi-fetch";
+import { ClipjobsError } from "./errors.ts";
+import { retryingFetch, sleep, type RetryOptions } from "./retry.ts";
+import type { components, paths } from "./schema.ts";
+
+type Schemas = components["schemas"];
+export type Job = Schemas["Job"];
+export type JobList = Schemas["JobList"];
+type JsonBody<T> = T extends { requestBody: { content: { "application/json": infer Body } } } ? Body : never;
+export type SubmitJobBody = JsonBody<paths["/api/v1/jobs"]["post"]>;
+export type SubmitJobResponse = Schemas["SubmitJobResponse"];
+export type ClipConfig = JsonBody<paths["/api/v1/configs/{name}"]["put"]>;
+export type SavedConfig = Schemas["SavedConfig"];
+export type ConfigList = Schemas["ConfigList"];
+export type Usage = Schemas["Usage"];
+export type VideoTypes = Schemas["VideoTypes"];
+export type JobStatus = Job["status"];
+export type ListJobsQuery = NonNullable<paths["/api/v1/jobs"]["get"]["parameters"]["query"]>;
+
+export const DEFAULT_BASE_URL = "http://127.0.0.1:8787";
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+const SUBMIT_PATH = "/api/v1/jobs";
+const FINAL_STATUSES: readonly JobStatus[] = ["completed", "failed", "canceled"];
+
+export interface ClipjobsClientOptions {
+  baseUrl?: string;
+  apiKey?: string;
+  /** The transport; default globalThis.fetch. */
+  fetch?: (request: Request) => Promise<Response>;
+  retry?: RetryOptions;
+}
+
+export interface WaitOptions {
+  /** Called with the job whenever its status, progress or step changes (and once at the start). */
+  onProgress?: (job: Job) => void;
+  /** Between polls; default 2 s. */
+  intervalMs?: number;
+  /** Give up (ClipjobsError `wait_timeout`) after this long; default: wait for as long as it takes. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** Unwraps an openapi-fetch result: the data, or the problem as a ClipjobsError. */
+function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
+  if (result.error !== undefined || result.data === undefined) throw ClipjobsError.fromResponse(result.response, result.error);
+  return result.data;
+}
+
+function progressKey(job: Job): string {
+  return "progress" in job ? `${job.status}:${job.progress}:${job.step}` : job.status;
+}
+
+export function isFinished(job: Job): boolean {
+  return FINAL_STATUSES.includes(job.status);
+}
+
+export class ClipjobsClient {
+  /** The typed openapi-fetch client, for anything the helpers below do not cover. */
+  readonly api: Client<paths>;
+  readonly baseUrl: string;
+
+  constructor(options: ClipjobsClientOptions = {}) {
+    this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+    const inner = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+    const baseUrl = this.baseUrl;
+    // A refused connection or DNS failure becomes a ClipjobsError too, so callers handle one error type.
+    const transport = async (request: Request): Promise<Response> => {
+      try {
+        return await inner(request);
+      } catch (error) {
+        if (request.signal.aborted) throw error;
+        const reason = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
+        throw new ClipjobsError("network_error", `Could not reach ${baseUrl}: ${reason}`, null);
+      }
+    };
+    this.api = createClient<paths>({
+      baseUrl: this.baseUrl,
+      headers: options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {},
+      fetch: retryingFetch(transport, options.retry),
+    });
+    // Before the retrying transport sees the request, so every retry carries the same key.
+    this.api.use({
+      onRequest({ request, schemaPath }) {
+        if (request.method === "POST" && schemaPath === SUBMIT_PATH && !request.headers.has(IDEMPOTENCY_HEADER)) {
+          request.headers.set(IDEMPOTENCY_HEADER, crypto.randomUUID());
+        }
+        return request;
+      },
+    });
+  }
+
+  /** Submits a video. A retried submission (same key) never makes a second job; pass your own key to make your own retries safe too. */
+  async submitJob(body: SubmitJobBody, options: { idempotencyKey?: string } = {}): Promise<SubmitJobResponse> {
+    const headers = options.idempotencyKey === undefined ? {} : { [IDEMPOTENCY_HEADER]: options.idempotencyKey };
+    return unwrap(await this.api.POST("/api/v1/jobs", { body, headers }));
+  }
+
+  async getJob(jobId: string): Promise<Job> {
+    return unwrap(await this.api.GET("/api/v1/jobs/{job_id}", { params: { path: { job_id: jobId } } }));
+  }
+
+  async listJobs(query: ListJobsQuery = {}): Promise<JobList> {
+    return unwrap(await this.api.GET("/api/v1/jobs", { params: { query } }));
+  }
+
+  async cancelJob(jobId: string): Promise<Job> {
+    return unwrap(await this.api.POST("/api/v1/jobs/{job_id}/cancel", { params: { path: { job_id: jobId } } }));
+  }
+
+  async deleteJob(jobId: string): Promise<void> {
+    const { error, response } = await this.api.DELETE("/api/v1/jobs/{job_id}", { params: { path: { job_id: jobId } } });
+    if (error !== undefined || !response.ok) throw ClipjobsError.fromResponse(response, error);
+  }
+
+  async usage(): Promise<Usage> {
+    return unwrap(await this.api.GET("/api/v1/usage"));
+  }
+
+  async videoTypes(): Promise<VideoTypes> {
+    return unwrap(await this.api.GET("/api/v1/video-types"));
+  }
+
+  async listConfigs(): Promise<ConfigList> {
+    return unwrap(await this.api.GET("/api/v1/configs"));
+  }
+
+  async getConfig(name: string): Promise<SavedConfig> {
+    return unwrap(await this.api.GET("/api/v1/configs/{name}", { params: { path: { name } } }));
+  }
+
+  /** Creates or replaces; omitted fields take their defaults. */
+  async putConfig(name: string, config: ClipConfig = {}): Promise<SavedConfig> {
+    return unwrap(await this.api.PUT("/api/v1/configs/{name}", { params: { path: { name } }, body: config }));
+  }
+
+  async deleteConfig(name: string): Promise<void> {
+    const { error, response } = await this.api.DELETE("/api/v1/configs/{name}", { params: { path: { name } } });
+    if (error !== undefined || !response.ok) throw ClipjobsError.fromResponse(response, error);
+  }
+
+  /** Polls the job until it is completed, failed or canceled, and returns it as it finished. */
+  async waitForJob(jobId: string, options: WaitOptions = {}): Promise<Job> {
+    const interval = options.intervalMs ?? 2000;
+    const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+    let lastKey: string | null = null;
+    for (;;) {
+      const job = await this.getJob(jobId);
+      const key = progressKey(job);
+      if (key !== lastKey) {
+        lastKey = key;
+        options.onProgress?.(job);
+      }
+      if (isFinished(job)) return job;
+      if (Date.now() + interval > deadline) {
+        throw new ClipjobsError("wait_timeout", `Job ${jobId} is still ${job.status} after ${options.timeoutMs} ms.`, null);
+      }
+      await sleep(interval, options.signal);
+    }
+  }
+}
