@@ -3,10 +3,11 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "AccountState" | "ClipEngine";
+		durableNamespaces: "AccountState" | "ClipEngine" | "UploadState";
 	}
 	interface Env {
 		CLIPS: R2Bucket;
+		UPLOADS: R2Bucket;
 		DB: D1Database;
 		JOBS: Queue;
 		MAX_SOURCE_BYTES: string;
@@ -22,6 +23,7 @@ declare namespace Cloudflare {
 		ALLOW_PRIVATE_SOURCES: string;
 		ACCOUNTS: DurableObjectNamespace<import("./src/index").AccountState>;
 		ENGINE: DurableObjectNamespace<import("./src/index").ClipEngine>;
+		UPLOAD_STATE: DurableObjectNamespace<import("./src/index").UploadState>;
 	}
 }
 interface Env extends Cloudflare.Env {}

@@ -8,6 +8,7 @@ import { cdn } from "./cdn/routes";
 import { callbacks } from "./engine/callbacks";
 import { dashboard } from "./dashboard";
 import { openapi } from "./api/openapi";
+import { uploads } from "./api/uploads";
 import { usage } from "./api/usage";
 import { videoTypes } from "./api/video-types";
 import { apiGuard } from "./http/api-guard";
@@ -32,6 +33,7 @@ app.route("/api/v1/configs", configs);
 app.route("/api/v1/usage", usage);
 app.route("/api/v1/video-types", videoTypes);
 app.route("/api/v1/jobs", jobs);
+app.route("/api/v1/uploads", uploads);
 
 // Web dashboard (session cookie), and the bare origin leads there.
 app.get("/", (c) => c.redirect("/dashboard", 302));

@@ -5,6 +5,7 @@ import type { AppEnv } from "../http/app-env";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
 import { CONFIG_NAME_PATTERN } from "./configs";
 import * as schemas from "./openapi-schemas";
+import { uploadDocument } from "./uploads";
 
 type JsonObject = Record<string, unknown>;
 type Method = "get" | "post" | "put" | "delete";
@@ -222,6 +223,9 @@ export function buildOpenApiDocument(): JsonObject {
       responses: responsesFor(op),
     };
   }
+  // The upload routes are declared with @hono/zod-openapi next to their handlers.
+  const uploadDoc = uploadDocument();
+  Object.assign(paths, uploadDoc.paths);
   return {
     openapi: "3.1.0",
     info: {
@@ -237,7 +241,10 @@ export function buildOpenApiDocument(): JsonObject {
     paths,
     components: {
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API key: ck_live_..." } },
-      schemas: Object.fromEntries(Object.entries(COMPONENTS).map(([name, schema]) => [name, toComponent(schema)])),
+      schemas: {
+        ...Object.fromEntries(Object.entries(COMPONENTS).map(([name, schema]) => [name, toComponent(schema)])),
+        ...uploadDoc.schemas,
+      },
     },
   };
 }
