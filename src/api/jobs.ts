@@ -35,11 +35,20 @@ const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const ABANDONED_CLAIM_MS = 60 * 1000;
 
 /** Shape only; values get their own error codes (invalid_video_url, invalid_video_type). */
-const SubmitBody = z.object({
-  video_url: z.string(),
-  video_type: z.string(),
-  config_name: z.string().min(1).max(64).nullish(),
-});
+const SubmitBody = z
+  .object({
+    video_url: z.string().optional(),
+    /** A complete direct upload (POST /api/v1/uploads) instead of video_url. */
+    upload_id: z.string().optional(),
+    video_type: z.string(),
+    config_name: z.string().min(1).max(64).nullish(),
+  })
+  .refine((body) => (body.video_url === undefined) !== (body.upload_id === undefined), {
+    path: ["video_url"],
+    message: "Send exactly one of video_url and upload_id.",
+    // Also when other members are wrong, so every problem is listed at once.
+    when: (payload) => typeof payload.value === "object" && payload.value !== null,
+  });
 
 const ListQuery = z.object({
   status: z.enum([...JOB_STATUSES, "all"]).default("completed"),
@@ -76,7 +85,8 @@ export const jobs = new Hono<AppEnv>()
     const submission: Submission = {
       accountId,
       maxActiveJobs: plan.maxActiveJobs,
-      videoUrl: checkVideoUrl(body.video_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
+      videoUrl: body.video_url === undefined ? "" : checkVideoUrl(body.video_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
+      uploadId: body.upload_id ?? null,
       videoType: checkVideoType(body.video_type),
       configName: body.config_name ?? null,
     };
@@ -91,7 +101,11 @@ export const jobs = new Hono<AppEnv>()
     }
     // The request as submitted (before normalisation), so "same body" means what the client sent.
     const requestHash = await sha256Hex(
-      JSON.stringify([body.video_url, body.video_type, body.config_name ?? null]),
+      JSON.stringify(
+        body.upload_id === undefined
+          ? [body.video_url, body.video_type, body.config_name ?? null]
+          : [null, body.video_type, body.config_name ?? null, body.upload_id],
+      ),
     );
     const now = new Date();
     const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();

@@ -10,7 +10,11 @@ const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp, UTC");
 const JobId = z.string().regex(/^job_[A-Za-z0-9]+$/).describe("`job_` + at least 80 random bits");
 
 export const SubmitJobBody = z.object({
-  video_url: z.url().describe("http(s) URL of a video page or a direct video file"),
+  video_url: z.url().optional().describe("http(s) URL of a video page or a direct video file. Exactly one of video_url and upload_id."),
+  upload_id: z
+    .string()
+    .optional()
+    .describe("A complete upload (POST /api/v1/uploads) not used by another job; the title defaults to its file name. Exactly one of video_url and upload_id."),
   video_type: VideoType.describe("Analysis approach, see GET /api/v1/video-types"),
   config_name: z.string().optional().describe("A saved configuration; omitted: the defaults"),
 });
@@ -24,7 +28,8 @@ export const SubmitJobResponse = z.object({
 
 const JobCommon = {
   job_id: JobId,
-  video_url: z.string(),
+  video_url: z.string().nullable().describe("null for a job made from an upload"),
+  upload_id: z.string().optional().describe("The upload the job was made from (deleted when the job ends)"),
   video_type: VideoType,
   config_name: z.string().nullable(),
   created_at: Timestamp,

@@ -34,6 +34,7 @@ import {
 } from "./contract";
 import { keepEngineAwake, silenceTimeoutSeconds } from "./dispatch";
 import { verifyEngineToken } from "./token";
+import { uploadSource } from "../uploads/source-route";
 
 interface CallbackEnv {
   Bindings: Env;
@@ -179,4 +180,5 @@ export const callbacks = new Hono<CallbackEnv>()
     const failed = await failJob(c.env, job.accountId, job.id, ["processing"], report, { stopEngine: false });
     if (!failed) throw notActive(job.id);
     return c.json(ACK);
-  });
+  })
+  .route("/", uploadSource); // GET /:job_id/source: an upload job's source (behind engineAuth above)

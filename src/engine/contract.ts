@@ -94,6 +94,8 @@ export const StartJob = z.object({
   /** Origin the engine calls back to, e.g. http://127.0.0.1:8787. */
   callback_base: z.string().url(),
   video_url: z.string().url(),
+  /** "upload": the source is a direct upload, read from GET {callback_base}/internal/v1/jobs/:id/source with the token; video_url is upload://<id>/<file name>. Absent: "url". */
+  source: z.enum(["url", "upload"]).optional(),
   video_type: VideoType,
   config: ClipConfig,
   limits: EngineLimits,

@@ -75,6 +75,7 @@ export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepte
     token: await jobToken(env, job),
     callback_base: callbackBase(env),
     video_url: job.videoUrl,
+    source: job.uploadId !== null ? "upload" : "url",
     video_type: job.videoType,
     config: job.config,
     limits: engineLimits(env),

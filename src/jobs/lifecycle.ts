@@ -12,6 +12,7 @@ import { insertClipWhileProcessing } from "../db/clips";
 import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
 import { finishCompleted, finishUnsuccessful, type JobStatus } from "../db/jobs";
 import { clipKey, deleteJobObjects, thumbnailKey } from "./storage";
+import { releaseJobUpload } from "../uploads/job-source";
 
 function wonTransition(result: D1Result | undefined): boolean {
   return (result?.results.length ?? 0) > 0;
@@ -22,6 +23,7 @@ async function releaseAccountHold(env: Env, accountId: string, jobId: string): P
   const account = accountState(env, accountId);
   await account.releaseSlot(jobId);
   await account.clearWatchdog(jobId);
+  await releaseJobUpload(env, jobId); // an uploaded source is deleted when its job ends
 }
 
 export interface Completion {

@@ -26,7 +26,8 @@ function commonFields(job: Job) {
   return {
     job_id: job.id,
     status: job.status,
-    video_url: job.videoUrl,
+    // An upload job has no public URL: it names its upload instead.
+    ...(job.uploadId !== null ? { video_url: null, upload_id: job.uploadId } : { video_url: job.videoUrl }),
     video_type: job.videoType,
     config_name: job.configName,
     created_at: job.createdAt,

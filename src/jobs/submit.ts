@@ -10,6 +10,7 @@ import { deleteQueuedJob, findAccountJob, insertJob, type Job } from "../db/jobs
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type VideoType } from "../engine/contract";
 import { AppError } from "../http/errors";
 import type { JobMessage } from "../queue/message";
+import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source";
 import { newJobId } from "./ids";
 
 export function checkVideoType(value: string): VideoType {
@@ -25,7 +26,10 @@ export function checkVideoType(value: string): VideoType {
 export interface Submission {
   accountId: string;
   maxActiveJobs: number;
+  /** Ignored when uploadId is set. */
   videoUrl: string;
+  /** A direct upload as the source instead of videoUrl. */
+  uploadId?: string | null;
   videoType: VideoType;
   configName: string | null;
 }
@@ -46,9 +50,17 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
   }
 
   const jobId = newJobId();
+  // The upload first: a second job on the same upload is refused as upload_in_use, whatever the slot says.
+  const upload: ClaimedUpload | null = submission.uploadId
+    ? await claimUploadForJob(env, submission.accountId, submission.uploadId, jobId)
+    : null;
+  const giveUploadBack = async () => {
+    if (upload) await unclaimUpload(env, upload.uploadId, jobId);
+  };
   const account = accountState(env, submission.accountId);
   const slot = await account.acquireSlot(jobId, submission.maxActiveJobs);
   if (!slot.ok) {
+    await giveUploadBack();
     throw new AppError("active_job_limit", "The account already has an active job.", {
       extra: { active_job_id: slot.activeJobId },
     });
@@ -58,14 +70,17 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
     await insertJob(env.DB, {
       id: jobId,
       accountId: submission.accountId,
-      videoUrl: submission.videoUrl,
+      videoUrl: upload?.videoUrl ?? submission.videoUrl,
       videoType: submission.videoType,
       configName: submission.configName,
       config,
       now,
+      uploadId: upload?.uploadId ?? null,
+      title: upload?.title ?? null,
     });
   } catch (err) {
     await account.releaseSlot(jobId);
+    await giveUploadBack();
     throw err;
   }
   const message: JobMessage = { job_id: jobId, account_id: submission.accountId };
@@ -75,6 +90,7 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
     console.error(`enqueueing ${jobId} failed`, err);
     await deleteQueuedJob(env.DB, jobId);
     await account.releaseSlot(jobId);
+    await giveUploadBack();
     throw new AppError("service_unavailable", "The job could not be queued; nothing was created. Retry shortly.", {
       headers: { "Retry-After": "5" },
     });
