@@ -7,6 +7,7 @@ import { jobs } from "./api/jobs";
 import { cdn } from "./cdn/routes";
 import { callbacks } from "./engine/callbacks";
 import { dashboard } from "./dashboard";
+import { DASHBOARD_UPLOADS_PATH, dashboardUploads } from "./dashboard/uploads";
 import { openapi } from "./api/openapi";
 import { uploads } from "./api/uploads";
 import { usage } from "./api/usage";
@@ -37,6 +38,8 @@ app.route("/api/v1/uploads", uploads);
 
 // Web dashboard (session cookie), and the bare origin leads there.
 app.get("/", (c) => c.redirect("/dashboard", 302));
+// Before the dashboard: its tus endpoint takes upload bodies, not 16 KiB forms.
+app.route(DASHBOARD_UPLOADS_PATH, dashboardUploads);
 app.route("/dashboard", dashboard);
 
 // Operator API (ADMIN_TOKEN).
