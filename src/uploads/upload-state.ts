@@ -73,6 +73,8 @@ export class UploadState extends DurableObject<Env> {
   private readonly tables: UploadTables;
   /** In memory on purpose: a restarted object has no PATCH in flight. */
   private appending = false;
+  /** Set while the upload is being deleted (termination, expiry, its job's end): nothing may take or extend it. */
+  private closing = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -203,7 +205,7 @@ export class UploadState extends DurableObject<Env> {
 
     try {
       this.stage(buffered);
-      if (start + received === meta.length) await this.complete(meta, multipart, partNumber, concat(buffered, bufferedBytes));
+      if (failure === null && start + received === meta.length) await this.complete(meta, multipart, partNumber, concat(buffered, bufferedBytes));
     } catch (err) {
       console.error(`upload ${meta.uploadId}: storing failed`, err);
       return { ok: false, reason: "storage_unavailable", offset: this.offsetOf(this.tables.meta()!) };
@@ -297,9 +299,14 @@ export class UploadState extends DurableObject<Env> {
       await this.ctx.storage.setAlarm(Date.now() + 60_000);
       return;
     }
-    await this.deleteObjects(meta);
-    this.tables.markExpired();
-    await this.ctx.storage.setAlarm(Date.now() + TOMBSTONE_TTL_MS);
+    this.closing = true;
+    try {
+      await this.deleteObjects(meta);
+      this.tables.markExpired();
+      await this.ctx.storage.setAlarm(Date.now() + TOMBSTONE_TTL_MS);
+    } finally {
+      this.closing = false;
+    }
   }
 
   /** The R2 side of an upload: the unfinished multipart upload, or the finished object. */
@@ -312,8 +319,13 @@ export class UploadState extends DurableObject<Env> {
   }
 
   private async discard(meta: UploadMeta): Promise<void> {
-    await this.deleteObjects(meta);
-    await this.purge();
+    this.closing = true;
+    try {
+      await this.deleteObjects(meta);
+      await this.purge();
+    } finally {
+      this.closing = false;
+    }
   }
 
   private async purge(): Promise<void> {
@@ -325,7 +337,7 @@ export class UploadState extends DurableObject<Env> {
 
   private owned(accountId: string): UploadMeta | UploadFailure {
     const meta = this.tables.meta();
-    if (!meta || meta.accountId !== accountId) return { ok: false, reason: "not_found" };
+    if (!meta || meta.accountId !== accountId || this.closing) return { ok: false, reason: "not_found" };
     if (meta.status === "expired" || (meta.jobId === null && Date.now() >= meta.expiresAtMs)) {
       return { ok: false, reason: "expired" };
     }
