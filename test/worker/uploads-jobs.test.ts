@@ -40,7 +40,7 @@ async function uploadJson(account: TestAccount, id: string) {
   return res.json<{ job_id: string | null; expires_at: string | null; status: string }>();
 }
 
-describe("POST /api/v1/jobs with upload_id", () => {
+describe("POST /api/v1/jobs with upload_id", { timeout: 30_000 }, () => {
   it("needs exactly one of video_url and upload_id", async () => {
     const account = await createAccount();
     const id = await sourceUploaded(account);
@@ -114,7 +114,7 @@ describe("POST /api/v1/jobs with upload_id", () => {
   });
 });
 
-describe("the engine reads the source over its job channel", () => {
+describe("the engine reads the source over its job channel", { timeout: 30_000 }, () => {
   it("StartJob says upload; GET .../source serves the bytes (and ranges) to the job's token only", async () => {
     const account = await createAccount();
     const data = bytesOf(40_000, 11);
@@ -149,7 +149,7 @@ describe("the engine reads the source over its job channel", () => {
   });
 });
 
-describe("the uploaded source is deleted when its job ends", () => {
+describe("the uploaded source is deleted when its job ends", { timeout: 30_000 }, () => {
   async function expectUploadGone(account: TestAccount, id: string): Promise<void> {
     expect(await storedKeys(id)).toEqual([]);
     expect((await uploadInternals(id)).rows).toBe(0);

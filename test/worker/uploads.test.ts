@@ -48,7 +48,7 @@ describe("tus discovery", () => {
   });
 });
 
-describe("an upload in chunks that do not line up with R2 parts", () => {
+describe("an upload in chunks that do not line up with R2 parts", { timeout: 60_000 }, () => {
   it("stores exactly the bytes sent, reports every offset, and completes into one object", async () => {
     const account = await createAccount();
     const data = bytesOf(MIN_PART_BYTES + 3 * MiB + 17, 7);
@@ -89,7 +89,7 @@ describe("an upload in chunks that do not line up with R2 parts", () => {
   });
 });
 
-describe("refusals, each a documented error", () => {
+describe("refusals, each a documented error", { timeout: 60_000 }, () => {
   it("wrong offset: 409 with the current offset, nothing stored", async () => {
     const account = await createAccount();
     const id = await createUpload(account, 1000);
@@ -201,7 +201,7 @@ describe("refusals, each a documented error", () => {
   });
 });
 
-describe("expiry and termination leave nothing in R2", () => {
+describe("expiry and termination leave nothing in R2", { timeout: 60_000 }, () => {
   it("an upload no job used expires: the alarm aborts the multipart upload; 410 afterwards", async () => {
     const account = await createAccount();
     const id = await createUpload(account, MIN_PART_BYTES + 100);
