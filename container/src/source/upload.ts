@@ -5,6 +5,7 @@
  * download; a connection that drops mid-way resumes with a Range request.
  */
 import { createWriteStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
@@ -66,6 +67,8 @@ export async function readUploadedSource(req: UploadReadRequest): Promise<{ byte
   let fileName: string | null = null;
   try {
     for (let attempt = 1; ; attempt += 1) {
+      // Everything arrived before the connection dropped: nothing left to ask for.
+      if (size !== null && bytes > 0 && bytes >= size) return { bytes, fileName };
       armStall();
       try {
         const response = await fetch(req.url, {
@@ -112,6 +115,8 @@ export async function readUploadedSource(req: UploadReadRequest): Promise<{ byte
         if (attempt >= (req.attempts ?? DEFAULT_ATTEMPTS)) {
           throw new JobFailure("source_unreachable", `Reading the uploaded video failed: ${errorMessage(error)}.`, { cause: error });
         }
+        // Resume after what reached the disk (bytes still in the write stream's buffer were lost with it).
+        bytes = await stat(req.destPath).then((s) => s.size, () => 0);
       }
     }
   } finally {
