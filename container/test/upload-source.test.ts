@@ -57,7 +57,8 @@ function serve(req: IncomingMessage, res: ServerResponse, cutAt?: number): void 
     res.end(body);
     return;
   }
-  res.write(body.subarray(0, cutAt), () => res.destroy());
+  // The first part reaches the engine's disk, then the connection drops.
+  res.write(body.subarray(0, cutAt), () => setTimeout(() => res.destroy(), 300));
 }
 
 function read(overrides: Partial<Parameters<typeof readUploadedSource>[0]> = {}) {
