@@ -3,10 +3,11 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "AccountState" | "ClipEngine" | "FleetScheduler";
+		durableNamespaces: "AccountState" | "ClipEngine" | "FleetScheduler" | "UploadState";
 	}
 	interface Env {
 		CLIPS: R2Bucket;
+		UPLOADS: R2Bucket;
 		DB: D1Database;
 		JOBS: Queue;
 		WEBHOOKS: Queue;
@@ -27,6 +28,7 @@ declare namespace Cloudflare {
 		ACCOUNTS: DurableObjectNamespace<import("./src/index").AccountState>;
 		ENGINE: DurableObjectNamespace<import("./src/index").ClipEngine>;
 		FLEET: DurableObjectNamespace<import("./src/index").FleetScheduler>;
+		UPLOAD_STATE: DurableObjectNamespace<import("./src/index").UploadState>;
 	}
 }
 interface Env extends Cloudflare.Env {}

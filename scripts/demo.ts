@@ -19,7 +19,7 @@ import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AdminClient } from "./lib/admin-client.ts";
 import { ApiClient, ApiError } from "./local-stack/api-client.ts";
-import type { JobView } from "./local-stack/api-types.ts";
+import { JobView } from "./local-stack/api-types.ts";
 import { portInUse } from "./local-stack/ports.ts";
 import { startSourceServer, type SourceServer } from "./local-stack/source-server.ts";
 import { startLocalStack, type LocalStack } from "./local-stack/stack.ts";
@@ -27,6 +27,7 @@ import { CONFIG_PRESETS, parseDemoArgs, UsageError, WASM_CONFIG, type DemoArgs }
 import { checkDownloads } from "./demo/downloads.ts";
 import { ProgressDisplay } from "./demo/progress.ts";
 import { demoSample } from "./demo/sample.ts";
+import { uploadLocalFile } from "./demo/upload.ts";
 import { clipTable } from "./demo/table.ts";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -67,6 +68,32 @@ async function shutdown(): Promise<void> {
 async function preferredPort(port: number): Promise<number | undefined> {
   if (process.env.DEMO_PORTS === "auto") return undefined;
   return (await portInUse(port)) ? undefined : port;
+}
+
+/** What POST /api/v1/jobs gets for the source: a URL, or a direct upload. */
+type SourceField = { video_url: string } | { upload_id: string };
+
+function isLocalFile(source: string | undefined): source is string {
+  return source !== undefined && !/^https?:\/\//i.test(source);
+}
+
+/** A local file is uploaded through the API (tus); the sample and URLs go by URL. */
+async function prepareSource(args: DemoArgs, workerUrl: string, apiKey: string, nativeFfmpeg: boolean): Promise<{ field: SourceField; label: string }> {
+  if (isLocalFile(args.source)) {
+    const path = resolve(args.source);
+    let shown = -1;
+    const uploadId = await uploadLocalFile(workerUrl, apiKey, path, (sent, total) => {
+      const percent = Math.floor((sent * 100) / Math.max(1, total));
+      if (percent === shown) return;
+      shown = percent;
+      process.stdout.write(`\r  Uploading ${basename(path)}: ${percent}% of ${(total / 1024 / 1024).toFixed(1)} MiB`);
+    });
+    process.stdout.write(`\n  Uploaded as ${uploadId} (POST/PATCH /api/v1/uploads)\n`);
+    return { field: { upload_id: uploadId }, label: path };
+  }
+  resources.sources = await startSourceServer();
+  const served = await resolveSource(args, resources.sources, nativeFfmpeg);
+  return { field: { video_url: served.url }, label: served.label };
 }
 
 async function resolveSource(args: DemoArgs, sources: SourceServer, nativeFfmpeg: boolean): Promise<{ url: string; label: string }> {
@@ -140,15 +167,18 @@ async function main(): Promise<void> {
   });
   const usageBefore = await stage("account", () => client.usage());
 
-  console.log(args.source === undefined ? "3/6 Making the sample video..." : "3/6 Preparing the source...");
-  const source = await stage(args.source === undefined ? "sample" : "source", async () => {
-    resources.sources = await startSourceServer();
-    return resolveSource(args, resources.sources, nativeFfmpeg);
-  });
+  console.log(
+    args.source === undefined ? "3/6 Making the sample video..." : isLocalFile(args.source) ? "3/6 Uploading the file..." : "3/6 Preparing the source...",
+  );
+  const source = await stage(args.source === undefined ? "sample" : isLocalFile(args.source) ? "upload" : "source", () =>
+    prepareSource(args, stack.workerUrl, apiKey, nativeFfmpeg),
+  );
 
   console.log(`4/6 Submitting ${source.label} (video_type ${args.videoType}) to POST /api/v1/jobs...`);
   const submitted = await stage("submit", () =>
-    client.submit({ video_url: source.url, video_type: args.videoType, ...(configName ? { config_name: configName } : {}) }),
+    client.expect(201, JobView, "POST", "/api/v1/jobs", {
+      body: { ...source.field, video_type: args.videoType, ...(configName ? { config_name: configName } : {}) },
+    }),
   );
   console.log(`  ${submitted.job_id}: ${submitted.message ?? submitted.status}`);
 

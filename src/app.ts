@@ -7,6 +7,8 @@ import { OPENAPI_PATH, openApiDocumentApp } from "./api/openapi";
 import { cdn } from "./cdn/routes";
 import { callbacks } from "./engine/callbacks";
 import { dashboard } from "./dashboard";
+import { DASHBOARD_UPLOADS_PATH, dashboardUploads } from "./dashboard/uploads";
+import { uploads } from "./api/uploads";
 import { usage } from "./api/usage";
 import { videoTypes } from "./api/video-types";
 import { webhooks } from "./webhooks/routes";
@@ -37,9 +39,12 @@ app.route("/api/v1/usage", usage);
 app.route("/api/v1/video-types", videoTypes);
 app.route("/api/v1/jobs", jobs);
 app.route("/api/v1/webhooks", webhooks);
+app.route("/api/v1/uploads", uploads);
 
 // Web dashboard (session cookie), and the bare origin leads there.
 app.get("/", (c) => c.redirect("/dashboard", 302));
+// Before the dashboard: its tus endpoint takes upload bodies, not 16 KiB forms.
+app.route(DASHBOARD_UPLOADS_PATH, dashboardUploads);
 app.route("/dashboard", dashboard);
 
 // Operator API (ADMIN_TOKEN).

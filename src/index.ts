@@ -6,6 +6,7 @@ import { handleWebhookQueue, WEBHOOK_QUEUE } from "./webhooks/consumer";
 export { AccountState } from "./account/account-state";
 export { ClipEngine } from "./engine/container";
 export { FleetScheduler } from "./fleet/fleet-scheduler";
+export { UploadState } from "./uploads/upload-state";
 // The Container's outbound interception (engine callbacks to clipjobs.internal) runs through this entrypoint.
 export { ContainerProxy } from "@cloudflare/containers";
 

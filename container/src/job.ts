@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import type { ClipReport, StartJob } from "../../src/engine/contract.ts";
+import { callbackUrl, type ClipReport, type StartJob } from "../../src/engine/contract.ts";
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
 import { loadSpeechModel, type SpeechModelLoad } from "./analyse/speech-model.ts";
 import type { EngineConfig } from "./config.ts";
@@ -129,6 +129,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       onProgress: (f) => progress.update(f),
       policy: deps.policy,
       resolver: deps.resolver,
+      upload: job.source === "upload" ? { url: callbackUrl(config.callbackBase, jobId, "source"), token: job.token } : undefined,
     });
     signal.throwIfAborted();
     log.info("job_downloaded", { job_id: jobId, bytes: fetched.bytes });

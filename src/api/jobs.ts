@@ -69,7 +69,22 @@ const submitRoute = apiRoute({
   request: { headers: IdempotencyHeaders, body: { required: true, content: json(SubmitJobBody) } },
   responses: { 201: { description: "Job queued", content: json(SubmitJobResponse) } },
 }, {
-  errors: [...BODY_ERRORS, "invalid_video_url", "invalid_video_type", "insufficient_credits", "active_job_limit", "conflict", "config_not_found", "idempotency_key_reused", "service_unavailable"],
+  errors: [
+    ...BODY_ERRORS,
+    "invalid_video_url",
+    "invalid_video_type",
+    "insufficient_credits",
+    "not_found",
+    "active_job_limit",
+    "conflict",
+    "upload_incomplete",
+    "upload_in_use",
+    "upload_expired",
+    "config_not_found",
+    "idempotency_key_reused",
+    "service_unavailable",
+    "service_misconfigured",
+  ],
 });
 
 const listRoute = apiRoute({
@@ -146,7 +161,8 @@ export const jobs = apiApp()
     const submission: Submission = {
       accountId,
       maxActiveJobs: plan.maxActiveJobs,
-      videoUrl: checkVideoUrl(body.video_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
+      videoUrl: body.video_url === undefined ? "" : checkVideoUrl(body.video_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
+      uploadId: body.upload_id ?? null,
       videoType: checkVideoType(body.video_type),
       configName: body.config_name ?? null,
     };
@@ -158,7 +174,11 @@ export const jobs = apiApp()
     }
     // The request as submitted (before normalisation), so "same body" means what the client sent.
     const requestHash = await sha256Hex(
-      JSON.stringify([body.video_url, body.video_type, body.config_name ?? null]),
+      JSON.stringify(
+        body.upload_id === undefined
+          ? [body.video_url, body.video_type, body.config_name ?? null]
+          : [null, body.video_type, body.config_name ?? null, body.upload_id],
+      ),
     );
     const now = new Date();
     const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();

@@ -23,9 +23,21 @@ const JobId = z.string().regex(/^job_[A-Za-z0-9]+$/).describe("`job_` + at least
  * document still names the values that succeed.
  */
 export const SubmitJobBody = z.object({
-  video_url: z.string().openapi({ format: "uri", description: "http(s) URL of a video page or a direct video file" }),
+  video_url: z
+    .string()
+    .optional()
+    .openapi({ format: "uri", description: "http(s) URL of a video page or a direct video file. Exactly one of video_url and upload_id." }),
+  upload_id: z
+    .string()
+    .optional()
+    .describe("A complete upload (POST /api/v1/uploads) not used by another job; the title defaults to its file name. Exactly one of video_url and upload_id."),
   video_type: z.string().openapi({ enum: [...VIDEO_TYPES], description: "Analysis approach, see GET /api/v1/video-types" }),
   config_name: z.string().min(1).max(64).nullish().describe("A saved configuration; omitted or null: the defaults"),
+}).refine((body) => (body.video_url === undefined) !== (body.upload_id === undefined), {
+  path: ["video_url"],
+  message: "Send exactly one of video_url and upload_id.",
+  // Also when other members are wrong, so every problem is listed at once.
+  when: (payload) => typeof payload.value === "object" && payload.value !== null,
 });
 
 export const SubmitJobResponse = z.object({
@@ -37,7 +49,8 @@ export const SubmitJobResponse = z.object({
 
 const JobCommon = {
   job_id: JobId,
-  video_url: z.string(),
+  video_url: z.string().nullable().describe("null for a job made from an upload"),
+  upload_id: z.string().optional().describe("The upload the job was made from (deleted when the job ends)"),
   video_type: VideoType,
   config_name: z.string().nullable(),
   created_at: Timestamp,

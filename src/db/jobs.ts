@@ -33,6 +33,8 @@ export interface Job {
   createdAt: string;
   updatedAt: string;
   completedAt: string | null;
+  /** The direct upload the job was made from (its source), or null for a video_url job. */
+  uploadId: string | null;
 }
 
 interface JobRow {
@@ -56,6 +58,7 @@ interface JobRow {
   created_at: string;
   updated_at: string;
   completed_at: string | null;
+  upload_id: string | null;
 }
 
 function toJob(row: JobRow): Job {
@@ -80,6 +83,7 @@ function toJob(row: JobRow): Job {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     completedAt: row.completed_at,
+    uploadId: row.upload_id ?? null,
   };
 }
 
@@ -91,6 +95,9 @@ export interface NewJob {
   configName: string | null;
   config: ClipConfig;
   now: string;
+  /** Upload jobs: the upload, and the title it starts with (the file name). */
+  uploadId?: string | null;
+  title?: string | null;
 }
 
 export const QUEUED_STEP = "Waiting in queue";
@@ -98,10 +105,22 @@ export const QUEUED_STEP = "Waiting in queue";
 export async function insertJob(db: D1Database, job: NewJob): Promise<void> {
   await db
     .prepare(
-      `INSERT INTO jobs (id, account_id, status, progress, step, video_url, video_type, config_name, config_json, created_at, updated_at)
-       VALUES (?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO jobs (id, account_id, status, progress, step, video_url, video_type, config_name, config_json, created_at, updated_at, upload_id, title)
+       VALUES (?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(job.id, job.accountId, QUEUED_STEP, job.videoUrl, job.videoType, job.configName, JSON.stringify(job.config), job.now, job.now)
+    .bind(
+      job.id,
+      job.accountId,
+      QUEUED_STEP,
+      job.videoUrl,
+      job.videoType,
+      job.configName,
+      JSON.stringify(job.config),
+      job.now,
+      job.now,
+      job.uploadId ?? null,
+      job.title ?? null,
+    )
     .run();
 }
 

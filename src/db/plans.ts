@@ -4,6 +4,8 @@ export interface PlanLimits {
   creditsPerPeriod: number;
   requestsPerMinute: number;
   maxActiveJobs: number;
+  /** Largest direct upload (tus Tus-Max-Size), before the service-wide MAX_SOURCE_BYTES. */
+  maxUploadBytes: number;
 }
 
 export interface PlanRow {
@@ -11,9 +13,10 @@ export interface PlanRow {
   credits_per_period: number;
   requests_per_minute: number;
   max_active_jobs: number;
+  max_upload_bytes: number;
 }
 
-export const PLAN_COLUMNS = "name, credits_per_period, requests_per_minute, max_active_jobs";
+export const PLAN_COLUMNS = "name, credits_per_period, requests_per_minute, max_active_jobs, max_upload_bytes";
 
 export function planFromRow(row: PlanRow): PlanLimits {
   return {
@@ -21,6 +24,7 @@ export function planFromRow(row: PlanRow): PlanLimits {
     creditsPerPeriod: row.credits_per_period,
     requestsPerMinute: row.requests_per_minute,
     maxActiveJobs: row.max_active_jobs,
+    maxUploadBytes: row.max_upload_bytes,
   };
 }
 

@@ -35,6 +35,7 @@ import {
 } from "./contract";
 import { keepEngineAwake, silenceTimeoutSeconds } from "./dispatch";
 import { verifyEngineToken } from "./token";
+import { uploadSource } from "../uploads/source-route";
 
 interface CallbackEnv {
   Bindings: Env;
@@ -187,4 +188,5 @@ export const callbacks = new Hono<CallbackEnv>()
     const outcome = await requeueAfterInterruption(c.env, job.accountId, job.id);
     if (outcome === "inactive") throw notActive(job.id);
     return c.json(ACK);
-  });
+  })
+  .route("/", uploadSource); // GET /:job_id/source: an upload job's source (behind engineAuth above)

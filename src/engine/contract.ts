@@ -107,6 +107,8 @@ export const StartJob = z.object({
   /** Bearer token for every callback of this job. */
   token: z.string().min(20),
   video_url: z.string().url(),
+  /** "upload": the source is a direct upload, read from GET {callback_base}/internal/v1/jobs/:id/source with the token; video_url is upload://<id>/<file name>. Absent: "url". */
+  source: z.enum(["url", "upload"]).optional(),
   video_type: VideoType,
   config: ClipConfig,
   limits: EngineLimits,

@@ -82,6 +82,7 @@ export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepte
     job_id: job.id,
     token: await jobToken(env, job.id),
     video_url: job.videoUrl,
+    source: job.uploadId !== null ? "upload" : "url",
     video_type: job.videoType,
     config: job.config,
     limits: engineLimits(env),

@@ -8,10 +8,26 @@ import { rateLimit } from "./rate-limit";
 /** Paths under /api/v1 that answer without a key (SPEC section 4). */
 export const PUBLIC_API_PATHS: ReadonlySet<string> = new Set(["/api/v1/openapi.json"]);
 
-const guarded = every(authenticate, rateLimit, jsonBodyGuard);
+/** The tus upload routes: raw bytes (or no body), never JSON; they check their own bodies. */
+export const UPLOADS_PATH = "/api/v1/uploads";
 
-/** auth -> rate limit -> body guard, for every /api/v1 route except the public ones. */
+const guarded = every(authenticate, rateLimit, jsonBodyGuard);
+const guardedRawBody = every(authenticate, rateLimit);
+
+function isUploadPath(path: string): boolean {
+  return path === UPLOADS_PATH || path.startsWith(`${UPLOADS_PATH}/`);
+}
+
+/**
+ * auth -> rate limit -> body guard, for every /api/v1 route except the public
+ * ones. tus discovery (OPTIONS on the upload routes) needs no key, as tus
+ * clients and browsers send it without credentials.
+ */
 export const apiGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (PUBLIC_API_PATHS.has(c.req.path)) return next();
+  if (isUploadPath(c.req.path)) {
+    if (c.req.method === "OPTIONS") return next();
+    return guardedRawBody(c, next);
+  }
   await guarded(c, next);
 });

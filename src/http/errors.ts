@@ -90,12 +90,66 @@ export const ERROR_CODES = {
   unsupported_media_type: {
     status: 415,
     title: "Unsupported media type",
-    meaning: "Request bodies must be Content-Type: application/json.",
+    meaning: "Request bodies must be Content-Type: application/json (upload PATCH bodies: application/offset+octet-stream).",
   },
   range_not_satisfiable: {
     status: 416,
     title: "Range not satisfiable",
     meaning: "A /cdn/ Range request starts beyond the end of the object (Content-Range gives its size).",
+  },
+  tus_version_unsupported: {
+    status: 412,
+    title: "Unsupported tus version",
+    meaning:
+      "Uploads: the request's `Tus-Resumable` header is missing or not `1.0.0` (`Tus-Version` lists what is supported).",
+  },
+  upload_offset_mismatch: {
+    status: 409,
+    title: "Upload offset mismatch",
+    meaning:
+      "Uploads: the PATCH's `Upload-Offset` is not the upload's current offset (`offset` gives it; HEAD, then resume there), or the upload is already complete.",
+  },
+  upload_busy: {
+    status: 409,
+    title: "Upload busy",
+    meaning:
+      "Uploads: another PATCH to this upload is still being received; retry after it ends (HEAD gives the offset).",
+  },
+  upload_incomplete: {
+    status: 409,
+    title: "Upload incomplete",
+    meaning:
+      "`upload_id` names an upload that has not received all its bytes yet.",
+  },
+  upload_in_use: {
+    status: 409,
+    title: "Upload in use",
+    meaning:
+      "The upload is the source of another job (queued or processing), or DELETE of an upload a job has taken.",
+  },
+  upload_expired: {
+    status: 410,
+    title: "Upload expired",
+    meaning:
+      "Uploads: the upload was not used by a job within 24 hours of its creation and was deleted.",
+  },
+  upload_too_large: {
+    status: 413,
+    title: "Upload too large",
+    meaning:
+      "Uploads: `Upload-Length` is over the plan's limit (`max_size`, also `Tus-Max-Size` of OPTIONS).",
+  },
+  upload_chunk_too_large: {
+    status: 413,
+    title: "Upload chunk too large",
+    meaning:
+      "Uploads: a PATCH body is over 50 MiB; send the file in chunks of at most 50 MiB. Bytes up to the limit are kept.",
+  },
+  upload_length_exceeded: {
+    status: 413,
+    title: "Upload length exceeded",
+    meaning:
+      "Uploads: the PATCH would go past the upload's `Upload-Length`. Bytes up to the length are kept.",
   },
   config_not_found: {
     status: 422,

@@ -17,6 +17,7 @@ import { sendDispatches } from "../fleet/fleet-scheduler";
 import { fleetCapacity, fleetScheduler } from "../fleet/stub";
 import { clipKey, deleteJobObjects, thumbnailKey } from "./storage";
 import { emitJobEvent } from "../webhooks/emit";
+import { releaseJobUpload } from "../uploads/job-source";
 
 /** A job whose engine is stopped under it this many times (redeploys) fails with internal_error. */
 export const MAX_ENGINE_RESTARTS = 3;
@@ -37,6 +38,7 @@ async function releaseHolds(env: Env, accountId: string, jobId: string): Promise
   await account.releaseSlot(jobId);
   await account.clearWatchdog(jobId);
   await releaseCapacity(env, jobId);
+  await releaseJobUpload(env, jobId); // an uploaded source is deleted when its job ends
 }
 
 export interface Completion {

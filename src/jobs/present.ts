@@ -27,7 +27,8 @@ function presentClip(cdnBase: string, clip: Clip) {
 function commonFields(job: Job) {
   return {
     job_id: job.id,
-    video_url: job.videoUrl,
+    // An upload job has no public URL: it names its upload instead.
+    ...(job.uploadId !== null ? { video_url: null, upload_id: job.uploadId } : { video_url: job.videoUrl }),
     video_type: job.videoType,
     config_name: job.configName,
     created_at: job.createdAt,

@@ -12,6 +12,7 @@ import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type VideoType } from "../engine/cont
 import { AppError } from "../http/errors";
 import type { JobMessage } from "../queue/message";
 import { emitJobEvent } from "../webhooks/emit";
+import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source";
 import { newJobId } from "./ids";
 
 export function checkVideoType(value: string): VideoType {
@@ -27,7 +28,10 @@ export function checkVideoType(value: string): VideoType {
 export interface Submission {
   accountId: string;
   maxActiveJobs: number;
+  /** Ignored when uploadId is set. */
   videoUrl: string;
+  /** A direct upload as the source instead of videoUrl. */
+  uploadId?: string | null;
   videoType: VideoType;
   configName: string | null;
 }
@@ -92,21 +96,36 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
   }
 
   const jobId = newJobId();
+  // The upload first: a second job on the same upload is refused as upload_in_use, whatever the slot says.
+  const upload: ClaimedUpload | null = submission.uploadId
+    ? await claimUploadForJob(env, submission.accountId, submission.uploadId, jobId)
+    : null;
+  const giveUploadBack = async () => {
+    if (upload) await unclaimUpload(env, upload.uploadId, jobId);
+  };
   const account = accountState(env, submission.accountId);
-  await acquireSlot(env, submission.accountId, jobId, submission.maxActiveJobs);
+  try {
+    await acquireSlot(env, submission.accountId, jobId, submission.maxActiveJobs);
+  } catch (err) {
+    await giveUploadBack();
+    throw err;
+  }
   const now = new Date().toISOString();
   try {
     await insertJob(env.DB, {
       id: jobId,
       accountId: submission.accountId,
-      videoUrl: submission.videoUrl,
+      videoUrl: upload?.videoUrl ?? submission.videoUrl,
       videoType: submission.videoType,
       configName: submission.configName,
       config,
       now,
+      uploadId: upload?.uploadId ?? null,
+      title: upload?.title ?? null,
     });
   } catch (err) {
     await account.releaseSlot(jobId);
+    await giveUploadBack();
     throw err;
   }
   const message: JobMessage = { job_id: jobId, account_id: submission.accountId };
@@ -116,6 +135,7 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
     console.error(`enqueueing ${jobId} failed`, err);
     await deleteQueuedJob(env.DB, jobId);
     await account.releaseSlot(jobId);
+    await giveUploadBack();
     throw new AppError("service_unavailable", "The job could not be queued; nothing was created. Retry shortly.", {
       headers: { "Retry-After": "5" },
     });

@@ -5,6 +5,7 @@ import type { AddressPolicy, Resolver } from "./address-policy.ts";
 import { policyFor, systemResolver } from "./address-policy.ts";
 import { classifySourceUrl } from "./platforms.ts";
 import { checkUrlForm, safeDownload } from "./safe-fetch.ts";
+import { readUploadedSource } from "./upload.ts";
 import { downloadWithYtdlp } from "./ytdlp.ts";
 
 /** Fetches a job's source into its work directory: a platform via yt-dlp, else a direct link. */
@@ -26,6 +27,8 @@ export interface FetchSourceRequest {
   /** Tests inject these; production uses the limits' rule and the system resolver. */
   policy?: AddressPolicy;
   resolver?: Resolver;
+  /** An upload job (StartJob.source "upload"): read the source from the Worker's job channel instead of videoUrl. */
+  upload?: { url: string; token: string };
 }
 
 export interface FetchedSource {
@@ -73,10 +76,33 @@ function byteCap(req: FetchSourceRequest, diskBytes: number): { maxBytes: number
   };
 }
 
+/** The uploaded file's name: the Worker names it in video_url (upload://<id>/<name>). */
+function uploadFileName(videoUrl: string): string | null {
+  try {
+    return decodeURIComponent(new URL(videoUrl).pathname.slice(1)) || null;
+  } catch {
+    return null;
+  }
+}
+
 export async function fetchSource(req: FetchSourceRequest): Promise<FetchedSource> {
-  const url = checkUrlForm(req.videoUrl);
   const cap = byteCap(req, await freeDiskBytes(req.workDir));
   const timeoutMs = req.limits.download_timeout_seconds * 1000;
+  if (req.upload) {
+    // Same limits as a download; the title is the file's name, as the uploader named it.
+    const read = await readUploadedSource({
+      ...req.upload,
+      destPath: req.destPath,
+      maxBytes: cap.maxBytes,
+      tooLargeMessage: cap.message,
+      timeoutMs,
+      stallTimeoutMs: req.stallTimeoutMs,
+      signal: req.signal,
+      onProgress: req.onProgress,
+    });
+    return { path: req.destPath, bytes: read.bytes, title: read.fileName ?? uploadFileName(req.videoUrl) };
+  }
+  const url = checkUrlForm(req.videoUrl);
   const match = classifySourceUrl(url);
   if (match.kind === "unsupported") {
     throw new JobFailure("unsupported_platform", `Videos from ${match.site} cannot be processed. Use a direct link to a video file or a supported platform.`);

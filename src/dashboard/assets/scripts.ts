@@ -60,3 +60,108 @@ document.querySelectorAll("[data-live-job]").forEach(function (card) {
   setTimeout(poll, 500);
 });
 `;
+
+/**
+ * Drag-and-drop (or chosen) file upload on the jobs page: speaks tus to
+ * /dashboard/uploads (the session authenticates it; writes carry the CSRF
+ * token in X-CSRF-Token), in 20 MiB PATCHes with a progress bar, resuming
+ * from the server's offset (HEAD) after a failed piece. When done, the
+ * form's hidden upload_id is set and the video URL is no longer required.
+ */
+export const UPLOAD_SCRIPT = `
+document.querySelectorAll("[data-upload-zone]").forEach(function (zone) {
+  var form = zone.closest("form");
+  var input = zone.querySelector("input[type=file]");
+  var bar = zone.querySelector("progress");
+  var status = zone.querySelector("[data-upload-status]");
+  var uploadId = form.querySelector("input[name=upload_id]");
+  var videoUrl = form.querySelector("input[name=video_url]");
+  var submit = form.querySelector("button[type=submit]");
+  var endpoint = zone.getAttribute("data-endpoint");
+  var csrf = zone.getAttribute("data-csrf");
+  var CHUNK = 20 * 1024 * 1024;
+  zone.hidden = false;
+  function b64(text) { return btoa(unescape(encodeURIComponent(text))); }
+  function send(method, path, headers, body, onProgress) {
+    return new Promise(function (resolve, reject) {
+      var xhr = new XMLHttpRequest();
+      xhr.open(method, path);
+      xhr.setRequestHeader("Tus-Resumable", "1.0.0");
+      xhr.setRequestHeader("X-CSRF-Token", csrf);
+      Object.keys(headers).forEach(function (name) { xhr.setRequestHeader(name, headers[name]); });
+      if (onProgress) xhr.upload.onprogress = function (event) { onProgress(event.loaded); };
+      xhr.onload = function () { resolve(xhr); };
+      xhr.onerror = function () { reject(new Error("the connection failed")); };
+      xhr.send(body === undefined ? null : body);
+    });
+  }
+  function detail(xhr) {
+    try { return JSON.parse(xhr.responseText).detail; } catch (e) { return "HTTP " + xhr.status; }
+  }
+  function upload(file) {
+    var location = "";
+    var failures = 0;
+    uploadId.value = "";
+    submit.disabled = true;
+    bar.hidden = false;
+    function show(offset) {
+      var percent = Math.floor((offset * 100) / file.size);
+      bar.value = percent;
+      bar.textContent = percent + "%";
+      status.textContent = "Uploading " + file.name + ": " + percent + "%";
+    }
+    function from(offset) {
+      show(offset);
+      if (offset >= file.size) return finished();
+      var end = Math.min(offset + CHUNK, file.size);
+      return send("PATCH", location, { "Upload-Offset": String(offset), "Content-Type": "application/offset+octet-stream" },
+        file.slice(offset, end), function (loaded) { show(offset + loaded); })
+        .then(function (xhr) {
+          if (xhr.status === 204) { failures = 0; return from(Number(xhr.getResponseHeader("Upload-Offset"))); }
+          if (xhr.status === 409 || xhr.status >= 500) return resume();
+          throw new Error(detail(xhr));
+        }, resume);
+    }
+    function resume() {
+      failures += 1;
+      if (failures > 5) return Promise.reject(new Error("the connection keeps failing; try again later"));
+      return new Promise(function (wait) { setTimeout(wait, 1000 * failures); })
+        .then(function () { return send("HEAD", location, {}); })
+        .then(function (xhr) {
+          if (xhr.status !== 200) throw new Error("HTTP " + xhr.status);
+          return from(Number(xhr.getResponseHeader("Upload-Offset")));
+        }, resume);
+    }
+    function finished() {
+      uploadId.value = location.split("/").pop();
+      videoUrl.required = false;
+      videoUrl.value = "";
+      submit.disabled = false;
+      status.textContent = "Uploaded " + file.name + ". Choose the video type and submit.";
+    }
+    status.textContent = "Uploading " + file.name + "...";
+    send("POST", endpoint, {
+      "Upload-Length": String(file.size),
+      "Upload-Metadata": "filename " + b64(file.name) + ",filetype " + b64(file.type || "application/octet-stream"),
+    })
+      .then(function (xhr) {
+        if (xhr.status !== 201) throw new Error(detail(xhr));
+        location = xhr.getResponseHeader("Location");
+        return from(0);
+      })
+      .catch(function (err) {
+        status.textContent = "Upload failed: " + err.message;
+        bar.hidden = true;
+        submit.disabled = false;
+      });
+  }
+  input.addEventListener("change", function () { if (input.files.length > 0) upload(input.files[0]); });
+  zone.addEventListener("dragover", function (event) { event.preventDefault(); zone.classList.add("dragging"); });
+  zone.addEventListener("dragleave", function () { zone.classList.remove("dragging"); });
+  zone.addEventListener("drop", function (event) {
+    event.preventDefault();
+    zone.classList.remove("dragging");
+    if (event.dataTransfer.files.length > 0) upload(event.dataTransfer.files[0]);
+  });
+});
+`;

@@ -24,6 +24,10 @@ h2{font-size:1.2rem;margin:1.5rem 0 .75rem}
 .narrow{max-width:26rem;margin:2rem auto}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 .hint{display:block;font-weight:400;font-size:.875rem;color:#4a5260}
+.upload-zone{border:2px dashed #6b7480;border-radius:8px;padding:.75rem;margin:.75rem 0;max-width:32rem}
+.upload-zone.dragging{border-color:#0a53be;background:#eef4ff}
+.upload-zone progress{width:100%}
+.upload-zone[hidden],.upload-zone progress[hidden]{display:none}
 input,select{font:inherit;width:100%;max-width:32rem;padding:.5rem;border:1px solid #6b7480;border-radius:6px;background:#fff;color:inherit}
 button,.button{font:inherit;display:inline-block;padding:.5rem 1rem;border-radius:6px;border:1px solid #0a53be;background:#0a53be;color:#fff;cursor:pointer;text-decoration:none}
 button.secondary,.button.secondary{background:#fff;color:#0a53be}

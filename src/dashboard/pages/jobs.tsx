@@ -13,17 +13,20 @@ import { presentJob } from "../../jobs/present";
 import { withQueuePosition } from "../../fleet/queue-position";
 import { checkVideoUrl } from "../../jobs/source-url";
 import { checkVideoType, createJob } from "../../jobs/submit";
-import { PROGRESS_SCRIPT } from "../assets/scripts";
+import { PROGRESS_SCRIPT, UPLOAD_SCRIPT } from "../assets/scripts";
 import { Alert, CsrfField, Field, Notice } from "../components/form";
 import { isActive, JobCard } from "../components/job-card";
 import { Layout } from "../components/layout";
 import type { DashboardEnv } from "../env";
 import { sessionOf } from "../security/session";
+import { DASHBOARD_UPLOADS_PATH } from "../uploads";
 
 export const JOBS_PER_PAGE = 20;
 
 interface SubmitForm {
   videoUrl: string;
+  /** Set by the upload script once a file is uploaded (tus, /dashboard/uploads). */
+  uploadId: string;
   videoType: string;
   configName: string;
 }
@@ -33,8 +36,20 @@ function SubmitJobForm({ csrf, configNames, form }: { csrf: string; configNames:
     <form method="post" action="/dashboard/jobs">
       <CsrfField token={csrf} />
       <Field id="video-url" label="Video URL" hint="A video page or a direct link to a video file (http or https).">
-        {(describedBy) => <input id="video-url" name="video_url" type="url" required maxlength={2048} value={form.videoUrl} aria-describedby={describedBy} />}
+        {(describedBy) => (
+          <input id="video-url" name="video_url" type="url" required={form.uploadId === ""} maxlength={2048} value={form.videoUrl} aria-describedby={describedBy} />
+        )}
       </Field>
+      {/* Shown by UPLOAD_SCRIPT: uploading needs it. */}
+      <div class="upload-zone" data-upload-zone data-endpoint={DASHBOARD_UPLOADS_PATH} data-csrf={csrf} hidden>
+        <label for="video-file">Or upload a video file (drop it here)</label>
+        <input id="video-file" type="file" accept="video/*,.mkv,.mov,.mp4,.webm" />
+        <progress max={100} value={0} hidden>
+          0%
+        </progress>
+        <p class="hint" role="status" aria-live="polite" data-upload-status></p>
+        <input type="hidden" name="upload_id" value={form.uploadId} />
+      </div>
       <div class="grid">
         <Field id="video-type" label="Video type" hint="Chooses how the best moments are found.">
           {(describedBy) => (
@@ -73,7 +88,7 @@ interface PageState {
   notice?: string;
 }
 
-async function renderJobsPage(c: Context<DashboardEnv>, state: PageState, status: 200 | 400 | 402 | 409 | 422 | 503 = 200) {
+async function renderJobsPage(c: Context<DashboardEnv>, state: PageState, status: 200 | 400 | 402 | 404 | 409 | 410 | 422 | 503 = 200) {
   const session = sessionOf(c);
   const before = c.req.query("before");
   const after = before ? decodeCursor(before) : null;
@@ -85,12 +100,12 @@ async function renderJobsPage(c: Context<DashboardEnv>, state: PageState, status
   const configNames = (await listConfigs(c.env.DB, session.accountId)).map((saved) => saved.name);
   const live = page.some(isActive);
   return c.html(
-    <Layout title="Jobs" nonce={c.get("nonce")} session={session} current="jobs" scripts={live ? [PROGRESS_SCRIPT] : []}>
+    <Layout title="Jobs" nonce={c.get("nonce")} session={session} current="jobs" scripts={live ? [UPLOAD_SCRIPT, PROGRESS_SCRIPT] : [UPLOAD_SCRIPT]}>
       {state.notice ? <Notice>{state.notice}</Notice> : null}
       <section class="card" aria-labelledby="submit-heading">
         <h2 id="submit-heading">Submit a video</h2>
         <Alert messages={state.errors ?? []} />
-        <SubmitJobForm csrf={session.csrfToken} configNames={configNames} form={state.form ?? { videoUrl: "", videoType: "", configName: "" }} />
+        <SubmitJobForm csrf={session.csrfToken} configNames={configNames} form={state.form ?? { videoUrl: "", uploadId: "", videoType: "", configName: "" }} />
       </section>
       <section aria-labelledby="jobs-heading">
         <h2 id="jobs-heading">Your jobs</h2>
@@ -126,14 +141,23 @@ export const jobPages = new Hono<DashboardEnv>()
   .post("/", async (c) => {
     const { accountId } = sessionOf(c);
     const body = await c.req.parseBody();
-    const form: SubmitForm = { videoUrl: field(body, "video_url"), videoType: field(body, "video_type"), configName: field(body, "config_name") };
+    const form: SubmitForm = {
+      videoUrl: field(body, "video_url"),
+      uploadId: field(body, "upload_id"),
+      videoType: field(body, "video_type"),
+      configName: field(body, "config_name"),
+    };
     try {
+      if (form.uploadId !== "" && form.videoUrl !== "") {
+        throw new AppError("invalid_request", "Give either a video URL or an uploaded file, not both.");
+      }
       const usage = await getUsage(c.env.DB, accountId);
       if (!usage) throw new AppError("not_found", "Account not found.");
       const job = await createJob(c.env, {
         accountId,
         maxActiveJobs: usage.plan.maxActiveJobs,
-        videoUrl: checkVideoUrl(form.videoUrl, c.env.ALLOW_PRIVATE_SOURCES === "true"),
+        videoUrl: form.uploadId !== "" ? "" : checkVideoUrl(form.videoUrl, c.env.ALLOW_PRIVATE_SOURCES === "true"),
+        uploadId: form.uploadId === "" ? null : form.uploadId,
         videoType: checkVideoType(form.videoType),
         configName: form.configName === "" ? null : form.configName,
       });
@@ -141,7 +165,7 @@ export const jobPages = new Hono<DashboardEnv>()
       return c.redirect(`/dashboard/jobs?queued=${job.id}`, 303);
     } catch (err) {
       if (!(err instanceof AppError) || (err.status >= 500 && err.code !== "service_unavailable")) throw err;
-      const status = ([400, 402, 409, 422, 503] as const).find((s) => s === err.status) ?? 400;
+      const status = ([400, 402, 404, 409, 410, 422, 503] as const).find((s) => s === err.status) ?? 400;
       return renderJobsPage(c, { form, errors: [err.message] }, status);
     }
   })

@@ -1,0 +1,58 @@
+/**
+ * An upload as a job's source: a job takes (claims) a complete upload at
+ * submission, gives it back if the job is not created after all, and deletes
+ * it when the job ends. The job's video_url is an internal `upload://` URL
+ * whose last segment is the file name, so the engine titles it like a link.
+ */
+import { findJob } from "../db/jobs";
+import { AppError } from "../http/errors";
+import { isUploadId } from "./ids";
+import { notFound, uploadError } from "./service";
+import { uploadState } from "./stub";
+
+export interface ClaimedUpload {
+  uploadId: string;
+  /** What the job row stores as video_url (never shown to clients). */
+  videoUrl: string;
+  /** The job's title until the engine reports one: the uploaded file's name. */
+  title: string;
+}
+
+const UNNAMED = "Uploaded video";
+
+export function uploadVideoUrl(uploadId: string, fileName: string | null): string {
+  return `upload://${uploadId}/${encodeURIComponent(fileName ?? UNNAMED)}`;
+}
+
+/** Takes a complete upload of `accountId` for `jobId`, or throws the documented error. */
+export async function claimUploadForJob(env: Env, accountId: string, uploadId: string, jobId: string): Promise<ClaimedUpload> {
+  if (!isUploadId(uploadId)) throw notFound(uploadId);
+  const result = await uploadState(env, uploadId).claim(accountId, jobId);
+  if (!result.ok) {
+    const error = uploadError(uploadId, result);
+    throw new AppError(error.code, error.message, { extra: error.extra, errors: [{ path: "upload_id", message: error.message }] });
+  }
+  return { uploadId, videoUrl: uploadVideoUrl(uploadId, result.upload.fileName), title: result.upload.fileName ?? UNNAMED };
+}
+
+/** The job was not created: the upload is free again. Best effort (its expiry still applies). */
+export async function unclaimUpload(env: Env, uploadId: string, jobId: string): Promise<void> {
+  try {
+    await uploadState(env, uploadId).unclaim(jobId);
+  } catch (err) {
+    console.error(`giving upload ${uploadId} back from ${jobId} failed`, err);
+  }
+}
+
+/**
+ * The job ended: its uploaded source is deleted. Never throws; if this fails,
+ * the upload's own alarm finds the job ended and deletes it.
+ */
+export async function releaseJobUpload(env: Env, jobId: string): Promise<void> {
+  try {
+    const job = await findJob(env.DB, jobId);
+    if (job?.uploadId) await uploadState(env, job.uploadId).release(jobId);
+  } catch (err) {
+    console.error(`deleting the uploaded source of ${jobId} failed`, err);
+  }
+}
