@@ -7,7 +7,6 @@ import {
   findIdempotencyRecord,
   PENDING_STATUS,
   releaseIdempotencyKey,
-  storeIdempotentResponse,
 } from "../db/idempotency";
 import {
   ACTIVE_STATUSES,
@@ -111,12 +110,11 @@ export const jobs = new Hono<AppEnv>()
       return c.body(record.responseJson, record.status as 201, { "Content-Type": "application/json" });
     }
     try {
-      const job = await createJob(c.env, submission);
-      const response = submitResponse(c.env, job);
-      await storeIdempotentResponse(c.env.DB, accountId, key, 201, JSON.stringify(response));
-      return c.json(response, 201);
+      const job = await createJob(c.env, submission, { key, present: (created) => submitResponse(c.env, created) });
+      return c.json(submitResponse(c.env, job), 201);
     } catch (err) {
-      // Failures are not remembered: the client may retry the same key.
+      // Failures are not remembered: the client may retry the same key. A stored
+      // answer (the job's batch committed) is kept: only a pending claim is dropped.
       await releaseIdempotencyKey(c.env.DB, accountId, key);
       throw err;
     }

@@ -6,7 +6,8 @@
 import { accountState } from "../account/stub";
 import { getUsage } from "../db/accounts";
 import { getConfig } from "../db/configs";
-import { deleteQueuedJob, findAccountJob, insertJob, type Job } from "../db/jobs";
+import { deleteIdempotencyRecord, storeIdempotentResponseStatement } from "../db/idempotency";
+import { deleteQueuedJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type VideoType } from "../engine/contract";
 import { AppError } from "../http/errors";
 import type { JobMessage } from "../queue/message";
@@ -30,8 +31,18 @@ export interface Submission {
   configName: string | null;
 }
 
+/**
+ * An Idempotency-Key this request has claimed: the answer is stored in the same
+ * D1 batch as the job, so a retry finds the first job whatever fails afterwards.
+ */
+export interface IdempotentAnswer {
+  key: string;
+  /** The 201 body for the new job. */
+  present(job: Job): unknown;
+}
+
 /** Everything after validation: credits, configuration, slot, insert, enqueue. */
-export async function createJob(env: Env, submission: Submission): Promise<Job> {
+export async function createJob(env: Env, submission: Submission, idempotent?: IdempotentAnswer): Promise<Job> {
   const usage = await getUsage(env.DB, submission.accountId);
   if (!usage || usage.creditsRemaining <= 0) {
     throw new AppError("insufficient_credits", "No credits left in this period.", {
@@ -53,17 +64,23 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
       extra: { active_job_id: slot.activeJobId },
     });
   }
-  const now = new Date().toISOString();
+  const row: NewJob = {
+    id: jobId,
+    accountId: submission.accountId,
+    videoUrl: submission.videoUrl,
+    videoType: submission.videoType,
+    configName: submission.configName,
+    config,
+    now: new Date().toISOString(),
+  };
+  const job = queuedJob(row);
+  const writes = [insertJobStatement(env.DB, row)];
+  if (idempotent) {
+    const answer = JSON.stringify(idempotent.present(job));
+    writes.push(storeIdempotentResponseStatement(env.DB, submission.accountId, idempotent.key, 201, answer));
+  }
   try {
-    await insertJob(env.DB, {
-      id: jobId,
-      accountId: submission.accountId,
-      videoUrl: submission.videoUrl,
-      videoType: submission.videoType,
-      configName: submission.configName,
-      config,
-      now,
-    });
+    await env.DB.batch(writes);
   } catch (err) {
     await account.releaseSlot(jobId);
     throw err;
@@ -74,12 +91,12 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
   } catch (err) {
     console.error(`enqueueing ${jobId} failed`, err);
     await deleteQueuedJob(env.DB, jobId);
+    // The job is gone, so its stored answer must go too: the client may retry the key.
+    if (idempotent) await deleteIdempotencyRecord(env.DB, submission.accountId, idempotent.key);
     await account.releaseSlot(jobId);
     throw new AppError("service_unavailable", "The job could not be queued; nothing was created. Retry shortly.", {
       headers: { "Retry-After": "5" },
     });
   }
-  const job = await findAccountJob(env.DB, submission.accountId, jobId);
-  if (!job) throw new Error(`job ${jobId} vanished right after insert`);
   return job;
 }
