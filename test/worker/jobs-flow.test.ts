@@ -166,6 +166,8 @@ describe("engine callbacks", () => {
     ]);
     const stored = await env.CLIPS.get(`clips/${client.jobId}/0.mp4`);
     expect(stored?.httpMetadata?.contentType).toBe("video/mp4");
+    // What the R2 custom domain's edge honours: short and revalidated, so a DELETE takes effect (README).
+    expect(stored?.httpMetadata?.cacheControl).toBe("public, max-age=300, must-revalidate");
     expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(first.clip);
     expect((await env.CLIPS.head(`clips/${client.jobId}/1.mp4`))?.size).toBe(3000);
 
