@@ -7,9 +7,6 @@ import * as watchdog from "./watchdog";
 
 export type AdmitResult = { revoked: true } | ({ revoked: false } & HitResult);
 
-/** Longest time an accepted request stays unwritten in memory. */
-export const WINDOW_FLUSH_INTERVAL_MS = 1000;
-
 /** How long the watchdog waits before retrying an expiry that threw. */
 export const EXPIRY_RETRY_MS = 30_000;
 
@@ -25,7 +22,6 @@ export class AccountState extends DurableObject<Env> {
   readonly requestWindow: RequestWindow;
   private readonly revocations: KeyRevocations;
   private requestLimit: number | null;
-  private flushTimer: ReturnType<typeof setTimeout> | null = null;
   /** Set once the account id is stored, so the hot path does not write it again. */
   private accountIdStored = false;
 
@@ -84,24 +80,9 @@ export class AccountState extends DurableObject<Env> {
     this.requestLimit = requestsPerMinute;
   }
 
+  /** The window writes ahead itself (request-window.ts): exact across restarts. */
   private countRequest(limit: number): HitResult {
-    const now = Date.now();
-    const result = this.requestWindow.hit(limit, now);
-    this.persistWindow(now);
-    return result;
-  }
-
-  /** Writes the window now if the last write is a second old, else within a second. */
-  private persistWindow(now: number): void {
-    if (this.requestWindow.flushDue(now, WINDOW_FLUSH_INTERVAL_MS)) {
-      this.requestWindow.flush(now);
-      return;
-    }
-    if (this.flushTimer !== null || !this.requestWindow.hasPendingChanges()) return;
-    this.flushTimer = setTimeout(() => {
-      this.flushTimer = null;
-      this.requestWindow.flush(Date.now());
-    }, WINDOW_FLUSH_INTERVAL_MS);
+    return this.requestWindow.hit(limit, Date.now());
   }
 
   acquireSlot(jobId: string, maxActive: number): slots.AcquireResult {
