@@ -22,6 +22,8 @@ export default defineConfig(async () => {
                   CALLBACK_BASE: "http://worker.test",
                   CDN_URL: "http://worker.test/cdn",
                   ALLOW_PRIVATE_SOURCES: "false",
+                  // Small, so the pre-authentication limit's suite needs few requests.
+                  PRE_AUTH_REQUESTS_PER_MINUTE: "20",
                 },
               },
             }),

@@ -3,7 +3,7 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "AccountState" | "ClipEngine";
+		durableNamespaces: "AccountState" | "ClientGate" | "ClipEngine";
 	}
 	interface Env {
 		CLIPS: R2Bucket;
@@ -20,7 +20,9 @@ declare namespace Cloudflare {
 		CALLBACK_BASE: string;
 		CDN_URL: string;
 		ALLOW_PRIVATE_SOURCES: string;
+		PRE_AUTH_REQUESTS_PER_MINUTE: string;
 		ACCOUNTS: DurableObjectNamespace<import("./src/index").AccountState>;
+		CLIENTS: DurableObjectNamespace<import("./src/index").ClientGate>;
 		ENGINE: DurableObjectNamespace<import("./src/index").ClipEngine>;
 	}
 }
@@ -29,5 +31,5 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "MAX_SOURCE_BYTES" | "MAX_SOURCE_SECONDS" | "DOWNLOAD_TIMEOUT_SECONDS" | "ENGINE_SILENCE_TIMEOUT_SECONDS" | "ENGINE_TOKEN_TTL_SECONDS" | "ADMIN_TOKEN" | "ENGINE_SECRET" | "ENGINE_URL" | "CALLBACK_BASE" | "CDN_URL" | "ALLOW_PRIVATE_SOURCES">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "MAX_SOURCE_BYTES" | "MAX_SOURCE_SECONDS" | "DOWNLOAD_TIMEOUT_SECONDS" | "ENGINE_SILENCE_TIMEOUT_SECONDS" | "ENGINE_TOKEN_TTL_SECONDS" | "ADMIN_TOKEN" | "ENGINE_SECRET" | "ENGINE_URL" | "CALLBACK_BASE" | "CDN_URL" | "ALLOW_PRIVATE_SOURCES" | "PRE_AUTH_REQUESTS_PER_MINUTE">> {}
 }

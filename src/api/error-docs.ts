@@ -21,7 +21,8 @@ export const ERROR_CODE_MEANINGS: Record<ErrorCode, string> = {
   range_not_satisfiable: "A /cdn/ Range request starts beyond the end of the object (Content-Range gives its size).",
   config_not_found: "`config_name` names no saved configuration of this account.",
   idempotency_key_reused: "The Idempotency-Key was used within 24 hours with a different request body.",
-  rate_limited: "Over the rolling per-minute request window; retry after `Retry-After` seconds.",
+  rate_limited:
+    "Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds.",
   internal_error: "Something unexpected failed on our side; quote the request_id when reporting it.",
   service_unavailable: "A dependency is temporarily unavailable; retry later.",
 };
