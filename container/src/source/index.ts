@@ -87,8 +87,11 @@ export async function fetchSource(req: FetchSourceRequest): Promise<FetchedSourc
       workDir: req.workDir,
       maxBytes: cap.maxBytes,
       tooLargeMessage: cap.message,
+      maxSeconds: req.limits.max_source_seconds,
       timeoutMs,
       signal: req.signal,
+      policy: req.policy ?? policyFor(req.limits.allow_private_hosts),
+      resolver: req.resolver ?? systemResolver,
       onProgress: req.onProgress,
     });
     return result;

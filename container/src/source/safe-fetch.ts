@@ -66,8 +66,8 @@ function portOf(url: URL): number {
   return url.protocol === "https:" ? 443 : 80;
 }
 
-/** Resolves the URL's host and applies the policy to every address it has. */
-async function checkedAddress(url: URL, policy: AddressPolicy, resolver: Resolver): Promise<{ address: string; family: 4 | 6 }> {
+/** Resolves the URL's host and applies the policy to every address it has (also the egress proxy's check). */
+export async function checkedAddress(url: URL, policy: AddressPolicy, resolver: Resolver): Promise<{ address: string; family: 4 | 6 }> {
   const hostname = bareHostname(url);
   const literal = isIP(hostname);
   let addresses: { address: string; family: 4 | 6 }[];
