@@ -177,7 +177,7 @@ function toComponent(schema: z.ZodType): JsonObject {
 }
 
 const RATE_LIMIT_HEADERS = {
-  "RateLimit-Policy": { description: 'e.g. "default";q=60;w=60', schema: { type: "string" } },
+  "RateLimit-Policy": { description: 'e.g. "default";q=60;w=60 (the account), or "client";q=300;w=60 (the client address, before authentication)', schema: { type: "string" } },
   RateLimit: { description: 'e.g. "default";r=59;t=60', schema: { type: "string" } },
   "Request-Id": { description: "Identifies the request in logs and problem documents", schema: { type: "string" } },
 };
@@ -230,7 +230,8 @@ export function buildOpenApiDocument(): JsonObject {
       description:
         `Long video in, short ready-to-post clips out. video_type is one of ${VIDEO_TYPES.join(", ")}. ` +
         "Every error is application/problem+json with a stable `code` (see /docs/errors). " +
-        "Authenticated requests share a rolling 60-second window per account; see the RateLimit headers.",
+        "Authenticated requests share a rolling 60-second window per account; see the RateLimit headers. " +
+        'Requests without a valid API key are limited per client address (policy "client").',
     },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
