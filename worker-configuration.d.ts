@@ -3,7 +3,7 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "AccountState" | "ClipEngine" | "FleetScheduler" | "UploadState";
+		durableNamespaces: "AccountState" | "ClientGate" | "ClipEngine" | "FleetScheduler" | "UploadState";
 	}
 	interface Env {
 		CLIPS: R2Bucket;
@@ -25,7 +25,9 @@ declare namespace Cloudflare {
 		CDN_URL: string;
 		ALLOW_PRIVATE_SOURCES: string;
 		WEBHOOK_RETRY_SCALE: string;
+		PRE_AUTH_REQUESTS_PER_MINUTE: string;
 		ACCOUNTS: DurableObjectNamespace<import("./src/index").AccountState>;
+		CLIENTS: DurableObjectNamespace<import("./src/index").ClientGate>;
 		ENGINE: DurableObjectNamespace<import("./src/index").ClipEngine>;
 		FLEET: DurableObjectNamespace<import("./src/index").FleetScheduler>;
 		UPLOAD_STATE: DurableObjectNamespace<import("./src/index").UploadState>;
@@ -36,5 +38,5 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "MAX_SOURCE_BYTES" | "MAX_SOURCE_SECONDS" | "DOWNLOAD_TIMEOUT_SECONDS" | "ENGINE_SILENCE_TIMEOUT_SECONDS" | "ENGINE_TOKEN_TTL_SECONDS" | "ENGINE_MAX_INSTANCES" | "MAX_QUEUE_SECONDS" | "ADMIN_TOKEN" | "ENGINE_SECRET" | "ENGINE_URL" | "CALLBACK_BASE" | "CDN_URL" | "ALLOW_PRIVATE_SOURCES" | "WEBHOOK_RETRY_SCALE">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "MAX_SOURCE_BYTES" | "MAX_SOURCE_SECONDS" | "DOWNLOAD_TIMEOUT_SECONDS" | "ENGINE_SILENCE_TIMEOUT_SECONDS" | "ENGINE_TOKEN_TTL_SECONDS" | "ENGINE_MAX_INSTANCES" | "MAX_QUEUE_SECONDS" | "ADMIN_TOKEN" | "ENGINE_SECRET" | "ENGINE_URL" | "CALLBACK_BASE" | "CDN_URL" | "ALLOW_PRIVATE_SOURCES" | "WEBHOOK_RETRY_SCALE" | "PRE_AUTH_REQUESTS_PER_MINUTE">> {}
 }

@@ -4,6 +4,7 @@ import { errorDocs } from "./api/error-docs";
 import { health } from "./api/health";
 import { jobs } from "./api/jobs";
 import { OPENAPI_PATH, openApiDocumentApp } from "./api/openapi";
+import { CDN_MOUNT, localCdnOnly } from "./cdn/local-only";
 import { cdn } from "./cdn/routes";
 import { callbacks } from "./engine/callbacks";
 import { dashboard } from "./dashboard";
@@ -50,6 +51,7 @@ app.route("/dashboard", dashboard);
 // Operator API (ADMIN_TOKEN).
 app.route("/admin/v1", admin);
 
-// Engine channel and local CDN (their own authentication / none).
+// Engine channel (its own authentication), and the local CDN where CDN_URL is this Worker.
 app.route("/internal/v1/jobs", callbacks);
-app.route("/cdn", cdn);
+app.use(`${CDN_MOUNT}/*`, localCdnOnly);
+app.route(CDN_MOUNT, cdn);

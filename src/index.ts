@@ -7,6 +7,7 @@ export { AccountState } from "./account/account-state";
 export { ClipEngine } from "./engine/container";
 export { FleetScheduler } from "./fleet/fleet-scheduler";
 export { UploadState } from "./uploads/upload-state";
+export { ClientGate } from "./gate/client-gate";
 // The Container's outbound interception (engine callbacks to clipjobs.internal) runs through this entrypoint.
 export { ContainerProxy } from "@cloudflare/containers";
 

@@ -22,6 +22,12 @@ export interface SpawnRequest {
   stderrTailChars?: number;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /**
+   * Run the program in a process group of its own and signal the whole group:
+   * what it starts (yt-dlp's ffmpeg merger) dies with it on a stop, and
+   * nothing it left behind outlives its exit.
+   */
+  processGroup?: boolean;
 }
 
 export interface SpawnResult {
@@ -75,7 +81,19 @@ export function runProcess(req: SpawnRequest): Promise<SpawnResult> {
       windowsHide: true,
       env: req.env ?? process.env,
       cwd: req.cwd,
+      detached: req.processGroup === true,
     });
+    const signalAll = (signal: NodeJS.Signals) => {
+      if (req.processGroup && child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, signal);
+        } catch {
+          // The group is already gone.
+        }
+        return;
+      }
+      child.kill(signal);
+    };
     const stdoutChunks: Buffer[] = [];
     let stdoutBytes = 0;
     let stderrTail = "";
@@ -85,8 +103,8 @@ export function runProcess(req: SpawnRequest): Promise<SpawnResult> {
     const stop = (error: unknown) => {
       if (failure) return;
       failure = { error };
-      child.kill("SIGTERM");
-      killTimer = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS);
+      signalAll("SIGTERM");
+      killTimer = setTimeout(() => signalAll("SIGKILL"), KILL_GRACE_MS);
       killTimer.unref();
     };
     const timeout = setTimeout(() => stop(new ProcessTimeoutError(req.command, req.timeoutMs)), req.timeoutMs);
@@ -118,6 +136,8 @@ export function runProcess(req: SpawnRequest): Promise<SpawnResult> {
       finish();
       reject(failure ? failure.error : error);
     });
+    // The leader exited: whatever it started and left running goes too (and releases the pipes).
+    if (req.processGroup) child.on("exit", () => signalAll("SIGKILL"));
     child.on("close", (code, signal) => {
       finish();
       stderrLines.end();

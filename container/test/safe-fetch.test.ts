@@ -1,11 +1,13 @@
 import { readFile, stat } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { publicOnlyPolicy, systemResolver, type AddressPolicy, type Resolver } from "../src/source/address-policy.ts";
 import { safeDownload, type SafeDownloadRequest } from "../src/source/safe-fetch.ts";
 import { osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { failureOf } from "./helpers/failure.ts";
-import { startRecordingServer, type RecordingServer } from "./helpers/servers.ts";
+import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
 
 /**
  * SSRF and resource-limit rules of the direct download path, against real
@@ -272,6 +274,46 @@ describe("size and time limits", () => {
     const pending = safeDownload(request(source.url("/trickle"), { policy: allowSource(), signal: controller.signal }));
     controller.abort(new Error("canceled by test"));
     await expect(pending).rejects.toThrow("canceled by test");
+  });
+});
+
+describe("sockets of a hostile host", () => {
+  it("closes redirect and error responses whose bodies never end", async () => {
+    // Redirects and errors with endless bodies: a download that only drained them
+    // would keep every hop's socket open for as long as the host keeps sending.
+    let open = 0;
+    const chunk = Buffer.alloc(16 * 1024, 1);
+    const endless = (res: http.ServerResponse) => {
+      const pump = () => {
+        while (res.write(chunk)) {
+          /* keep the socket buffer full */
+        }
+      };
+      res.on("drain", pump);
+      pump();
+    };
+    const server = http.createServer((req, res) => {
+      if (req.url === "/hop1") res.writeHead(302, { location: "/hop2" });
+      else if (req.url === "/hop2") res.writeHead(307, { location: "/error" });
+      else res.writeHead(503, { "content-type": "text/plain" });
+      endless(res);
+    });
+    server.on("connection", (socket) => {
+      open += 1;
+      socket.on("close", () => {
+        open -= 1;
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const failure = await failureOf(safeDownload(request(`http://127.0.0.1:${port}/hop1`, { policy: onlyPorts(port) })));
+      expect(failure.message).toMatch(/HTTP 503/);
+      await waitFor(() => open === 0, 3_000, "every socket of the download closed");
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 

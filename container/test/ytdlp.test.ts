@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { findYtdlp } from "../src/config.ts";
 import { JobFailure } from "../src/errors.ts";
+import { publicOnlyPolicy, systemResolver } from "../src/source/address-policy.ts";
 import { fetchSource, type FetchSourceRequest } from "../src/source/index.ts";
 import { PLATFORMS, classifySourceUrl } from "../src/source/platforms.ts";
 import { buildYtdlpArgs, downloadWithYtdlp } from "../src/source/ytdlp.ts";
@@ -50,7 +51,14 @@ describe("yt-dlp arguments", () => {
   if (!platform) throw new Error("YouTube missing from the platform list");
 
   it("downloads one video with only the platform's extractors, capped, into the work dir", () => {
-    const args = buildYtdlpArgs({ url: new URL("https://youtu.be/abc?list=PL1"), platform, workDir: "/work/job_1", maxBytes: 12345 });
+    const args = buildYtdlpArgs({
+      url: new URL("https://youtu.be/abc?list=PL1"),
+      platform,
+      workDir: "/work/job_1",
+      maxBytes: 12345,
+      maxSeconds: 600,
+      proxyUrl: "http://127.0.0.1:4567",
+    });
     const after = (flag: string) => args[args.indexOf(flag) + 1];
     expect(args).toContain("--no-playlist");
     expect(args).toContain("--ignore-config");
@@ -59,13 +67,16 @@ describe("yt-dlp arguments", () => {
     expect(after("--paths")).toBe("/work/job_1");
     expect(after("--merge-output-format")).toBe("mp4");
     expect(after("-f")).toMatch(/height<=1080/);
+    // Every connection through the engine's egress proxy; long videos and live streams refused from the metadata.
+    expect(after("--proxy")).toBe("http://127.0.0.1:4567");
+    expect(after("--match-filter")).toBe("!is_live & duration <=? 600");
     // The URL is the last argument, after "--", so it can never be read as an option.
     expect(args.at(-2)).toBe("--");
     expect(args.at(-1)).toBe("https://youtu.be/abc?list=PL1");
   });
 
   it("keeps a URL that looks like an option after the terminator", () => {
-    const args = buildYtdlpArgs({ url: new URL("https://youtube.com/--exec=rm"), platform, workDir: "/w", maxBytes: 1 });
+    const args = buildYtdlpArgs({ url: new URL("https://youtube.com/--exec=rm"), platform, workDir: "/w", maxBytes: 1, maxSeconds: 1, proxyUrl: "http://127.0.0.1:1" });
     expect(args.indexOf("--")).toBe(args.length - 2);
   });
 });
@@ -149,8 +160,11 @@ describe("yt-dlp download", () => {
       workDir: work,
       maxBytes: 10_000_000,
       tooLargeMessage: "too large",
+      maxSeconds: 600,
       timeoutMs: 20_000,
       signal: new AbortController().signal,
+      policy: publicOnlyPolicy,
+      resolver: systemResolver,
       onProgress: (f) => seen.push(f),
     });
     expect(result.path).toBe(path.join(work, "source.mp4"));
@@ -171,8 +185,11 @@ describe("yt-dlp download", () => {
       workDir: dir,
       maxBytes: 1000,
       tooLargeMessage: "The video is larger than the limit.",
+      maxSeconds: 600,
       timeoutMs: 20_000,
       signal: new AbortController().signal,
+      policy: publicOnlyPolicy,
+      resolver: systemResolver,
     };
     const unreachable = await downloadWithYtdlp({ ...common, ytdlpPath: failing }).then(
       () => {

@@ -2,13 +2,11 @@ import { DurableObject } from "cloudflare:workers";
 import { expireOverdueJob } from "../jobs/lifecycle";
 import * as slots from "./active-slots";
 import { KeyRevocations } from "./key-revocations";
+import { PlanLimits } from "./plan-limits";
 import { RequestWindow, type HitResult } from "./request-window";
 import * as watchdog from "./watchdog";
 
 export type AdmitResult = { revoked: true } | ({ revoked: false } & HitResult);
-
-/** Longest time an accepted request stays unwritten in memory. */
-export const WINDOW_FLUSH_INTERVAL_MS = 1000;
 
 /** How long the watchdog waits before retrying an expiry that threw. */
 export const EXPIRY_RETRY_MS = 30_000;
@@ -24,8 +22,7 @@ export class AccountState extends DurableObject<Env> {
   /** Public for tests (runInDurableObject); not an RPC method. */
   readonly requestWindow: RequestWindow;
   private readonly revocations: KeyRevocations;
-  private requestLimit: number | null;
-  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly limits: PlanLimits;
   /** Set once the account id is stored, so the hot path does not write it again. */
   private accountIdStored = false;
 
@@ -37,8 +34,7 @@ export class AccountState extends DurableObject<Env> {
     watchdog.createWatchdogTable(sql);
     this.requestWindow = new RequestWindow(sql);
     this.revocations = new KeyRevocations(sql);
-    const limit = sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'requests_per_minute'`).toArray()[0];
-    this.requestLimit = limit ? Number(limit.value) : null;
+    this.limits = new PlanLimits(sql);
   }
 
   /** Records the account id the first time a caller names it; the alarm needs it. */
@@ -69,43 +65,26 @@ export class AccountState extends DurableObject<Env> {
   admit(request: { accountId: string; keyId: string; requestsPerMinute: number }): AdmitResult {
     this.init(request.accountId);
     if (this.revocations.isRevoked(request.keyId)) return { revoked: true };
-    return { revoked: false, ...this.countRequest(this.requestLimit ?? request.requestsPerMinute) };
+    return { revoked: false, ...this.countRequest(this.limits.requestsPerMinute(request.requestsPerMinute)) };
   }
 
   revokeKey(keyId: string): void {
     this.revocations.revoke(keyId, Date.now());
   }
 
-  setRequestLimit(requestsPerMinute: number): void {
-    this.ctx.storage.sql.exec(
-      `INSERT INTO meta (key, value) VALUES ('requests_per_minute', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-      String(requestsPerMinute),
-    );
-    this.requestLimit = requestsPerMinute;
+  /** Called on every plan change: the stored limits win over callers' cached plans. */
+  setPlanLimits(limits: { requestsPerMinute: number; maxActiveJobs: number }): void {
+    this.limits.set(limits);
   }
 
+  /** The window writes ahead itself (request-window.ts): exact across restarts. */
   private countRequest(limit: number): HitResult {
-    const now = Date.now();
-    const result = this.requestWindow.hit(limit, now);
-    this.persistWindow(now);
-    return result;
+    return this.requestWindow.hit(limit, Date.now());
   }
 
-  /** Writes the window now if the last write is a second old, else within a second. */
-  private persistWindow(now: number): void {
-    if (this.requestWindow.flushDue(now, WINDOW_FLUSH_INTERVAL_MS)) {
-      this.requestWindow.flush(now);
-      return;
-    }
-    if (this.flushTimer !== null || !this.requestWindow.hasPendingChanges()) return;
-    this.flushTimer = setTimeout(() => {
-      this.flushTimer = null;
-      this.requestWindow.flush(Date.now());
-    }, WINDOW_FLUSH_INTERVAL_MS);
-  }
-
+  /** `maxActive` is the caller's (possibly cached) plan; a limit stored by a plan change wins. */
   acquireSlot(jobId: string, maxActive: number): slots.AcquireResult {
-    return slots.acquireSlot(this.ctx.storage.sql, jobId, maxActive, Date.now());
+    return slots.acquireSlot(this.ctx.storage.sql, jobId, this.limits.maxActiveJobs(maxActive), Date.now());
   }
 
   releaseSlot(jobId: string): void {

@@ -85,8 +85,8 @@ export const admin = new Hono<AppEnv>()
     const { id } = c.req.valid("param");
     const plan = await requirePlan(c.env.DB, c.req.valid("json").plan);
     if (!(await setAccountPlan(c.env.DB, id, plan.name))) throw new AppError("not_found", `No account ${JSON.stringify(id)}.`);
-    // Key lookups may be cached: the account's Durable Object applies the new limit from the next request.
-    await accountState(c.env, id).setRequestLimit(plan.requestsPerMinute);
+    // Key lookups may be cached: the account's Durable Object applies the new limits from the next request.
+    await accountState(c.env, id).setPlanLimits({ requestsPerMinute: plan.requestsPerMinute, maxActiveJobs: plan.maxActiveJobs });
     return c.json(await accountJson(c.env.DB, id));
   })
   .post("/accounts/:id/credits", AccountParam, validate("json", GrantCreditsBody), async (c) => {

@@ -6,7 +6,6 @@ import {
   findIdempotencyRecord,
   PENDING_STATUS,
   releaseIdempotencyKey,
-  storeIdempotentResponse,
 } from "../db/idempotency";
 import {
   ACTIVE_STATUSES,
@@ -199,12 +198,11 @@ export const jobs = apiApp()
       return c.json(JSON.parse(record.responseJson) as z.output<typeof SubmitJobResponse>, 201);
     }
     try {
-      const job = await createJob(c.env, submission);
-      const response = submitResponse(c.env, job);
-      await storeIdempotentResponse(c.env.DB, accountId, key, 201, JSON.stringify(response));
-      return c.json(response, 201);
+      const job = await createJob(c.env, submission, { key, present: (created) => submitResponse(c.env, created) });
+      return c.json(submitResponse(c.env, job), 201);
     } catch (err) {
-      // Failures are not remembered: the client may retry the same key.
+      // Failures are not remembered: the client may retry the same key. A stored
+      // answer (the job's batch committed) is kept: only a pending claim is dropped.
       await releaseIdempotencyKey(c.env.DB, accountId, key);
       throw err;
     }

@@ -1,12 +1,14 @@
 /**
  * The bucket served under /cdn/ for local development (production serves the
  * same keys from the R2 custom domain at CDN_URL). Supports what a browser
- * <video> needs to seek: Range/206, plus ETag validation and long caching
- * (keys are unique per job, so objects never change under a URL).
+ * <video> needs to seek: Range/206, plus ETag validation and the clips'
+ * caching policy (CLIP_CACHE_CONTROL: short, so a DELETE takes effect).
+ * Mounted behind localCdnOnly: only where CDN_URL names this Worker's /cdn.
  */
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../http/app-env";
 import { AppError } from "../http/errors";
+import { CLIP_CACHE_CONTROL } from "../jobs/storage";
 import { parseRange } from "./range";
 
 function etagMatches(ifNoneMatch: string, etag: string): boolean {
@@ -19,7 +21,8 @@ function baseHeaders(object: R2Object): Headers {
   const headers = new Headers();
   object.writeHttpMetadata(headers);
   if (!headers.has("Content-Type")) headers.set("Content-Type", "application/octet-stream");
-  if (!headers.has("Cache-Control")) headers.set("Cache-Control", "public, max-age=31536000, immutable");
+  // The policy of today, not the one stored with an older object.
+  headers.set("Cache-Control", CLIP_CACHE_CONTROL);
   headers.set("ETag", object.httpEtag);
   headers.set("Last-Modified", object.uploaded.toUTCString());
   headers.set("Accept-Ranges", "bytes");

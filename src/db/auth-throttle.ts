@@ -29,3 +29,8 @@ export async function windowEndOf(db: D1Database, scope: string, windowSeconds: 
 export async function clearAttempts(db: D1Database, scope: string): Promise<void> {
   await db.prepare(`DELETE FROM auth_throttle WHERE scope = ?`).bind(scope).run();
 }
+
+/** Gives one attempt back (a success is not a failure); never below zero. */
+export async function takeBackAttempt(db: D1Database, scope: string): Promise<void> {
+  await db.prepare(`UPDATE auth_throttle SET attempts = MAX(attempts - 1, 0) WHERE scope = ?`).bind(scope).run();
+}

@@ -68,17 +68,25 @@ export async function findIdempotencyRecord(
   return row ? toRecord(row) : null;
 }
 
-export async function storeIdempotentResponse(
+/**
+ * Records the answer of a claimed key, as a statement: the caller runs it in
+ * the same batch as the write it answers for, so the two commit together.
+ */
+export function storeIdempotentResponseStatement(
   db: D1Database,
   accountId: string,
   key: string,
   status: number,
   responseJson: string,
-): Promise<void> {
-  await db
+): D1PreparedStatement {
+  return db
     .prepare(`UPDATE idempotency_keys SET status = ?, response_json = ? WHERE account_id = ? AND key = ?`)
-    .bind(status, responseJson, accountId, key)
-    .run();
+    .bind(status, responseJson, accountId, key);
+}
+
+/** Removes a key's record whatever its state (its job was undone: enqueueing failed). */
+export async function deleteIdempotencyRecord(db: D1Database, accountId: string, key: string): Promise<void> {
+  await db.prepare(`DELETE FROM idempotency_keys WHERE account_id = ? AND key = ?`).bind(accountId, key).run();
 }
 
 /** Drops an unfinished claim so the client can retry the key after an error. */

@@ -102,8 +102,36 @@ export interface NewJob {
 
 export const QUEUED_STEP = "Waiting in queue";
 
-export async function insertJob(db: D1Database, job: NewJob): Promise<void> {
-  await db
+/** The row insertJobStatement writes, as a Job: lets a caller answer without reading it back. */
+export function queuedJob(job: NewJob): Job {
+  return {
+    id: job.id,
+    accountId: job.accountId,
+    status: "queued",
+    progress: 0,
+    step: QUEUED_STEP,
+    videoUrl: job.videoUrl,
+    videoType: job.videoType,
+    configName: job.configName,
+    config: job.config,
+    title: job.title ?? null,
+    sourceDurationSeconds: null,
+    creditsReserved: 0,
+    creditsCharged: 0,
+    errorCode: null,
+    errorMessage: null,
+    lastReportAt: null,
+    restarts: 0,
+    createdAt: job.now,
+    updatedAt: job.now,
+    completedAt: null,
+    uploadId: job.uploadId ?? null,
+  };
+}
+
+/** The insert as a statement, so it can share a D1 batch (one transaction) with other writes. */
+export function insertJobStatement(db: D1Database, job: NewJob): D1PreparedStatement {
+  return db
     .prepare(
       `INSERT INTO jobs (id, account_id, status, progress, step, video_url, video_type, config_name, config_json, created_at, updated_at, upload_id, title)
        VALUES (?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -120,8 +148,7 @@ export async function insertJob(db: D1Database, job: NewJob): Promise<void> {
       job.now,
       job.uploadId ?? null,
       job.title ?? null,
-    )
-    .run();
+    );
 }
 
 /** Removes a job that never ran (enqueueing failed right after the insert). */

@@ -48,6 +48,13 @@ function notActive(jobId: string): AppError {
   return new AppError("job_not_active", `Job ${jobId} is no longer processing; stop work on it.`);
 }
 
+function insufficientCredits(needed: number) {
+  return {
+    code: "insufficient_credits" as const,
+    message: `The source needs ${needed} credits, more than the account has left.`,
+  };
+}
+
 function badToken(): AppError {
   return new AppError("unauthorized", "A valid engine token for this job is required.", {
     headers: { "WWW-Authenticate": 'Bearer realm="clipjobs-engine"' },
@@ -130,10 +137,7 @@ export const callbacks = new Hono<CallbackEnv>()
     if (reservation.ok) {
       return c.json({ proceed: true, credits_reserved: reservation.credits } satisfies ProbeAck);
     }
-    const error = {
-      code: "insufficient_credits" as const,
-      message: `The source needs ${needed} credits, more than the account has left.`,
-    };
+    const error = insufficientCredits(needed);
     await failJob(c.env, job.accountId, job.id, ["processing"], error, { engineReported: true });
     return c.json({ proceed: false, credits_reserved: 0, error } satisfies ProbeAck);
   })
@@ -165,6 +169,16 @@ export const callbacks = new Hono<CallbackEnv>()
       throw new AppError("invalid_request", `Uploads missing before completion: ${missing.join(", ")}.`, {
         errors: missing.map((key) => ({ path: "clips", message: `${key} was not uploaded` })),
       });
+    }
+    // Completing without a probe: the charge is checked against the balance exactly as a
+    // probe's reservation is (reserveJobCredits finds an existing reservation and keeps it).
+    if (job.creditsReserved <= 0) {
+      const needed = creditsForDuration(report.source_duration_seconds);
+      const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
+      if (!reservation.ok) {
+        await failJob(c.env, job.accountId, job.id, ["processing"], insufficientCredits(needed), { engineReported: true });
+        throw notActive(job.id);
+      }
     }
     const clips = [...report.clips].sort((a, b) => a.index - b.index);
     const done = await completeJob(c.env, job.accountId, job.id, {

@@ -2,7 +2,8 @@ import { createMiddleware } from "hono/factory";
 import { findCredentialByHash, touchApiKeyLastUsed } from "../db/api-keys";
 import { looksLikeApiKey, sha256Hex, timingSafeEqualText } from "../keys/api-key";
 import type { AppEnv } from "./app-env";
-import { cacheCredential, cachedCredential } from "./credential-cache";
+import { admitClientAddress } from "../gate/pre-auth-limit";
+import { cacheCredential, cachedCredential, isKnownUnknown, rememberUnknown } from "./credential-cache";
 import { AppError } from "./errors";
 
 /** last_used_at is a hint for key owners: written at most this often per key. */
@@ -27,21 +28,25 @@ const lastUsedWrites = new Map<string, number>();
 /**
  * Authenticates `Authorization: Bearer <API_KEY>`: looks the key up by its
  * SHA-256, compares the hash in constant time, refuses revoked keys, and puts
- * { accountId, keyId, plan } in the context. Lookups are cached per isolate;
- * the rate-limit middleware then asks the account's Durable Object, which
- * refuses a key revoked since (see AccountState.admit).
+ * { accountId, keyId, plan } in the context. Lookups are cached per isolate
+ * (unknown keys briefly too); the rate-limit middleware then asks the
+ * account's Durable Object, which refuses a key revoked since (see
+ * AccountState.admit). Any request without a key already cached as valid is
+ * first counted against its client address (gate/pre-auth-limit.ts).
  */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const key = bearerToken(c.req.header("Authorization"));
-  if (!key || !looksLikeApiKey(key)) throw unauthorized();
-  const hash = await sha256Hex(key);
+  const hash = key && looksLikeApiKey(key) ? await sha256Hex(key) : null;
   const now = new Date();
-  let credential = cachedCredential(hash, now.getTime());
+  let credential = hash === null ? null : cachedCredential(hash, now.getTime());
   if (!credential) {
+    await admitClientAddress(c);
+    if (hash === null || isKnownUnknown(hash, now.getTime())) throw unauthorized();
     credential = await findCredentialByHash(c.env.DB, hash);
-    if (credential && credential.revokedAt === null) cacheCredential(hash, credential, now.getTime());
+    if (!credential) rememberUnknown(hash, now.getTime());
+    else if (credential.revokedAt === null) cacheCredential(hash, credential, now.getTime());
   }
-  if (!credential || !timingSafeEqualText(credential.hash, hash) || credential.revokedAt !== null) {
+  if (!credential || hash === null || !timingSafeEqualText(credential.hash, hash) || credential.revokedAt !== null) {
     throw unauthorized();
   }
   c.set("auth", { accountId: credential.accountId, keyId: credential.keyId, plan: credential.plan });

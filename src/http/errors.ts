@@ -164,7 +164,8 @@ export const ERROR_CODES = {
   rate_limited: {
     status: 429,
     title: "Too many requests",
-    meaning: "Over the rolling per-minute request window; retry after `Retry-After` seconds.",
+    meaning:
+      "Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds.",
   },
   internal_error: {
     status: 500,

@@ -5,8 +5,15 @@
 
 export const CLIP_CONTENT_TYPE = "video/mp4";
 export const THUMBNAIL_CONTENT_TYPE = "image/jpeg";
-/** Keys are unique per job and never rewritten after completion. */
-export const CLIP_CACHE_CONTROL = "public, max-age=31536000, immutable";
+/**
+ * How long any cache (the R2 custom domain's edge, a browser) may keep a clip
+ * without asking again. Keys never change content, but DELETE must take effect:
+ * a cached copy is used at most this long, then revalidated (a cheap 304 with
+ * the ETag while the object exists, a 404 once it is deleted). must-revalidate
+ * forbids serving a stale copy past it, even when the origin is unreachable.
+ */
+export const CLIP_CACHE_SECONDS = 300;
+export const CLIP_CACHE_CONTROL = `public, max-age=${CLIP_CACHE_SECONDS}, must-revalidate`;
 
 export function jobPrefix(jobId: string): string {
   return `clips/${jobId}/`;

@@ -6,7 +6,8 @@
 import { accountState } from "../account/stub";
 import { getUsage } from "../db/accounts";
 import { getConfig } from "../db/configs";
-import { ACTIVE_STATUSES, deleteQueuedJob, findAccountJob, findJob, insertJob, type Job } from "../db/jobs";
+import { deleteIdempotencyRecord, storeIdempotentResponseStatement } from "../db/idempotency";
+import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
 import { engineConfigProblem, maxQueueSeconds } from "../engine/dispatch";
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type VideoType } from "../engine/contract";
 import { AppError } from "../http/errors";
@@ -72,8 +73,18 @@ async function acquireSlot(env: Env, accountId: string, jobId: string, maxActive
   }
 }
 
+/**
+ * An Idempotency-Key this request has claimed: the answer is stored in the same
+ * D1 batch as the job, so a retry finds the first job whatever fails afterwards.
+ */
+export interface IdempotentAnswer {
+  key: string;
+  /** The 201 body for the new job. */
+  present(job: Job): unknown;
+}
+
 /** Everything after validation: credits, configuration, slot, insert, enqueue. */
-export async function createJob(env: Env, submission: Submission): Promise<Job> {
+export async function createJob(env: Env, submission: Submission, idempotent?: IdempotentAnswer): Promise<Job> {
   const problem = engineConfigProblem(env);
   if (problem) {
     console.error(`refusing submissions: ${problem}`);
@@ -110,19 +121,25 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
     await giveUploadBack();
     throw err;
   }
-  const now = new Date().toISOString();
+  const row: NewJob = {
+    id: jobId,
+    accountId: submission.accountId,
+    videoUrl: upload?.videoUrl ?? submission.videoUrl,
+    videoType: submission.videoType,
+    configName: submission.configName,
+    config,
+    now: new Date().toISOString(),
+    uploadId: upload?.uploadId ?? null,
+    title: upload?.title ?? null,
+  };
+  const job = queuedJob(row);
+  const writes = [insertJobStatement(env.DB, row)];
+  if (idempotent) {
+    const answer = JSON.stringify(idempotent.present(job));
+    writes.push(storeIdempotentResponseStatement(env.DB, submission.accountId, idempotent.key, 201, answer));
+  }
   try {
-    await insertJob(env.DB, {
-      id: jobId,
-      accountId: submission.accountId,
-      videoUrl: upload?.videoUrl ?? submission.videoUrl,
-      videoType: submission.videoType,
-      configName: submission.configName,
-      config,
-      now,
-      uploadId: upload?.uploadId ?? null,
-      title: upload?.title ?? null,
-    });
+    await env.DB.batch(writes);
   } catch (err) {
     await account.releaseSlot(jobId);
     await giveUploadBack();
@@ -134,6 +151,8 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
   } catch (err) {
     console.error(`enqueueing ${jobId} failed`, err);
     await deleteQueuedJob(env.DB, jobId);
+    // The job is gone, so its stored answer must go too: the client may retry the key.
+    if (idempotent) await deleteIdempotencyRecord(env.DB, submission.accountId, idempotent.key);
     await account.releaseSlot(jobId);
     await giveUploadBack();
     throw new AppError("service_unavailable", "The job could not be queued; nothing was created. Retry shortly.", {
@@ -143,7 +162,5 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
   // A queued job has a deadline too: it fails with queue_timeout if no engine frees up in time.
   await account.touchWatchdog(jobId, maxQueueSeconds(env));
   await emitJobEvent(env, submission.accountId, jobId, "job.queued");
-  const job = await findAccountJob(env.DB, submission.accountId, jobId);
-  if (!job) throw new Error(`job ${jobId} vanished right after insert`);
   return job;
 }

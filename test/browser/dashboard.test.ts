@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
-  test("the bare origin leads to the sign-in page; sign up creates a free account and signs in", async () => {
+  test("the bare origin leads to the sign-in page; sign up creates a free account, then the person signs in", async () => {
     await page.goto(`${stack.workerUrl}/`);
     expect(new URL(page.url()).pathname).toBe("/dashboard/login");
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Log in");
@@ -71,6 +71,12 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
     await page.getByLabel("Password").fill(PASSWORD);
     await screenshot(page, "02-signup");
     await page.getByRole("button", { name: "Create account" }).click();
+    // The same answer whether or not the address had an account: the sign-in page with a notice.
+    await page.waitForURL(/\/dashboard\/login\?signed_up=1/);
+    await expect(page.getByRole("status").textContent()).resolves.toContain("log in with the password you chose");
+    await page.getByLabel("E-mail address").fill(email);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Log in" }).click();
     await page.waitForURL(/\/dashboard\/jobs$/);
     await expect(page.locator(".who").textContent()).resolves.toBe(email);
     await screenshot(page, "03-jobs-empty");

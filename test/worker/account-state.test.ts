@@ -55,7 +55,7 @@ describe("AccountState request window", () => {
     await stub.revokeKey("key_gone");
     expect(await stub.admit({ accountId, keyId: "key_gone", requestsPerMinute: 60 })).toEqual({ revoked: true });
     expect(await stub.admit({ accountId, keyId: "key_live", requestsPerMinute: 60 })).toMatchObject({ revoked: false, remaining: 59 });
-    await stub.setRequestLimit(5);
+    await stub.setPlanLimits({ requestsPerMinute: 5, maxActiveJobs: 1 });
     expect(await stub.admit({ accountId, keyId: "key_live", requestsPerMinute: 60 })).toMatchObject({ limit: 5, remaining: 3 });
   });
 });

@@ -1,4 +1,5 @@
-import { env, SELF } from "cloudflare:test";
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../../src/index";
 import { describe, expect, it } from "vitest";
 import { patternBytes } from "./engine-stub";
 import { BASE, expectProblem } from "./helpers";
@@ -17,7 +18,7 @@ function cdn(key: string, init: RequestInit = {}): Promise<Response> {
 }
 
 describe("GET /cdn/*", () => {
-  it("serves the object with type, length, validators and long caching", async () => {
+  it("serves the object with type, length, validators and a short, revalidated caching", async () => {
     const { key, bytes, etag } = await storeObject();
     const res = await cdn(key);
     expect(res.status).toBe(200);
@@ -25,7 +26,8 @@ describe("GET /cdn/*", () => {
     expect(res.headers.get("Content-Length")).toBe("1000");
     expect(res.headers.get("ETag")).toBe(etag);
     expect(Date.parse(res.headers.get("Last-Modified") ?? "")).not.toBeNaN();
-    expect(res.headers.get("Cache-Control")).toContain("immutable");
+    // Short and revalidated, whatever the object was stored with: a DELETE takes effect within 5 minutes.
+    expect(res.headers.get("Cache-Control")).toBe("public, max-age=300, must-revalidate");
     expect(res.headers.get("Accept-Ranges")).toBe("bytes");
     expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytes);
   });
@@ -81,5 +83,20 @@ describe("GET /cdn/*", () => {
 
   it("answers 404 problem for a missing key", async () => {
     await expectProblem(await cdn("clips/job_nothing/0.mp4"), 404, "not_found");
+  });
+
+  it("is not served where CDN_URL is the bucket's own domain (production), nor on another origin", async () => {
+    const { key } = await storeObject();
+    const production = { ...env, CDN_URL: "https://clips.example.com" };
+    for (const [url, bindings] of [
+      [`${BASE}/cdn/${key}`, production],
+      [`http://other.test/cdn/${key}`, env],
+    ] as const) {
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(new Request(url) as Request<unknown, IncomingRequestCfProperties>, bindings, ctx);
+      await waitOnExecutionContext(ctx);
+      await expectProblem(res, 404, "not_found");
+    }
+    expect((await cdn(key)).status).toBe(200);
   });
 });

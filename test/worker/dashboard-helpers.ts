@@ -61,9 +61,23 @@ export class Visitor {
     return this.post(action, { csrf_token: token, ...fields }, headers);
   }
 
-  async signUp(email = uniqueEmail(), password = PASSWORD): Promise<{ email: string; res: Response }> {
-    const res = await this.submit("/dashboard/signup", "/dashboard/signup", { email, password });
-    return { email, res };
+  /** Posts the sign-up form only: its answer is the same redirect whether or not the address was taken. */
+  async signUpOnly(email = uniqueEmail(), password = PASSWORD): Promise<Response> {
+    return this.submit("/dashboard/signup", "/dashboard/signup", { email, password });
+  }
+
+  /**
+   * Signs up and then signs in where the sign-up leads, as a person does.
+   * `res` is the sign-in's answer (the one that starts the session), or the
+   * sign-up's when it did not lead to the sign-in page (refused, throttled).
+   */
+  async signUp(email = uniqueEmail(), password = PASSWORD): Promise<{ email: string; res: Response; signUpRes: Response }> {
+    const signUpRes = await this.signUpOnly(email, password);
+    const location = signUpRes.headers.get("Location");
+    if (signUpRes.status !== 303 || location === null) return { email, res: signUpRes, signUpRes };
+    const next = new URL(location, this.origin).searchParams.get("next") ?? "";
+    const res = await this.submit(location, "/dashboard/login", { email, password, next });
+    return { email, res, signUpRes };
   }
 
   async logIn(email: string, password = PASSWORD): Promise<Response> {

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { SIGN_IN_FAILED } from "../../src/dashboard/pages/auth";
-import { ATTEMPT_LIMITS } from "../../src/dashboard/security/throttle";
+import { SIGN_IN_FAILED, SIGN_UP_REDIRECT } from "../../src/dashboard/pages/auth";
+import { admitSignIn, ATTEMPT_LIMITS, progressiveDelayMs, signInSucceeded } from "../../src/dashboard/security/throttle";
 import { countAttempt } from "../../src/db/auth-throttle";
 import { adminFetch } from "./helpers";
 import { alertText, PASSWORD, uniqueEmail, Visitor } from "./dashboard-helpers";
 
-const { perAccount, perAddress } = ATTEMPT_LIMITS;
+const { perPair, perAccount, perAddress } = ATTEMPT_LIMITS;
 
 async function attempt(email: string, password: string, address: string): Promise<{ status: number; alert: string; retryAfter: string | null }> {
   const res = await new Visitor(undefined, address).logIn(email, password);
@@ -40,45 +40,70 @@ describe("generic sign-in errors", () => {
     expect((await attempt(email.toUpperCase(), PASSWORD, freshAddress())).status).toBe(303);
   });
 
-  it("signing up an address that has an account creates nothing and starts no session", async () => {
+  it("a sign-up answers a taken address exactly as a new one: same redirect, no session, nothing created", async () => {
     const { email } = await new Visitor().signUp();
-    const visitor = new Visitor();
-    const { res } = await visitor.signUp(email.toUpperCase(), "another password 123");
-    expect(res.status).toBe(400);
-    expect(visitor.cookies.has("clipjobs_session")).toBe(false);
+    const taken = new Visitor();
+    const takenRes = await taken.signUpOnly(email.toUpperCase(), "another password 123");
+    const fresh = new Visitor();
+    const freshRes = await fresh.signUpOnly(uniqueEmail(), "another password 123");
+    for (const [res, visitor] of [[takenRes, taken], [freshRes, fresh]] as const) {
+      expect(res.status).toBe(303);
+      expect(res.headers.get("Location")).toBe(SIGN_UP_REDIRECT);
+      expect(visitor.cookies.has("clipjobs_session")).toBe(false);
+      expect(await res.text()).toBe("");
+    }
+    expect(new Set([...takenRes.headers.keys()])).toEqual(new Set([...freshRes.headers.keys()]));
     const count = await env.DB.prepare(`SELECT COUNT(*) AS n FROM accounts WHERE email = ?`).bind(email).first<{ n: number }>();
     expect(count?.n).toBe(1);
     // The original password still works; the one offered at sign-up does not.
     expect((await attempt(email, "another password 123", freshAddress())).status).toBe(401);
+    expect((await attempt(email, PASSWORD, freshAddress())).status).toBe(303);
+    // The page the sign-up leads to says what happened in both cases.
+    expect(await (await fresh.get(SIGN_UP_REDIRECT)).text()).toContain("If that e-mail address had no account, it has one now");
   });
 });
 
 describe("sign-in throttling", () => {
-  it(`allows ${perAccount.attempts} attempts per e-mail address per window, from any client address`, async () => {
+  it("a third party failing on an account's e-mail never locks its owner out", async () => {
     const { email } = await new Visitor().signUp();
-    for (let i = 0; i < perAccount.attempts; i++) {
-      expect((await attempt(email, "wrong password!", freshAddress())).status).toBe(401);
-    }
-    // Now even the right password is refused, from yet another address, without saying why beyond "too many".
-    const refused = await attempt(email, PASSWORD, freshAddress());
+    const attacker = freshAddress();
+    for (let i = 0; i < perPair.attempts; i++) expect((await attempt(email, "wrong password!", attacker)).status).toBe(401);
+    // The attacker's address is now refused for this e-mail, even with the right password...
+    const refused = await attempt(email, PASSWORD, attacker);
     expect(refused.status).toBe(429);
     expect(refused.alert).toMatch(/^Too many attempts\. Try again in \d+ minutes?\.$/);
     expect(Number(refused.retryAfter)).toBeGreaterThan(0);
-    expect(Number(refused.retryAfter)).toBeLessThanOrEqual(perAccount.windowSeconds);
-    // Other addresses are unaffected.
-    const other = await new Visitor().signUp();
-    expect((await attempt(other.email, PASSWORD, freshAddress())).status).toBe(303);
+    expect(Number(refused.retryAfter)).toBeLessThanOrEqual(perPair.windowSeconds);
+    // ...while the owner, from their own address, signs in.
+    expect((await attempt(email, PASSWORD, freshAddress())).status).toBe(303);
+  });
+
+  it("failures spread over many addresses only slow an e-mail down: a progressive delay, never a refusal", async () => {
+    const { email } = await new Visitor().signUp();
+    const delays: number[] = [];
+    for (let i = 0; i < perAccount.freeFailures + 5; i++) {
+      const verdict = await admitSignIn(env.DB, email, freshAddress());
+      expect(verdict.allowed).toBe(true);
+      if (verdict.allowed) delays.push(verdict.delayMs);
+    }
+    expect(delays).toEqual([0, 0, 0, 0, 0, 250, 500, 1000, 2000, 2000]);
+    expect(progressiveDelayMs(1000)).toBe(perAccount.maxDelayMs);
+    // The owner gets in (after the delay), and the success resets the e-mail's count.
+    expect((await attempt(email, PASSWORD, freshAddress())).status).toBe(303);
+    const after = await admitSignIn(env.DB, email, freshAddress());
+    expect(after).toEqual({ allowed: true, delayMs: 0 });
   });
 
   it("an unknown e-mail address is throttled exactly like a known one", async () => {
     const unknown = uniqueEmail();
-    for (let i = 0; i < perAccount.attempts; i++) expect((await attempt(unknown, PASSWORD, freshAddress())).status).toBe(401);
-    const refused = await attempt(unknown, PASSWORD, freshAddress());
+    const address = freshAddress();
+    for (let i = 0; i < perPair.attempts; i++) expect((await attempt(unknown, PASSWORD, address)).status).toBe(401);
+    const refused = await attempt(unknown, PASSWORD, address);
     expect(refused.status).toBe(429);
     expect(refused.alert).toMatch(/^Too many attempts/);
   });
 
-  it(`allows ${perAddress.attempts} attempts per client address per window, whatever the e-mail address`, async () => {
+  it(`allows ${perAddress.attempts} failures per client address per window, whatever the e-mail address`, async () => {
     const address = freshAddress();
     const { email } = await new Visitor(undefined, freshAddress()).signUp();
     for (let i = 0; i < perAddress.attempts; i++) {
@@ -89,16 +114,22 @@ describe("sign-in throttling", () => {
     expect((await attempt(email, PASSWORD, freshAddress())).status).toBe(303);
     // Sign-ups from the throttled address are refused too.
     const visitor = new Visitor(undefined, address);
-    const { res } = await visitor.signUp();
+    const res = await visitor.signUpOnly();
     expect(res.status).toBe(429);
     expect(visitor.cookies.has("clipjobs_session")).toBe(false);
   });
 
-  it("a successful sign-in clears the e-mail address's count", async () => {
+  it("successes are not failures: they clear the pair's count and give the address its attempt back", async () => {
     const { email } = await new Visitor().signUp();
+    const address = freshAddress();
     for (let round = 0; round < 2; round++) {
-      for (let i = 0; i < perAccount.attempts - 1; i++) expect((await attempt(email, "wrong password!", freshAddress())).status).toBe(401);
-      expect((await attempt(email, PASSWORD, freshAddress())).status).toBe(303);
+      for (let i = 0; i < perPair.attempts - 1; i++) expect((await attempt(email, "wrong password!", address)).status).toBe(401);
+      expect((await attempt(email, PASSWORD, address)).status).toBe(303);
+    }
+    const busy = freshAddress();
+    for (let i = 0; i < perAddress.attempts + 5; i++) {
+      expect((await admitSignIn(env.DB, email, busy)).allowed).toBe(true);
+      await signInSucceeded(env.DB, email, busy);
     }
   });
 

@@ -197,6 +197,8 @@ describe("engine callbacks", () => {
     ]);
     const stored = await env.CLIPS.get(`clips/${client.jobId}/0.mp4`);
     expect(stored?.httpMetadata?.contentType).toBe("video/mp4");
+    // What the R2 custom domain's edge honours: short and revalidated, so a DELETE takes effect (README).
+    expect(stored?.httpMetadata?.cacheControl).toBe("public, max-age=300, must-revalidate");
     expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(first.clip);
     expect((await env.CLIPS.head(`clips/${client.jobId}/1.mp4`))?.size).toBe(3000);
 
@@ -383,6 +385,25 @@ describe("engine callbacks", () => {
     await expectAck(await client.complete({ title: "Short", source_duration_seconds: 59, clips: [clipReport(0)] }));
     expect((await getJob(account, client.jobId)).credits_charged).toBe(1);
     expect(await accountCredits(account.accountId)).toMatchObject({ credits_used: 1, credits_reserved: 0 });
+  });
+
+  it("a completion without a probe is checked against the balance, as a reservation is", async () => {
+    const account = await createAccount();
+    const client = await startJob(account, engine);
+    await client.uploadClip(0);
+    // The account spends its 60 credits elsewhere while the job runs.
+    await env.DB.prepare(`UPDATE accounts SET credits_used = 60 WHERE id = ?`).bind(account.accountId).run();
+    await expectProblem(
+      await client.complete({ title: "Long", source_duration_seconds: 125, clips: [clipReport(0)] }),
+      409,
+      "job_not_active",
+    );
+    const job = await getJob(account, client.jobId);
+    expect(job.status).toBe("failed");
+    expect(job.error?.code).toBe("insufficient_credits");
+    expect(await accountCredits(account.accountId)).toMatchObject({ credits_used: 60, credits_reserved: 0 });
+    expect(await objectKeys(client.jobId)).toEqual([]);
+    expect(await activeSlots(account.accountId)).toEqual([]);
   });
 
   it("settles a cancel racing a completion and a fail to exactly one end state", async () => {

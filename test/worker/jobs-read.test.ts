@@ -321,6 +321,28 @@ describe("Idempotency-Key", () => {
     expect((await fourth.json<JobJson>()).job_id).not.toBe(third.job_id);
   });
 
+  it("never makes a second job when storing the answer fails: the job and its answer commit together", async () => {
+    const account = await createAccount("unmetered");
+    const headers = { "Idempotency-Key": "store-fails" };
+    // A real D1 failure on the write of the answer, after the job's insert was sent.
+    await env.DB.prepare(
+      `CREATE TRIGGER fail_answer_store BEFORE UPDATE ON idempotency_keys WHEN NEW.key = 'store-fails'
+       BEGIN SELECT RAISE(ABORT, 'injected failure'); END`,
+    ).run();
+    try {
+      const first = await submit(account, undefined, headers);
+      expect(first.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await env.DB.prepare(`DROP TRIGGER fail_answer_store`).run();
+    }
+    const retry = await submit(account, undefined, headers);
+    expect(retry.status).toBe(201);
+    const created = await retry.json<JobJson>();
+    expect(await jobCount(account.accountId)).toBe(1);
+    const replay = await submit(account, undefined, headers);
+    expect((await replay.json<JobJson>()).job_id).toBe(created.job_id);
+  });
+
   it("rejects a key longer than 255 characters", async () => {
     const account = await createAccount();
     await expectProblem(await submit(account, undefined, { "Idempotency-Key": "k".repeat(256) }), 400, "invalid_request");

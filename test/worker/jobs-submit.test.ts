@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { FakeEngine } from "./engine-stub";
-import { api, createAccount, expectProblem } from "./helpers";
+import { adminFetch, api, createAccount, expectProblem } from "./helpers";
 import { getJob, submit, VIDEO_URL, type JobJson } from "./jobs-helpers";
 
 let engine: FakeEngine;
@@ -127,6 +127,22 @@ describe("POST /api/v1/jobs", () => {
     const first = await (await submit(account)).json<JobJson>();
     const problem = await expectProblem(await submit(account), 409, "active_job_limit");
     expect(problem.active_job_id).toBe(first.job_id);
+  });
+
+  it("a downgrade lowers the active-job limit at once, whatever plan the key lookup cache holds", async () => {
+    await env.DB.prepare(
+      `INSERT OR IGNORE INTO plans (name, credits_per_period, requests_per_minute, max_active_jobs) VALUES ('team', 600, 600, 3)`,
+    ).run();
+    const account = await createAccount();
+    const setPlan = (plan: string) =>
+      adminFetch(`/admin/v1/accounts/${account.accountId}/plan`, { method: "PUT", body: JSON.stringify({ plan }) }).then((r) => r.text());
+    await setPlan("team");
+    // These requests cache the key with the team plan (3 active jobs) in this isolate.
+    expect((await submit(account)).status).toBe(201);
+    expect((await submit(account)).status).toBe(201);
+    await setPlan("free");
+    const problem = await expectProblem(await submit(account), 409, "active_job_limit");
+    expect(typeof problem.active_job_id).toBe("string");
   });
 
   it("lets exactly one of many simultaneous submissions through", async () => {

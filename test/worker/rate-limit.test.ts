@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AccountState } from "../../src/account/account-state";
+import { RESERVE_SECONDS } from "../../src/account/request-window";
 import { accountState } from "../../src/account/stub";
 import { api, createAccount, expectProblem } from "./helpers";
 
@@ -10,10 +11,13 @@ function parseRateLimit(header: string | null): { remaining: number; reset: numb
   return { remaining: Number(match[1]), reset: Number(match[2]) };
 }
 
-/** Moves every counted request of the account `seconds` into the past (stored, then reloaded). */
+/**
+ * Moves every counted request of the account `seconds` into the past (stored,
+ * then reloaded). Stored rows sit up to RESERVE_SECONDS after their requests
+ * (written ahead), so "60 seconds old" means 60 + RESERVE_SECONDS for them.
+ */
 async function ageWindow(accountId: string, seconds: number): Promise<void> {
   await runInDurableObject(accountState(env, accountId), (instance: AccountState, state) => {
-    instance.requestWindow.flush(Date.now());
     state.storage.sql.exec(`UPDATE request_window SET second = second - ?`, seconds);
     instance.requestWindow.load();
   });
@@ -71,7 +75,7 @@ describe("rate limit (60 requests per rolling minute per account)", () => {
     await Promise.all(Array.from({ length: 60 }, () => api(account, "/api/v1/video-types").then((r) => r.arrayBuffer())));
     await expectProblem(await api(account, "/api/v1/video-types"), 429, "rate_limited");
 
-    await ageWindow(account.accountId, 60);
+    await ageWindow(account.accountId, 60 + RESERVE_SECONDS);
     const res = await api(account, "/api/v1/video-types");
     expect(res.status).toBe(200);
     expect(parseRateLimit(res.headers.get("RateLimit")).remaining).toBe(59);

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AccountState } from "../../src/account/account-state";
-import { RequestWindow, type HitResult } from "../../src/account/request-window";
+import { RequestWindow, RESERVE_SECONDS, reservationSize, type HitResult } from "../../src/account/request-window";
 import { accountState } from "../../src/account/stub";
 
 /** Runs the window logic inside a fresh account DO with an explicit clock. */
@@ -54,36 +54,64 @@ describe("rolling request window (explicit clock)", () => {
     });
   });
 
-  it("persists what was flushed, and a restarted window continues from it", async () => {
+  it("is exact across a restart at any moment: every accepted request is stored before it is answered", async () => {
     const stub = accountState(env, `acct_window_${crypto.randomUUID()}`);
     await runInDurableObject(stub, (_instance: AccountState, state) => {
-      const first = new RequestWindow(state.storage.sql);
-      for (let i = 0; i < 3; i += 1) first.hit(5, T0 + i * 1000);
-      expect(first.hasPendingChanges()).toBe(true);
-      first.flush(T0 + 3000);
-      expect(first.hasPendingChanges()).toBe(false);
-      first.hit(5, T0 + 4000); // not flushed: a restart forgets it
-
-      const restarted = new RequestWindow(state.storage.sql);
-      expect(restarted.hit(5, T0 + 5000)).toMatchObject({ allowed: true, remaining: 1 });
-
-      // Expired buckets leave storage on the next flush.
-      restarted.hit(5, T0 + 62_000);
-      restarted.flush(T0 + 62_000);
-      const stored = state.storage.sql.exec<{ second: number }>(`SELECT second FROM request_window ORDER BY second`).toArray();
-      expect(stored.map((row) => row.second)).toEqual([Math.floor(T0 / 1000) + 5, Math.floor(T0 / 1000) + 62]);
+      // A restart at every point of a burst, at limits of 60 and of 7, at several rhythms: never
+      // more than the limit gets through, and a restart costs at most one reservation's unused rest.
+      for (const [limit, stepMs] of [
+        [60, 0],
+        [60, 700],
+        [7, 3000],
+      ] as const) {
+        for (const restartAfter of [1, Math.floor(limit / 2), limit - 1, -1]) {
+          state.storage.sql.exec(`DELETE FROM request_window`);
+          let window = new RequestWindow(state.storage.sql);
+          let accepted = 0;
+          const start = T0 + limit * 1_000_000;
+          for (let i = 0; i < limit + 5; i += 1) {
+            if (window.hit(limit, start + i * stepMs).allowed) accepted += 1;
+            // The object restarts (memory is gone): once, or after every request (-1).
+            if (restartAfter === -1 || i + 1 === restartAfter) window = new RequestWindow(state.storage.sql);
+          }
+          expect(accepted).toBeLessThanOrEqual(limit);
+          if (restartAfter !== -1) expect(accepted).toBeGreaterThanOrEqual(limit - (reservationSize(limit, limit) - 1));
+        }
+      }
     });
   });
 
-  it("the account object writes its window behind the hot path", async () => {
+  it("writes once per reservation, not per request, and a restart over-counts at most the unused rest", async () => {
     const stub = accountState(env, `acct_window_${crypto.randomUUID()}`);
-    await Promise.all(Array.from({ length: 10 }, () => stub.hit(60)));
-    const storedHits = () =>
-      runInDurableObject(stub, (_instance: AccountState, state) =>
-        state.storage.sql.exec<{ n: number | null }>(`SELECT SUM(hits) AS n FROM request_window`).one().n ?? 0,
-      );
-    const deadline = Date.now() + 5000;
-    while ((await storedHits()) < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(await storedHits()).toBe(10);
+    await runInDurableObject(stub, (_instance: AccountState, state) => {
+      const first = new RequestWindow(state.storage.sql);
+      // 60 requests in 3 seconds at a limit of 600: reservations of 60, one write.
+      for (let i = 0; i < 60; i += 1) expect(first.hit(600, T0 + i * 50).allowed).toBe(true);
+      expect(first.writes).toBe(1);
+      expect(reservationSize(600, 600)).toBe(60);
+      // Past the reservation's seconds, a new one; the unused rest of the old one is given back.
+      first.hit(600, T0 + (RESERVE_SECONDS + 1) * 1000);
+      expect(first.writes).toBe(2);
+      const stored = () => state.storage.sql.exec<{ n: number }>(`SELECT SUM(hits) AS n FROM request_window`).one().n;
+      expect(stored()).toBe(60 + 60);
+
+      const restarted = new RequestWindow(state.storage.sql);
+      // 61 accepted, 120 counted after the restart: never fewer, at most one reservation more.
+      const after = restarted.hit(600, T0 + (RESERVE_SECONDS + 2) * 1000);
+      expect(after.remaining).toBe(600 - 120 - 1);
+
+      // Stored rows leave once their requests are out of the window.
+      restarted.hit(600, T0 + (RESERVE_SECONDS + 2) * 1000 + 90_000);
+      const seconds = state.storage.sql.exec<{ second: number }>(`SELECT second FROM request_window`).toArray();
+      expect(seconds.every((row) => row.second > Math.floor(T0 / 1000) + 60)).toBe(true);
+    });
+  });
+
+  it("the account object keeps its window across a restart of the object", async () => {
+    const stub = accountState(env, `acct_window_${crypto.randomUUID()}`);
+    const results = await Promise.all(Array.from({ length: 12 }, () => stub.hit(10)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(10);
+    await runInDurableObject(stub, (instance: AccountState) => instance.requestWindow.load());
+    expect((await stub.hit(10)).allowed).toBe(false);
   });
 });

@@ -115,8 +115,11 @@ export async function fetchSource(req: FetchSourceRequest): Promise<FetchedSourc
       workDir: req.workDir,
       maxBytes: cap.maxBytes,
       tooLargeMessage: cap.message,
+      maxSeconds: req.limits.max_source_seconds,
       timeoutMs,
       signal: req.signal,
+      policy: req.policy ?? policyFor(req.allowPrivateHosts),
+      resolver: req.resolver ?? systemResolver,
       onProgress: req.onProgress,
     });
     return result;

@@ -66,8 +66,8 @@ function portOf(url: URL): number {
   return url.protocol === "https:" ? 443 : 80;
 }
 
-/** Resolves the URL's host and applies the policy to every address it has. */
-async function checkedAddress(url: URL, policy: AddressPolicy, resolver: Resolver): Promise<{ address: string; family: 4 | 6 }> {
+/** Resolves the URL's host and applies the policy to every address it has (also the egress proxy's check). */
+export async function checkedAddress(url: URL, policy: AddressPolicy, resolver: Resolver): Promise<{ address: string; family: 4 | 6 }> {
   const hostname = bareHostname(url);
   const literal = isIP(hostname);
   let addresses: { address: string; family: 4 | 6 }[];
@@ -191,7 +191,9 @@ export async function safeDownload(req: SafeDownloadRequest): Promise<SafeDownlo
       const { response } = opened;
       const status = response.statusCode ?? 0;
       if (REDIRECT_STATUSES.has(status)) {
-        response.resume();
+        // Never read a redirect's body: a hostile host can make it endless. Closing
+        // the socket (agent: false, so it is this request's own) frees it at once.
+        response.destroy();
         const location = response.headers.location;
         if (!location) throw new JobFailure("source_unreachable", `The video host answered a redirect (HTTP ${status}) without a target.`);
         if (hop >= req.maxRedirects) throw new JobFailure("source_unreachable", `The video URL redirected more than ${req.maxRedirects} times.`);
@@ -205,7 +207,7 @@ export async function safeDownload(req: SafeDownloadRequest): Promise<SafeDownlo
         continue;
       }
       if (status < 200 || status >= 300) {
-        response.resume();
+        response.destroy();
         throw new JobFailure("source_unreachable", `The video host answered HTTP ${status} for the video URL.`);
       }
       const contentType = String(response.headers["content-type"] ?? "").toLowerCase();
@@ -245,6 +247,8 @@ export async function safeDownload(req: SafeDownloadRequest): Promise<SafeDownlo
       return { finalUrl: url.href, bytes, contentType };
     }
   } finally {
+    // Whatever path left the loop, no request of this download may keep its socket.
+    if (!local.signal.aborted) local.abort(new Error("download finished"));
     clearTimeout(totalTimer);
     if (stallTimer) clearTimeout(stallTimer);
     req.signal.removeEventListener("abort", onOuterAbort);

@@ -2,7 +2,10 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { JobFailure } from "../errors.ts";
 import { ProcessTimeoutError, runProcess } from "../spawn.ts";
+import type { AddressPolicy, Resolver } from "./address-policy.ts";
+import { startEgressProxy } from "./egress-proxy.ts";
 import type { Platform } from "./platforms.ts";
+import { watchWrittenBytes } from "./written-bytes.ts";
 
 /** The file name (without extension) yt-dlp writes the source to. */
 const OUTPUT_STEM = "source";
@@ -14,8 +17,13 @@ export interface YtdlpDownloadRequest {
   workDir: string;
   maxBytes: number;
   tooLargeMessage: string;
+  /** Longest accepted source: longer videos are refused before downloading. */
+  maxSeconds: number;
   timeoutMs: number;
   signal: AbortSignal;
+  /** The download rules every connection of yt-dlp is held to (through the egress proxy). */
+  policy: AddressPolicy;
+  resolver: Resolver;
   onProgress?: (fraction: number) => void;
 }
 
@@ -25,8 +33,17 @@ export interface YtdlpDownloadResult {
   bytes: number;
 }
 
-/** The argument array for one download: one video, one platform, bounded. */
-export function buildYtdlpArgs(req: { url: URL; platform: Platform; workDir: string; maxBytes: number }): string[] {
+export interface YtdlpArgsRequest {
+  url: URL;
+  platform: Platform;
+  workDir: string;
+  maxBytes: number;
+  maxSeconds: number;
+  proxyUrl: string;
+}
+
+/** The argument array for one download: one video, one platform, bounded, through the egress proxy. */
+export function buildYtdlpArgs(req: YtdlpArgsRequest): string[] {
   return [
     "--ignore-config",
     "--no-playlist",
@@ -39,8 +56,16 @@ export function buildYtdlpArgs(req: { url: URL; platform: Platform; workDir: str
     `node:${process.execPath}`,
     "--use-extractors",
     req.platform.extractors.join(","),
+    // Live streams and videos longer than the limit are refused from the metadata,
+    // before any media is downloaded (an unknown duration passes; the probe checks it).
     "--match-filter",
-    "!is_live",
+    `!is_live & duration <=? ${Math.floor(req.maxSeconds)}`,
+    "--proxy",
+    req.proxyUrl,
+    // yt-dlp's own HLS/DASH downloader (through --proxy), not an ffmpeg fetching on its own.
+    "--downloader",
+    "native",
+    // A Content-Length check only: the engine also watches what is written (written-bytes.ts).
     "--max-filesize",
     String(req.maxBytes),
     "--socket-timeout",
@@ -82,6 +107,23 @@ async function readTitle(workDir: string): Promise<string | null> {
   }
 }
 
+/** The proxy variables, for whatever yt-dlp starts (ffmpeg honours http_proxy). */
+function proxyEnvironment(proxyUrl: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    http_proxy: proxyUrl,
+    https_proxy: proxyUrl,
+    HTTP_PROXY: proxyUrl,
+    HTTPS_PROXY: proxyUrl,
+    ALL_PROXY: proxyUrl,
+    all_proxy: proxyUrl,
+    NO_PROXY: "",
+    no_proxy: "",
+  };
+}
+
+const FILTERED_LINE = /does not pass filter/i;
+
 export async function downloadWithYtdlp(req: YtdlpDownloadRequest): Promise<YtdlpDownloadResult> {
   if (!req.ytdlpPath) {
     throw new JobFailure(
@@ -89,17 +131,29 @@ export async function downloadWithYtdlp(req: YtdlpDownloadRequest): Promise<Ytdl
       `${req.platform.name} links need the platform downloader (yt-dlp), which this engine does not have installed. Use a direct link to the video file instead.`,
     );
   }
+  const proxy = await startEgressProxy({ policy: req.policy, resolver: req.resolver });
+  // Stops the download from inside (the byte cap) as well as from outside (cancel, shutdown).
+  const local = new AbortController();
+  const signal = AbortSignal.any([req.signal, local.signal]);
+  const watcher = watchWrittenBytes(req.workDir, req.maxBytes, () => local.abort(new JobFailure("source_too_large", req.tooLargeMessage)));
+  let filtered = false;
   let result;
   try {
     result = await runProcess({
       command: req.ytdlpPath,
-      args: buildYtdlpArgs(req),
+      args: buildYtdlpArgs({ ...req, proxyUrl: proxy.url }),
+      env: proxyEnvironment(proxy.url),
+      processGroup: true,
       timeoutMs: req.timeoutMs,
-      signal: req.signal,
+      signal,
       cwd: req.workDir,
       onStdoutLine: (line) => {
+        if (FILTERED_LINE.test(line)) filtered = true;
         const match = PERCENT_LINE.exec(line);
         if (match) req.onProgress?.(Math.min(1, Number(match[1]) / 100));
+      },
+      onStderrLine: (line) => {
+        if (FILTERED_LINE.test(line)) filtered = true;
       },
     });
   } catch (error) {
@@ -107,9 +161,22 @@ export async function downloadWithYtdlp(req: YtdlpDownloadRequest): Promise<Ytdl
       throw new JobFailure("source_unreachable", `The ${req.platform.name} download took longer than the time limit.`);
     }
     throw error;
+  } finally {
+    watcher.stop();
+    await proxy.close();
   }
+  // The last check: a file that grew past the cap between two looks.
+  if (await watcher.overCap()) throw new JobFailure("source_too_large", req.tooLargeMessage);
   const file = await findOutput(req.workDir);
   if (result.exitCode !== 0 || !file) {
+    const refusal = proxy.refusals[0];
+    if (refusal) throw new JobFailure("source_unreachable", refusal);
+    if (filtered) {
+      throw new JobFailure(
+        "source_too_long",
+        `The ${req.platform.name} video is a live stream or longer than the ${Math.round(req.maxSeconds / 60)}-minute source limit.`,
+      );
+    }
     const tail = result.stderrTail.trim().split("\n").pop() ?? "";
     if (/larger than max-filesize|File is larger/i.test(result.stderrTail + result.stdout)) {
       throw new JobFailure("source_too_large", req.tooLargeMessage);

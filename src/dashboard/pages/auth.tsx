@@ -1,13 +1,15 @@
 /**
  * Sign up, log in, log out. Every failure of a sign-in says the same thing,
  * whether the address is unknown, has no password or the password is wrong,
- * and an unknown address costs the same KDF work as a known one.
+ * and an unknown address costs the same KDF work as a known one. A sign-up
+ * answers the same whether or not the address has an account (the same
+ * redirect to the sign-in page, no session either way), so it reveals nothing.
  */
 import { Hono, type Context } from "hono";
 import { z } from "zod";
 import { createAccount } from "../../db/accounts";
 import { findLoginByEmail, setPasswordHash } from "../../db/passwords";
-import { Alert, CsrfField, Field } from "../components/form";
+import { Alert, CsrfField, Field, Notice } from "../components/form";
 import { Layout } from "../components/layout";
 import type { DashboardEnv } from "../env";
 import { visitorCsrf, visitorCsrfToken } from "../security/csrf";
@@ -20,14 +22,17 @@ import {
 } from "../security/password";
 import { endSession, requireSession, safeNextPath, startSession } from "../security/session";
 import { sessionCsrf } from "../security/csrf";
-import { admitAttempt, clientAddress, forgetAccountAttempts } from "../security/throttle";
+import { admitSignIn, admitSignUp, clientAddress, signInSucceeded, waitDelay } from "../security/throttle";
 
 /** New dashboard accounts start here (SPEC section 3). */
 export const SIGN_UP_PLAN = "free";
 
 export const SIGN_IN_FAILED = "That e-mail address and password do not match an account.";
-export const SIGN_UP_FAILED =
-  "An account could not be created with that e-mail address. If you already have one, log in instead.";
+/** Shown after every sign-up, whether an account was created or the address already had one. */
+export const SIGN_UP_DONE =
+  "If that e-mail address had no account, it has one now: log in with the password you chose. If it already had one, log in with that account's password.";
+/** Where every accepted sign-up form leads (the same answer for a new and a taken address). */
+export const SIGN_UP_REDIRECT = "/dashboard/login?signed_up=1&next=%2Fdashboard%2Fjobs";
 
 const Credentials = z.object({
   email: z.email().max(254),
@@ -49,12 +54,14 @@ interface AuthFormProps {
   email?: string;
   next?: string;
   errors?: string[];
+  notice?: string;
 }
 
-function AuthForm({ mode, csrf, email = "", next, errors = [] }: AuthFormProps) {
+function AuthForm({ mode, csrf, email = "", next, errors = [], notice }: AuthFormProps) {
   const signup = mode === "signup";
   return (
     <div class="card narrow">
+      {notice ? <Notice>{notice}</Notice> : null}
       <Alert messages={errors} />
       <form method="post" action={signup ? "/dashboard/signup" : "/dashboard/login"}>
         <CsrfField token={csrf} />
@@ -114,17 +121,21 @@ export const authPages = new Hono<DashboardEnv>()
   .use("/signup", visitorCsrf)
   .get("/login", (c) => {
     if (c.get("session")) return c.redirect(safeNextPath(c.req.query("next")), 303);
-    return renderAuthPage(c, { mode: "login", next: c.req.query("next") });
+    const notice = c.req.query("signed_up") === "1" ? SIGN_UP_DONE : undefined;
+    return renderAuthPage(c, { mode: "login", next: c.req.query("next"), notice });
   })
   .post("/login", async (c) => {
     const { email, password, next } = await formFields(c);
     const parsed = Credentials.safeParse({ email, password });
     if (!parsed.success) return renderAuthPage(c, { mode: "login", email, next, errors: [SIGN_IN_FAILED] }, 401);
-    const verdict = await admitAttempt(c.env.DB, email, clientAddress(c.req.raw));
+    const address = clientAddress(c.req.raw);
+    const verdict = await admitSignIn(c.env.DB, email, address);
     if (!verdict.allowed) {
       c.header("Retry-After", String(verdict.retryAfterSeconds));
       return renderAuthPage(c, { mode: "login", email, next, errors: [throttled(verdict.retryAfterSeconds)] }, 429);
     }
+    // Many recent failures on this e-mail (from anywhere): slowed, never refused.
+    await waitDelay(verdict.delayMs);
     const login = await findLoginByEmail(c.env.DB, email);
     if (!login?.passwordHash) {
       await verifyAgainstDecoy(password);
@@ -133,7 +144,7 @@ export const authPages = new Hono<DashboardEnv>()
     const check = await verifyPassword(password, login.passwordHash);
     if (!check.ok) return renderAuthPage(c, { mode: "login", email, next, errors: [SIGN_IN_FAILED] }, 401);
     if (check.needsRehash) await setPasswordHash(c.env.DB, login.accountId, await hashPassword(password));
-    await forgetAccountAttempts(c.env.DB, email);
+    await signInSucceeded(c.env.DB, email, address);
     await startSession(c, login.accountId);
     return c.redirect(safeNextPath(next), 303);
   })
@@ -148,24 +159,21 @@ export const authPages = new Hono<DashboardEnv>()
     const passwordCheck = NewPassword.safeParse(password);
     if (!passwordCheck.success) errors.push(...passwordCheck.error.issues.map((issue) => issue.message));
     if (errors.length > 0) return renderAuthPage(c, { mode: "signup", email, errors }, 400);
-    const verdict = await admitAttempt(c.env.DB, email, clientAddress(c.req.raw));
+    const verdict = await admitSignUp(c.env.DB, clientAddress(c.req.raw));
     if (!verdict.allowed) {
       c.header("Retry-After", String(verdict.retryAfterSeconds));
       return renderAuthPage(c, { mode: "signup", email, errors: [throttled(verdict.retryAfterSeconds)] }, 429);
     }
     // Hash first: a taken address then costs the same time as a free one.
     const passwordHash = await hashPassword(password);
-    let accountId: string;
     try {
-      accountId = (await createAccount(c.env.DB, { email, plan: SIGN_UP_PLAN, passwordHash })).id;
+      await createAccount(c.env.DB, { email, plan: SIGN_UP_PLAN, passwordHash });
     } catch (err) {
-      // The UNIQUE e-mail constraint (also under a concurrent sign-up of the same address).
+      // The UNIQUE e-mail constraint (also under a concurrent sign-up of the same address):
+      // nothing is created, and the answer is the one a new address gets.
       if (!String(err).includes("UNIQUE")) throw err;
-      return renderAuthPage(c, { mode: "signup", email, errors: [SIGN_UP_FAILED] }, 400);
     }
-    await forgetAccountAttempts(c.env.DB, email);
-    await startSession(c, accountId);
-    return c.redirect("/dashboard/jobs", 303);
+    return c.redirect(SIGN_UP_REDIRECT, 303);
   })
   .post("/logout", requireSession, sessionCsrf, async (c) => {
     await endSession(c);
