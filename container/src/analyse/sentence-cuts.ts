@@ -34,6 +34,8 @@ interface Boundaries {
 const EDGE_PAD = 0.25;
 /** The question must end at most this long before the answer begins. */
 const QUESTION_GAP = 3;
+/** Seconds of edge movement a clip that opens with a question and its answer is worth. */
+const QUESTION_BONUS = 6;
 
 function boundaries(units: Unit[], duration: number): Boundaries {
   const startAt: number[] = [];
@@ -73,7 +75,8 @@ function bestChoice(units: Unit[], b: Boundaries, want: { start: number; end: nu
       const length = end - start;
       if (length > limits.max + 1e-9) break;
       if (length < limits.min - 1e-9 || Math.abs(end - want.end) > reach || !free(start, end)) continue;
-      const cost = Math.abs(start - want.start) + Math.abs(end - want.end);
+      const opensWithAnswered = units[i]!.question && j > i && !units[i + 1]!.question;
+      const cost = Math.abs(start - want.start) + Math.abs(end - want.end) - (opensWithAnswered ? QUESTION_BONUS : 0);
       if (!best || cost < best.cost) best = { start, end, first: i, last: j, cost };
     }
   }
