@@ -24,22 +24,9 @@ import { parseCaptions } from "../src/transcript/cues.ts";
 import { newJobId, testConfig } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { FFMPEG, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
+import { SCRIPT } from "./helpers/script.ts";
 import { startRecordingServer, type RecordingServer } from "./helpers/servers.ts";
 
-export const SCRIPT = [
-  "Why do people love short videos so much?",
-  "Because a short clip respects your time and gets to the point.",
-  "A good clip starts with a question and ends with its answer.",
-  "That is what our editors look for every single day.",
-  "What makes a moment worth sharing with friends?",
-  "Surprise, humour and a clear idea in very few words.",
-  "Long pauses and half sentences make viewers scroll away.",
-  "So we cut at sentence ends and never inside a word.",
-  "How long should a clip be on a phone screen?",
-  "Around twenty seconds is plenty for one complete thought.",
-  "Captions matter because most people watch without sound.",
-  "Large bold words help everyone follow the story.",
-];
 
 const runner = nativeRunner();
 const tokens = new Map<string, string>();
