@@ -9,7 +9,9 @@ import { buildTranscript, sentencesFromWords, stitchChunks, wordsFromCues } from
 import { fetchCaptionsUrl } from "../src/transcript/captions-url.ts";
 import { CaptionsParseError, MAX_CAPTIONS_BYTES, MAX_CUES, decodeCaptionBytes, parseCaptions } from "../src/transcript/cues.ts";
 import { failureOf } from "./helpers/failure.ts";
-import { FFMPEG, osTempDir, removeTempDirs } from "./helpers/media.ts";
+import { FFMPEG, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
+import { probeSource } from "../src/probe.ts";
+import { subtitleTrackCues } from "../src/transcript/track.ts";
 import { runProcess } from "../src/spawn.ts";
 import { startRecordingServer, type RecordingServer } from "./helpers/servers.ts";
 
@@ -183,6 +185,67 @@ describe("caption output escaping", () => {
     expect(await mean("null")).toBeLessThan(0.01);
     // White text on the box, drawn from the file at that path: the picture gets brighter.
     expect(await mean(`format=yuv420p,${assFilter(assPath)}`)).toBeGreaterThan(0.2);
+  });
+});
+
+describe("caption layout", () => {
+  it.each([
+    [720, 1280],
+    [1080, 1920],
+    [720, 720],
+    [720, 900],
+    [1280, 720],
+    [320, 180],
+  ])("fits lines to a %ix%i picture and never covers more than a third of it", (width, height) => {
+    for (const style of ["bold", "clean", "boxed"] as const) {
+      const m = captionMetrics(style, width, height);
+      // Widest case: every character as wide as a capital W in DejaVu Sans Bold (about 0.99 em) would not fit;
+      // the layout's 0.62 em average holds for running text, checked by the OCR test on real renders.
+      expect(m.lineChars * m.fontSize * 0.62).toBeLessThanOrEqual(width * 0.86 + 1e-6);
+      expect(m.maxLines * m.fontSize * 1.3).toBeLessThanOrEqual(height / 3);
+      const words = Array.from({ length: 40 }, (_, i) => ({ text: i % 7 === 0 ? "extraordinarily" : "word", start: i * 0.3, end: i * 0.3 + 0.25 }));
+      for (const page of layoutPages(clipWords(words, 0, 12, m.lineChars), m, 12)) {
+        expect(page.lines.length).toBeLessThanOrEqual(m.maxLines);
+        for (const line of page.lines) expect(line.map((w) => w.text).join(" ").length).toBeLessThanOrEqual(m.lineChars);
+        expect(page.end).toBeGreaterThan(page.start);
+        expect(page.end).toBeLessThanOrEqual(12);
+      }
+    }
+  });
+
+  it("splits a word longer than a line", () => {
+    const m = captionMetrics("bold", 320, 180);
+    const words = clipWords([{ text: "x".repeat(m.lineChars * 2 + 3), start: 0, end: 3 }], 0, 5, m.lineChars);
+    expect(words.map((w) => w.text.length)).toEqual([m.lineChars, m.lineChars, 3]);
+  });
+});
+
+describe("hostile subtitle tracks in the source", () => {
+  it("reduces an ASS track full of override tags, \\N and drawings to plain words", async () => {
+    const work = await osTempDir("ass-track");
+    const ass = [
+      "[Script Info]", "ScriptType: v4.00+", "", "[V4+ Styles]",
+      "Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding",
+      "Style: Default,Arial,20,&H00FFFFFF,&H000000FF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,1,0,2,10,10,10,1",
+      "", "[Events]", "Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text",
+      "Dialogue: 0,0:00:00.50,0:00:01.50,Default,,0,0,0,,{\\pos(10,10)\\fs300\\c&H0000FF&}Hello\\Nworld{\\p1}m 0 0 l 100 100{\\p0}",
+      "Dialogue: 0,0:00:01.00,0:00:01.80,Default,,0,0,0,,overlapping\\hline",
+    ].join("\n");
+    const assPath = path.join(work, "hostile.ass");
+    await writeFile(assPath, ass);
+    const video = path.join(work, "with-ass.mkv");
+    const made = await runProcess({
+      command: FFMPEG,
+      args: ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=black:s=160x90:r=10:d=2", "-i", assPath, "-map", "0:v", "-map", "1:s", "-c:v", "libx264", "-preset", "ultrafast", "-c:s", "ass", video],
+      timeoutMs: 30_000,
+    });
+    expect(made.exitCode, made.stderrTail).toBe(0);
+    const runner = nativeRunner();
+    const source = await probeSource({ runner, path: video, sizeBytes: 1, videoUrl: "https://x.test/v.mkv", platformTitle: null, maxSourceSeconds: 60, signal: new AbortController().signal });
+    const { found } = await subtitleTrackCues(runner, source, path.join(work, "track.srt"), new AbortController().signal);
+    const words = wordsFromCues(found!.cues, source.durationSeconds);
+    expect(found!.cues.map((c) => c.text).join(" | ")).not.toMatch(/[{}\\]/);
+    expect(words.map((w) => w.text)).toEqual(["Hello", "world", "overlapping", "line"]);
   });
 });
 

@@ -36,6 +36,7 @@ const EDGE_PAD = 0.25;
 const QUESTION_GAP = 3;
 /** Seconds of edge movement a clip that opens with a question and its answer is worth. */
 const QUESTION_BONUS = 6;
+const ANSWER_OPENING_PENALTY = 1000;
 
 function boundaries(units: Unit[], duration: number): Boundaries {
   const startAt: number[] = [];
@@ -76,7 +77,11 @@ function bestChoice(units: Unit[], b: Boundaries, want: { start: number; end: nu
       if (length > limits.max + 1e-9) break;
       if (length < limits.min - 1e-9 || Math.abs(end - want.end) > reach || !free(start, end)) continue;
       const opensWithAnswered = units[i]!.question && j > i && !units[i + 1]!.question;
-      const cost = Math.abs(start - want.start) + Math.abs(end - want.end) - (opensWithAnswered ? QUESTION_BONUS : 0);
+      // Opening on the answer to the question just before is a last resort: the clip should start with the question.
+      const previous = units[i - 1];
+      const opensOnAnswer = previous?.question === true && !units[i]!.question && units[i]!.start - previous.end <= QUESTION_GAP;
+      const cost =
+        Math.abs(start - want.start) + Math.abs(end - want.end) - (opensWithAnswered ? QUESTION_BONUS : 0) + (opensOnAnswer ? ANSWER_OPENING_PENALTY : 0);
       if (!best || cost < best.cost) best = { start, end, first: i, last: j, cost };
     }
   }

@@ -86,6 +86,8 @@ const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"'
 export function plainCueText(raw: string): { text: string; speaker?: string } {
   const voice = /<v(?:\.[^\s>]*)?\s+([^>]{1,60})>/.exec(raw);
   const text = raw
+    // ASS drawing mode ({\p1} ... {\p0}) is vector shapes, not words.
+    .replace(/\{[^}]*\\p[1-9][^}]*\}[^{]*/g, "")
     .replace(/\{[^}]*\}/g, "")
     .replace(/\\[Nnh]/g, " ")
     .replace(/<[^>]*>/g, "")
@@ -141,4 +143,50 @@ export function parseCaptions(input: string): ParsedCaptions {
   if (cues.length === 0) throw new CaptionsParseError("The captions file has no cues with text.");
   cues.sort((a, b) => a.start - b.start || a.end - b.end);
   return { format: isVtt ? "vtt" : "srt", cues };
+}
+
+function parseAssTime(raw: string): number {
+  const match = /^\s*(\d+):(\d{1,2}):(\d{1,2}(?:\.\d{1,3})?)\s*$/.exec(raw);
+  if (!match) throw new CaptionsParseError(`The subtitle track has a malformed time "${raw.slice(0, 20)}".`);
+  return Number(match[1]) * 3600 + Number(match[2]) * 60 + Number(match[3]);
+}
+
+/**
+ * ASS/SSA events (a subtitle track ffmpeg copied out as .ass): the [Events]
+ * Format line says where Start, End and Text are; Text is everything after
+ * the last separating comma. Same caps and refusals as SRT and WebVTT.
+ */
+export function parseAss(input: string): ParsedCaptions {
+  const lines = input.replace(/^\ufeff/, "").split(/\r?\n/);
+  let format: string[] | null = null;
+  let inEvents = false;
+  const cues: Cue[] = [];
+  for (const line of lines) {
+    if (/^\s*\[/.test(line)) {
+      inEvents = /^\s*\[events\]/i.test(line);
+      continue;
+    }
+    if (!inEvents) continue;
+    if (/^format\s*:/i.test(line)) {
+      format = line.replace(/^format\s*:/i, "").split(",").map((f) => f.trim().toLowerCase());
+      continue;
+    }
+    if (!/^dialogue\s*:/i.test(line)) continue;
+    if (!format) throw new CaptionsParseError("The subtitle track has events before their Format line.");
+    const fields = line.replace(/^dialogue\s*:/i, "").split(",");
+    const textAt = format.indexOf("text");
+    if (textAt !== format.length - 1 || fields.length < format.length) throw new CaptionsParseError("The subtitle track has a malformed event.");
+    const start = parseAssTime(fields[format.indexOf("start")] ?? "");
+    const end = parseAssTime(fields[format.indexOf("end")] ?? "");
+    if (end < start) throw new CaptionsParseError("The subtitle track has an event that ends before it starts.");
+    const rawText = fields.slice(textAt).join(",");
+    if (rawText.length > MAX_CUE_CHARS) throw new CaptionsParseError(`The subtitle track has an event longer than ${MAX_CUE_CHARS} characters.`);
+    const { text } = plainCueText(rawText);
+    if (text === "") continue;
+    if (cues.length >= MAX_CUES) throw new CaptionsParseError(`The subtitle track has more than ${MAX_CUES} events.`);
+    cues.push({ start, end, text });
+  }
+  if (cues.length === 0) throw new CaptionsParseError("The subtitle track has no events with text.");
+  cues.sort((a, b) => a.start - b.start || a.end - b.end);
+  return { format: "srt", cues };
 }

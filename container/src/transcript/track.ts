@@ -1,15 +1,15 @@
 /**
  * Source 2: a text subtitle track inside the source file (mov_text, SubRip,
- * WebVTT, ASS/SSA). ffmpeg converts the first text track to SubRip (which
- * keeps the times and reduces ASS styling to tags the parser removes), capped
- * in size, then the strict parser reads it. Picture subtitles (DVD, PGS) hold
+ * WebVTT, ASS/SSA). ffmpeg writes the first text track out, capped in size:
+ * ASS as ASS (its events are parsed here, drawings dropped), anything else
+ * converted to SubRip; then the strict parser reads it. Picture subtitles (DVD, PGS) hold
  * no text and are skipped.
  */
 import { readFile } from "node:fs/promises";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { pinnedDemuxer } from "../probe.ts";
 import type { SourceInfo } from "../types.ts";
-import { MAX_CAPTIONS_BYTES, parseCaptions, type Cue } from "./cues.ts";
+import { MAX_CAPTIONS_BYTES, decodeCaptionBytes, parseAss, parseCaptions, type Cue } from "./cues.ts";
 
 const TEXT_SUBTITLE_CODECS = new Set(["subrip", "srt", "ass", "ssa", "mov_text", "webvtt", "text"]);
 const TIMEOUT_MS = 120_000;
@@ -62,6 +62,8 @@ export async function subtitleTrackCues(
   const position = streams.findIndex((s) => TEXT_SUBTITLE_CODECS.has(s.codec_name ?? ""));
   if (position < 0) return { found: null, note: streams.length > 0 ? "the source's subtitle tracks are pictures, not text" : "the source has no subtitle track" };
   const stream = streams[position]!;
+  // ASS keeps its own events (a SubRip conversion would turn drawings into words); the rest becomes SubRip.
+  const isAss = stream.codec_name === "ass" || stream.codec_name === "ssa";
   const result = await runner.ffmpeg({
     args: [
       "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
@@ -69,9 +71,9 @@ export async function subtitleTrackCues(
       "-f", pinnedDemuxer(source.format),
       "-i", source.path,
       "-map", `0:${stream.index}`,
-      "-c:s", "srt",
+      "-c:s", isAss ? "ass" : "srt",
       "-fs", String(MAX_CAPTIONS_BYTES),
-      "-f", "srt", outPath,
+      "-f", isAss ? "ass" : "srt", outPath,
     ],
     inputs: [source.path],
     outputs: [outPath],
@@ -82,7 +84,8 @@ export async function subtitleTrackCues(
   const bytes = await readFile(outPath);
   if (bytes.length >= MAX_CAPTIONS_BYTES) return { found: null, note: "the source's subtitle track is too large" };
   try {
-    const parsed = parseCaptions(bytes.toString("utf8"));
+    const text = decodeCaptionBytes(bytes);
+    const parsed = isAss ? parseAss(text) : parseCaptions(text);
     return { found: { cues: parsed.cues, language: languageCode(stream.tags?.language) }, note: "subtitle track" };
   } catch (error) {
     return { found: null, note: `the source's subtitle track is unusable (${error instanceof Error ? error.message : String(error)})` };
