@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   await mkdir(work, { recursive: true });
   const runner = createNativeRunner({ ffmpegPath: process.env.FFMPEG_PATH || "ffmpeg", ffprobePath: process.env.FFPROBE_PATH || "ffprobe" });
   console.log("preparing the source (cached after the first run)...");
-  const picture = await cachedMedia({ durationSeconds: 40, width: 1920, height: 1080, fps: 30, audio: "none", grain: 10, maxBitrateKbps: 8000, sceneChanges: [13, 27], seed: 7 }, ".tmp/bench");
+  const picture = await cachedMedia({ durationSeconds: 70, width: 1920, height: 1080, fps: 30, audio: "none", grain: 10, maxBitrateKbps: 8000, sceneChanges: [13, 27], seed: 7 }, ".tmp/bench");
   const narration = await cachedNarration({ sentences: [...SCRIPT, ...SCRIPT.slice(0, 4)], subtitleTrack: true, gapSeconds: 0.6, picture: picture.path, width: 1920, height: 1080 }, ".tmp/bench");
   const signal = new AbortController().signal;
   const source = await probeSource({ runner, path: narration.path, sizeBytes: (await stat(narration.path)).size, videoUrl: "https://bench.test/talk.mp4", platformTitle: null, maxSourceSeconds: 3600, signal });

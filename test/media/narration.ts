@@ -15,7 +15,7 @@
  * Each sentence is spoken into its own WAV, trimmed to its sound (samples
  * above -54 dBFS) and placed after spec.gapSeconds of pause, so a span is its
  * sound to one sample at 22,050 Hz. The picture is spec.picture (an existing
- * video whose audio is replaced, looped or cut to length) or a plain dark
+ * video, copied, whose audio is replaced) or a plain dark
  * background. espeak-ng and ffmpeg (FFMPEG_PATH) must be installed; all
  * commands are argument arrays, never a shell.
  */
@@ -43,7 +43,7 @@ export interface NarrationSpec {
   bedDb?: number;
   /** Embed the script as a mov_text subtitle track (language eng). */
   subtitleTrack?: boolean;
-  /** Picture from this video (its audio is dropped); default a dark 320x180 background. */
+  /** Picture from this video, copied (its audio is dropped; it must last as long as the script); default a dark 320x180 background. */
   picture?: string;
   width?: number;
   height?: number;
@@ -147,8 +147,9 @@ export async function narrate(spec: NarrationSpec): Promise<Narration> {
     const duration = total / RATE;
     const width = spec.width ?? 320;
     const height = spec.height ?? 180;
+    // An existing picture is copied, not re-encoded (it must last as long as the script).
     const picture = spec.picture
-      ? ["-stream_loop", "-1", "-i", spec.picture]
+      ? ["-i", spec.picture]
       : ["-f", "lavfi", "-i", `color=c=0x203040:s=${width}x${height}:r=15:d=${duration.toFixed(3)}`];
     const subtitles = spec.subtitleTrack ? join(work, "script.srt") : null;
     if (subtitles) await writeFile(subtitles, narrationSrt(sentences));
@@ -161,7 +162,7 @@ export async function narrate(spec: NarrationSpec): Promise<Narration> {
       ...(subtitles ? ["-f", "srt", "-i", subtitles] : []),
       "-map", "0:v:0", "-map", "1:a:0", ...(subtitles ? ["-map", "2:s:0"] : []),
       "-t", duration.toFixed(3),
-      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "30",
+      ...(spec.picture ? ["-c:v", "copy"] : ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "30"]),
       "-c:a", "aac", "-b:a", "96k", "-ar", "44100",
       ...(subtitles ? ["-c:s", "mov_text", "-metadata:s:s:0", "language=eng"] : []),
       partial,
