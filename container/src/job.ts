@@ -11,7 +11,7 @@ import { probeSource } from "./probe.ts";
 import { ProgressTracker } from "./progress.ts";
 import { renderClip } from "./render.ts";
 import { outputSize } from "./render-geometry.ts";
-import { JobReporter } from "./report.ts";
+import { CallbackError, JobReporter } from "./report.ts";
 import { policyFor, systemResolver, type AddressPolicy, type Resolver } from "./source/address-policy.ts";
 import { fetchSource } from "./source/index.ts";
 import { classifySourceUrl } from "./source/platforms.ts";
@@ -82,6 +82,25 @@ function clipReport(clip: RenderedClip): ClipReport {
     captions_burned: clip.captions.assPath !== null,
     sidecars: clip.captions.vttPath !== null && clip.captions.srtPath !== null,
   };
+}
+
+/**
+ * Sidecars and the transcript are extras: a Worker that does not know their
+ * route (404, e.g. mid-rollout of a new engine) leaves the clip without them
+ * instead of failing the job. Anything else (409, retries exhausted) still
+ * ends the job as before.
+ */
+async function optionalUpload(jobId: string, upload: () => Promise<void>): Promise<boolean> {
+  try {
+    await upload();
+    return true;
+  } catch (error) {
+    if (error instanceof CallbackError && error.status === 404) {
+      log.warn("job_optional_upload_refused", { job_id: jobId, error: error.message });
+      return false;
+    }
+    throw error;
+  }
 }
 
 /** Maps anything thrown inside the pipeline to the failure the Worker is told. */
@@ -262,8 +281,10 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       await reporter.putFile(`clips/${clip.index}`, clip.videoPath, "video/mp4", onBytes);
       await reporter.putFile(`clips/${clip.index}/thumbnail`, clip.thumbnailPath, "image/jpeg", onBytes);
       if (clip.captions.vttPath && clip.captions.srtPath) {
-        await reporter.putFile(`clips/${clip.index}/captions.vtt`, clip.captions.vttPath, "text/vtt; charset=utf-8");
-        await reporter.putFile(`clips/${clip.index}/captions.srt`, clip.captions.srtPath, "application/x-subrip; charset=utf-8");
+        const stored =
+          (await optionalUpload(jobId, () => reporter.putFile(`clips/${clip.index}/captions.vtt`, clip.captions.vttPath!, "text/vtt; charset=utf-8"))) &&
+          (await optionalUpload(jobId, () => reporter.putFile(`clips/${clip.index}/captions.srt`, clip.captions.srtPath!, "application/x-subrip; charset=utf-8")));
+        if (!stored) clip.captions = { ...clip.captions, vttPath: null, srtPath: null };
       }
     }
     if (transcript) {
@@ -271,7 +292,10 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       const body = JSON.stringify(transcript);
       if (Buffer.byteLength(body) <= MAX_TRANSCRIPT_UPLOAD_BYTES) {
         await writeFile(transcriptPath, body, "utf8");
-        await reporter.putFile("transcript", transcriptPath, "application/json");
+        if (!(await optionalUpload(jobId, () => reporter.putFile("transcript", transcriptPath, "application/json")))) {
+          transcript = null;
+          transcriptReason = "The transcript could not be stored by this deployment.";
+        }
       } else {
         log.warn("job_transcript_too_large", { job_id: jobId, bytes: Buffer.byteLength(body) });
         transcript = null;

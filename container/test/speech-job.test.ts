@@ -46,6 +46,10 @@ beforeAll(async () => {
     if (req.url === "/talk.mp4") {
       res.writeHead(200, { "content-type": "video/mp4", "content-length": String(size) });
       createReadStream(narration.path).pipe(res);
+    } else if (req.url === "/latin1.srt") {
+      res.writeHead(200, { "content-type": "application/x-subrip" }).end(Buffer.from("1\n00:00:01,000 --> 00:00:02,000\nCaf\xe9\n", "latin1"));
+    } else if (req.url === "/late.srt") {
+      res.writeHead(200, { "content-type": "application/x-subrip" }).end("1\n10:00:01,000 --> 10:00:02,000\nAfter the end.\n");
     } else res.writeHead(404).end();
   });
   uploads = await osTempDir("speech-uploads");
@@ -58,6 +62,22 @@ afterAll(async () => {
   await server?.close();
   await removeTempDirs();
 });
+
+function speechJob(config: Partial<ClipConfig>, extra: Partial<StartJob> = {}): StartJob {
+  const jobId = newJobId("speech");
+  const token = `token-${jobId}-abcdefghijkl`;
+  tokens.set(jobId, token);
+  return {
+    job_id: jobId,
+    token,
+    callback_base: worker.base,
+    video_url: server.url("/talk.mp4"),
+    video_type: "podcast",
+    config: ClipConfig.parse({ aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 8, max_clip_seconds: 20, max_clips: 2, ...config }),
+    limits: { max_source_bytes: 1e9, max_source_seconds: 3600, download_timeout_seconds: 60, allow_private_hosts: true },
+    ...extra,
+  };
+}
 
 async function runSpeechJob(config: Partial<ClipConfig>): Promise<{ jobId: string; report: CompleteReport }> {
   const jobId = newJobId("speech");
@@ -187,4 +207,34 @@ describe("a job with speech and a subtitle track", () => {
     console.log(`OCR word-match rate of burned captions: ${(rate * 100).toFixed(1)}% (${found}/${expected} words)`);
     expect(rate).toBeGreaterThanOrEqual(0.8);
   });
+});
+
+describe("captions options and failures", () => {
+  it("fails the job with captions_invalid for an unusable captions_url, before anything is charged", async () => {
+    for (const [route, message] of [
+      ["/latin1.srt", /not valid UTF-8/],
+      ["/late.srt", /none of the file's cues fall within the video's length/],
+    ] as const) {
+      const job = speechJob({}, { captions_url: server.url(route) });
+      const outcome = await runJob(job, { runner, config: testConfig(workRoot), policy: anyAddressPolicy }, new AbortController());
+      expect(outcome).toBe("failed");
+      const fail = worker.callsFor(job.job_id, "fail")[0]?.body as { code: string; message: string };
+      expect(fail.code).toBe("captions_invalid");
+      expect(fail.message).toMatch(message);
+      // The latin1 file fails before the probe report (no credits reserved); the late one right after probing.
+      if (route === "/latin1.srt") expect(worker.callsFor(job.job_id, "probe")).toHaveLength(0);
+    }
+  }, 120_000);
+
+  it("completes without sidecars when the Worker does not know their route, and burns nothing when asked for sidecars only", async () => {
+    const job = speechJob({ captions: "sidecar", max_clips: 1 });
+    worker.behaviour.override = ({ kind }) => (kind === "captions_vtt" ? 404 : undefined);
+    const outcome = await runJob(job, { runner, config: testConfig(workRoot), policy: anyAddressPolicy }, new AbortController());
+    worker.behaviour.override = undefined;
+    expect(outcome).toBe("completed");
+    const report = CompleteReport.parse(worker.callsFor(job.job_id, "complete")[0]?.body);
+    expect(report.transcript?.source).toBe("subtitle_track");
+    expect(report.clips[0]).toMatchObject({ captions_burned: false, sidecars: false });
+    expect(report.clips[0]?.title).not.toBeNull();
+  }, 300_000);
 });
