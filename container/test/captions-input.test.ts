@@ -12,6 +12,8 @@ import { failureOf } from "./helpers/failure.ts";
 import { FFMPEG, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { probeSource } from "../src/probe.ts";
 import { subtitleTrackCues } from "../src/transcript/track.ts";
+import { buildClipArgs } from "../src/render.ts";
+import { ClipConfig } from "../../src/engine/contract.ts";
 import { runProcess } from "../src/spawn.ts";
 import { startRecordingServer, type RecordingServer } from "./helpers/servers.ts";
 
@@ -211,6 +213,18 @@ describe("caption layout", () => {
         expect(page.end).toBeLessThanOrEqual(12);
       }
     }
+  });
+
+  it("burns captions inside the clip's one filter graph, after scaling, and only when there is a file", () => {
+    const source = { path: "/w/source.video", sizeBytes: 1, durationSeconds: 60, format: "mov,mp4", title: "t", width: 1920, height: 1080, fps: 30, hasAudio: true, startTime: 0 };
+    const base = { source, candidate: { start: 5, end: 35, score: 1, reasons: ["x"] }, config: ClipConfig.parse({}), outPath: "/w/clip-0.mp4" };
+    const graphOf = (args: string[]) => args[args.indexOf("-filter_complex") + 1]!;
+    const plain = buildClipArgs({ ...base, captionsPath: null }).ffmpegArgs;
+    const captioned = buildClipArgs({ ...base, captionsPath: "/w/clip-0.ass" }).ffmpegArgs;
+    expect(graphOf(plain)).not.toContain("ass=");
+    expect(graphOf(captioned)).toMatch(/scale=1080:1920[^;]*,format=yuv420p,ass=filename=\/w\/clip-0\.ass\[clip\]/);
+    expect(captioned.filter((a) => a === "-filter_complex")).toHaveLength(1);
+    expect(captioned.filter((a) => a !== graphOf(captioned))).toEqual(plain.filter((a) => a !== graphOf(plain)));
   });
 
   it("splits a word longer than a line", () => {
