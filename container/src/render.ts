@@ -22,6 +22,7 @@
 import { stat } from "node:fs/promises";
 import { MAX_CLIP_UPLOAD_BYTES, type ClipConfig } from "../../src/engine/contract.ts";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";
+import { assFilter } from "./captions/ass.ts";
 import { pinnedDemuxer } from "./probe.ts";
 import { reframeGraph } from "./reframe/filter.ts";
 import { viewsAt, viewsOf, type ReframePlan } from "./reframe/plan.ts";
@@ -45,6 +46,8 @@ export interface RenderArgs {
   onProgress: StageProgress;
   /** The crop's camera paths (reframe/plan.ts); without it, the centre or the activity plan. */
   plan?: Pick<ReframePlan, "views">;
+  /** ASS captions to burn in this same encode (see captions/), or none. */
+  captionsPath?: string | null;
 }
 
 /** Generous: the wasm backend encodes 1080x1920 at about 0.14x realtime. */
@@ -64,11 +67,16 @@ function inputArgs(source: SourceInfo, seekSeconds: number): string[] {
   ];
 }
 
-export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath" | "plan">): { ffmpegArgs: string[]; width: number; height: number } {
+/** Burned captions: libass draws the clip's ASS file onto the final picture, in the same encode. */
+function captionStep(captionsPath: string | null | undefined): string {
+  return captionsPath ? `,${assFilter(captionsPath)}` : "";
+}
+
+export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath" | "plan" | "captionsPath">): { ffmpegArgs: string[]; width: number; height: number } {
   const { source, candidate, config } = args;
   const size = outputSize(config, source);
   const duration = candidate.end - candidate.start;
-  const picture = reframeGraph(size, viewsOf(args.plan, config, candidate));
+  const picture = reframeGraph(size, viewsOf(args.plan, config, candidate)) + captionStep(args.captionsPath);
   const graph = [`${picture}[clip]`, ...(source.hasAudio ? [] : ["anullsrc=r=48000:cl=stereo[silence]"])].join(";");
   const ffmpegArgs = [
     ...inputArgs(source, candidate.start),
@@ -111,7 +119,7 @@ export async function renderClip(runner: FfmpegRunner, args: RenderArgs): Promis
   let reported = 0;
   const result = await runner.ffmpeg({
     args: ffmpegArgs,
-    inputs: [args.source.path],
+    inputs: args.captionsPath ? [args.source.path, args.captionsPath] : [args.source.path],
     outputs: [args.outPath],
     timeoutMs: renderTimeoutMs(duration),
     signal: args.signal,

@@ -14,7 +14,7 @@ import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { ffprobeJson, osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
 
-const CONFIG: ClipConfig = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "faces", layout: "single" };
+const CONFIG: ClipConfig = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "faces", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
 
 const tokens = new Map<string, string>();
 let worker: FakeWorker;

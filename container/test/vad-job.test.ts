@@ -19,7 +19,7 @@ import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
 
-const CONFIG: ClipConfig = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 6, max_clip_seconds: 12, max_clips: 1, reframe: "center", layout: "single" };
+const CONFIG: ClipConfig = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 6, max_clip_seconds: 12, max_clips: 1, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
 const SENTENCES = [
   "Good morning and welcome to this short talk about bridges.",
   { text: "Every bridge is a promise that the other side is worth it.", emphasised: true },

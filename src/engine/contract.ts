@@ -17,6 +17,10 @@
  *   POST {callback_base}/internal/v1/jobs/:id/probe     ProbeReport    -> ProbeAck
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index            (video/mp4 body)  -> CallbackAck
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index/thumbnail  (image/jpeg body) -> CallbackAck
+ *   PUT  {callback_base}/internal/v1/jobs/:id/transcript  Transcript (JSON)   -> CallbackAck
+ *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index/captions.vtt (text/vtt) -> CallbackAck
+ *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index/captions.srt (application/x-subrip) -> CallbackAck
+ *   POST {callback_base}/internal/v1/jobs/:id/transcribe  (audio/wav) -> TranscribeResult | 503 | 502
  *   POST {callback_base}/internal/v1/jobs/:id/complete  CompleteReport -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/fail      FailReport     -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/interrupted InterruptedReport -> CallbackAck
@@ -49,6 +53,20 @@ export const LAYOUTS = ["single", "split"] as const;
 /** What a clip's crop actually followed (ClipReport.reframe). */
 export const REFRAME_USED = ["faces", "activity", "center"] as const;
 
+/** Caption delivery: burned into the picture, WebVTT/SRT sidecar files, both or none. */
+export const CAPTION_MODES = ["off", "burned", "sidecar", "both"] as const;
+export const CaptionMode = z.enum(CAPTION_MODES);
+export type CaptionMode = z.infer<typeof CaptionMode>;
+
+/** Burned caption presets: bold (outlined, word highlighted as said), clean (white with shadow), boxed. */
+export const CAPTION_STYLES = ["bold", "clean", "boxed"] as const;
+export const CaptionStyle = z.enum(CAPTION_STYLES);
+export type CaptionStyle = z.infer<typeof CaptionStyle>;
+
+export const CAPTION_POSITIONS = ["bottom", "center"] as const;
+export const CaptionPosition = z.enum(CAPTION_POSITIONS);
+export type CaptionPosition = z.infer<typeof CaptionPosition>;
+
 /**
  * A clip configuration (SPEC section 3). The API's saved configurations and
  * the job sent to the engine use this same schema, so the dashboard, the API
@@ -63,6 +81,9 @@ export const ClipConfig = z
     max_clips: z.number().int().min(1).max(20).default(5),
     reframe: z.enum(REFRAME_MODES).default("center"),
     layout: z.enum(LAYOUTS).default("single"),
+    captions: CaptionMode.default("both"),
+    caption_style: CaptionStyle.default("bold"),
+    caption_position: CaptionPosition.default("bottom"),
   })
   .strict()
   .refine((c) => c.max_clip_seconds >= c.min_clip_seconds, {
@@ -85,6 +106,7 @@ export const FAILURE_CODES = [
   "processing_timeout",
   "queue_timeout",
   "internal_error",
+  "captions_invalid",
 ] as const;
 export const FailureCode = z.enum(FAILURE_CODES);
 export type FailureCode = z.infer<typeof FailureCode>;
@@ -112,6 +134,8 @@ export const StartJob = z.object({
   video_type: VideoType,
   config: ClipConfig,
   limits: EngineLimits,
+  /** SRT or WebVTT file named at submission; fetched under the same rules as video_url. */
+  captions_url: z.string().url().nullish(),
 });
 export type StartJob = z.infer<typeof StartJob>;
 
@@ -157,6 +181,67 @@ export type ProbeAck = z.infer<typeof ProbeAck>;
 export const CallbackAck = z.object({ ok: z.literal(true) });
 export type CallbackAck = z.infer<typeof CallbackAck>;
 
+/** One spoken word; times in seconds of source time. */
+export const TranscriptWord = z.object({
+  text: z.string(),
+  start: z.number(),
+  end: z.number(),
+  speaker: z.string().optional(),
+});
+export type TranscriptWord = z.infer<typeof TranscriptWord>;
+
+export const TranscriptSentence = z.object({
+  text: z.string(),
+  start: z.number(),
+  end: z.number(),
+  speaker: z.string().optional(),
+});
+export type TranscriptSentence = z.infer<typeof TranscriptSentence>;
+
+/** Where a job's transcript came from (best first: workers_ai, subtitle_track, platform_subtitles, captions_url). */
+export const TRANSCRIPT_SOURCES = ["workers_ai", "subtitle_track", "platform_subtitles", "captions_url"] as const;
+export const TranscriptSource = z.enum(TRANSCRIPT_SOURCES);
+export type TranscriptSource = z.infer<typeof TranscriptSource>;
+
+/** Body of PUT {callback_base}/internal/v1/jobs/:id/transcript (<= MAX_TRANSCRIPT_UPLOAD_BYTES). */
+export const Transcript = z.object({
+  source: TranscriptSource,
+  language: z.string().nullable(),
+  words: z.array(TranscriptWord),
+  sentences: z.array(TranscriptSentence),
+});
+export type Transcript = z.infer<typeof Transcript>;
+
+export const TranscriptSummary = z.object({
+  source: TranscriptSource,
+  language: z.string().nullable(),
+  word_count: z.number().int().nonnegative(),
+});
+export type TranscriptSummary = z.infer<typeof TranscriptSummary>;
+
+/**
+ * Answer of POST {callback_base}/internal/v1/jobs/:id/transcribe (audio/wav body,
+ * header Chunk-Start-Seconds). Word times are already offset by the chunk start.
+ * 503 transcription_unavailable: no AI binding (local dev), try other sources;
+ * 502 transcription_failed: the Worker retried and gave up, go on without.
+ */
+export const TranscribeResult = z.object({
+  language: z.string().nullable(),
+  words: z.array(TranscriptWord),
+});
+export type TranscribeResult = z.infer<typeof TranscribeResult>;
+
+/** Whisper's input window: longest audio chunk the engine sends per /transcribe call. */
+export const TRANSCRIBE_MAX_CHUNK_SECONDS = 30;
+/** Overlap between consecutive chunks so no word is cut at a seam. */
+export const TRANSCRIBE_CHUNK_OVERLAP_SECONDS = 1;
+/** Largest /transcribe body (30 s of mono 16 kHz s16le is 960,044 bytes). */
+export const TRANSCRIBE_MAX_CHUNK_BYTES = 1_200_000;
+/** Header carrying the chunk's start in source seconds. */
+export const CHUNK_START_HEADER = "Chunk-Start-Seconds";
+/** Largest transcript JSON the Worker accepts on the channel. */
+export const MAX_TRANSCRIPT_UPLOAD_BYTES = 8 * 1024 * 1024;
+
 export const ClipReport = z.object({
   /** 0-based rank: 0 is the best clip. Matches the uploaded clip index. */
   index: z.number().int().min(0).max(19),
@@ -169,6 +254,13 @@ export const ClipReport = z.object({
   // Faces (issue 17): what the crop followed and how many faces were seen (0 when none were looked for).
   reframe: z.enum(REFRAME_USED).default("center"),
   faces_count: z.number().int().nonnegative().default(0),
+  /** The words spoken inside the clip; null without a transcript. */
+  text: z.string().max(10000).nullable(),
+  /** A short line chosen from the clip's own words; null without a transcript. */
+  title: z.string().max(120).nullable(),
+  captions_burned: z.boolean(),
+  /** true when captions.vtt and captions.srt were uploaded for this clip. */
+  sidecars: z.boolean(),
 });
 export type ClipReport = z.infer<typeof ClipReport>;
 
@@ -176,6 +268,9 @@ export const CompleteReport = z.object({
   title: z.string().max(300),
   source_duration_seconds: z.number().positive(),
   clips: z.array(ClipReport).min(1).max(20),
+  transcript: TranscriptSummary.nullable(),
+  /** Why there is no transcript (null when there is one). */
+  transcript_unavailable_reason: z.string().max(300).nullable(),
 });
 export type CompleteReport = z.infer<typeof CompleteReport>;
 

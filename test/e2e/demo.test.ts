@@ -52,7 +52,7 @@ describe("npm run demo", { timeout: 300_000 }, () => {
     for (const stage of ["1/6", "2/6", "3/6", "4/6", "5/6", "6/6"]) expect(run.stdout).toContain(stage);
     // A local file goes through the upload API (tus), not a loopback server.
     expect(run.stdout).toMatch(/Uploaded as upl_[A-Za-z0-9]+ \(POST\/PATCH \/api\/v1\/uploads\)/);
-    expect(run.stdout).toMatch(/^#\s+Start-End\s+Duration\s+Score\s+Reasons\s+URL$/m);
+    expect(run.stdout).toMatch(/^#\s+Start-End\s+Duration\s+Score\s+Title\s+Reasons\s+URL$/m);
     const row = /^1\s+(\d+:\d\d\.\d)-(\d+:\d\d\.\d)\s+([\d.]+) s\s+([\d.]+)\s+(.+?)\s+(http:\/\/127\.0\.0\.1:\d+\/cdn\/clips\/(job_\w+)\/0\.mp4)$/m.exec(run.stdout);
     expect(row, run.stdout).not.toBeNull();
     expect(Number(row?.[4])).toBeLessThanOrEqual(1);
