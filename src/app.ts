@@ -4,6 +4,7 @@ import { configs } from "./api/configs";
 import { errorDocs } from "./api/error-docs";
 import { health } from "./api/health";
 import { jobs } from "./api/jobs";
+import { transcript } from "./api/transcript";
 import { cdn } from "./cdn/routes";
 import { callbacks } from "./engine/callbacks";
 import { dashboard } from "./dashboard";
@@ -32,6 +33,7 @@ app.route("/api/v1/configs", configs);
 app.route("/api/v1/usage", usage);
 app.route("/api/v1/video-types", videoTypes);
 app.route("/api/v1/jobs", jobs);
+app.route("/api/v1/jobs", transcript);
 
 // Web dashboard (session cookie), and the bare origin leads there.
 app.get("/", (c) => c.redirect("/dashboard", 302));

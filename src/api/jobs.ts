@@ -24,7 +24,7 @@ import { decodeCursor, encodeCursor } from "../jobs/cursor";
 import { isJobId } from "../jobs/ids";
 import { cancelJob } from "../jobs/lifecycle";
 import { presentJob, presentListItem } from "../jobs/present";
-import { checkVideoUrl } from "../jobs/source-url";
+import { checkCaptionsUrl, checkVideoUrl } from "../jobs/source-url";
 import { deleteJobObjects } from "../jobs/storage";
 import { checkVideoType, createJob, type Submission } from "../jobs/submit";
 
@@ -39,6 +39,7 @@ const SubmitBody = z.object({
   video_url: z.string(),
   video_type: z.string(),
   config_name: z.string().min(1).max(64).nullish(),
+  captions_url: z.string().nullish(),
 });
 
 const ListQuery = z.object({
@@ -79,6 +80,7 @@ export const jobs = new Hono<AppEnv>()
       videoUrl: checkVideoUrl(body.video_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
       videoType: checkVideoType(body.video_type),
       configName: body.config_name ?? null,
+      captionsUrl: body.captions_url == null ? null : checkCaptionsUrl(body.captions_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
     };
 
     const key = c.req.header(IDEMPOTENCY_HEADER);
@@ -91,7 +93,8 @@ export const jobs = new Hono<AppEnv>()
     }
     // The request as submitted (before normalisation), so "same body" means what the client sent.
     const requestHash = await sha256Hex(
-      JSON.stringify([body.video_url, body.video_type, body.config_name ?? null]),
+      // captions_url joins the hash only when sent, so keys stored before it existed still match.
+      JSON.stringify([body.video_url, body.video_type, body.config_name ?? null, ...(body.captions_url == null ? [] : [body.captions_url])]),
     );
     const now = new Date();
     const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();

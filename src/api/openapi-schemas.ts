@@ -3,7 +3,7 @@
  * build the OpenAPI document (z.toJSONSchema). Shapes follow SPEC section 3.
  */
 import { z } from "zod";
-import { ClipConfig, FailureCode, VideoType } from "../engine/contract";
+import { ClipConfig, FailureCode, TranscriptSource, VideoType } from "../engine/contract";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
 
 const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp, UTC");
@@ -13,6 +13,11 @@ export const SubmitJobBody = z.object({
   video_url: z.url().describe("http(s) URL of a video page or a direct video file"),
   video_type: VideoType.describe("Analysis approach, see GET /api/v1/video-types"),
   config_name: z.string().optional().describe("A saved configuration; omitted: the defaults"),
+  captions_url: z
+    .url()
+    .nullable()
+    .optional()
+    .describe("An SRT or WebVTT file of the video's speech (same URL rules as video_url); used when no better transcript source exists"),
 });
 
 export const SubmitJobResponse = z.object({
@@ -27,6 +32,7 @@ const JobCommon = {
   video_url: z.string(),
   video_type: VideoType,
   config_name: z.string().nullable(),
+  captions_url: z.string().nullable(),
   created_at: Timestamp,
   updated_at: Timestamp,
   source_duration_seconds: z.number().optional(),
@@ -42,6 +48,13 @@ export const ClipDetail = z.object({
   reasons: z.array(z.string()),
   width: z.number().int(),
   height: z.number().int(),
+  text: z.string().nullable().describe("The words spoken inside the clip; null without a transcript"),
+  title: z.string().nullable().describe("A short line chosen from the clip's own words; null without a transcript"),
+  captions: z
+    .object({ vtt_url: z.url(), srt_url: z.url() })
+    .nullable()
+    .describe("WebVTT and SRT captions timed from the clip's start, on {cdn_url}; null when none were made"),
+  captions_burned: z.boolean().describe("Captions are drawn into the picture"),
 });
 
 const ActiveJob = z.object({
@@ -58,6 +71,12 @@ const CompletedJob = z.object({
   clips_count: z.number().int(),
   clip_urls: z.array(z.url()).describe("One {cdn_url}/... link per clip, best first"),
   clips: z.array(ClipDetail),
+  transcript: z
+    .object({ source: TranscriptSource, language: z.string().nullable(), word_count: z.number().int() })
+    .nullable()
+    .describe("The transcript the clips were cut and captioned from (GET .../transcript), or null"),
+  transcript_unavailable_reason: z.string().nullable().describe("Why there is no transcript; null when there is one"),
+  language: z.string().nullable().describe("Spoken language (ISO 639-1) when known"),
   completed_at: Timestamp,
   credits_charged: z.number().int(),
 });
@@ -118,6 +137,9 @@ export const SavedConfig = z.object({
   max_clip_seconds: z.number().int(),
   max_clips: z.number().int(),
   reframe: z.string(),
+  captions: z.string(),
+  caption_style: z.string(),
+  caption_position: z.string(),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

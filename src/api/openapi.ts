@@ -5,6 +5,7 @@ import type { AppEnv } from "../http/app-env";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
 import { CONFIG_NAME_PATTERN } from "./configs";
 import * as schemas from "./openapi-schemas";
+import { TRANSCRIPT_ERRORS, TRANSCRIPT_FORMATS, TranscriptDocument } from "./transcript";
 
 type JsonObject = Record<string, unknown>;
 type Method = "get" | "post" | "put" | "delete";
@@ -17,7 +18,7 @@ interface Operation {
   authenticated?: boolean;
   parameters?: JsonObject[];
   body?: keyof typeof COMPONENTS;
-  success: { status: number; description: string; schema?: keyof typeof COMPONENTS };
+  success: { status: number; description: string; schema?: keyof typeof COMPONENTS; alsoAsText?: string[] };
   errors: ErrorCode[];
 }
 
@@ -32,6 +33,7 @@ const COMPONENTS = {
   SavedConfig: schemas.SavedConfig,
   ConfigList: schemas.ConfigList,
   Health: schemas.Health,
+  Transcript: TranscriptDocument,
   Problem: schemas.Problem,
 } satisfies Record<string, z.ZodType>;
 
@@ -59,7 +61,7 @@ export const OPERATIONS: Operation[] = [
     ],
     body: "SubmitJobBody",
     success: { status: 201, description: "Job queued", schema: "SubmitJobResponse" },
-    errors: [...BODY_ERRORS, "invalid_video_url", "invalid_video_type", "insufficient_credits", "active_job_limit", "config_not_found", "idempotency_key_reused"],
+    errors: [...BODY_ERRORS, "invalid_video_url", "invalid_captions_url", "invalid_video_type", "insufficient_credits", "active_job_limit", "config_not_found", "idempotency_key_reused"],
   },
   {
     method: "get",
@@ -94,6 +96,22 @@ export const OPERATIONS: Operation[] = [
     success: { status: 200, description: "The canceled job", schema: "Job" },
     // No body is needed, but one that is sent passes the same JSON body guard as every POST.
     errors: [...BODY_ERRORS, "not_found", "job_not_cancelable"],
+  },
+  {
+    method: "get",
+    path: "/api/v1/jobs/{job_id}/transcript",
+    summary: "Get a completed job's transcript: words and sentences with times, or WebVTT, SRT or plain text",
+    parameters: [
+      jobIdParam,
+      {
+        name: "format",
+        in: "query",
+        description: "json (default), vtt (WebVTT), srt (SubRip) or txt (one sentence per line)",
+        schema: { type: "string", enum: [...TRANSCRIPT_FORMATS], default: "json" },
+      },
+    ],
+    success: { status: 200, description: "The transcript", schema: "Transcript", alsoAsText: ["text/vtt", "application/x-subrip", "text/plain"] },
+    errors: [...TRANSCRIPT_ERRORS],
   },
   {
     method: "delete",
@@ -189,7 +207,14 @@ function responsesFor(op: Operation): JsonObject {
     [op.success.status]: {
       description: op.success.description,
       headers,
-      ...(op.success.schema ? { content: { "application/json": { schema: ref(op.success.schema) } } } : {}),
+      ...(op.success.schema
+        ? {
+            content: {
+              "application/json": { schema: ref(op.success.schema) },
+              ...Object.fromEntries((op.success.alsoAsText ?? []).map((type) => [type, { schema: { type: "string" } }])),
+            },
+          }
+        : {}),
     },
   };
   if (op.method === "put") responses["201"] = { description: "Created", headers, content: { "application/json": { schema: ref(op.success.schema!) } } };

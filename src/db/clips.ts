@@ -11,6 +11,12 @@ export interface Clip {
   reasons: string[];
   width: number;
   height: number;
+  /** The words spoken inside the clip; null without a transcript. */
+  text: string | null;
+  title: string | null;
+  captionsBurned: boolean;
+  /** WebVTT and SRT files were uploaded next to the clip. */
+  sidecars: boolean;
 }
 
 interface ClipRow {
@@ -24,6 +30,10 @@ interface ClipRow {
   reasons_json: string;
   width: number;
   height: number;
+  text: string | null;
+  title: string | null;
+  captions_burned: number;
+  sidecars: number;
 }
 
 function toClip(row: ClipRow): Clip {
@@ -38,6 +48,10 @@ function toClip(row: ClipRow): Clip {
     reasons: JSON.parse(row.reasons_json) as string[],
     width: row.width,
     height: row.height,
+    text: row.text,
+    title: row.title,
+    captionsBurned: row.captions_burned === 1,
+    sidecars: row.sidecars === 1,
   };
 }
 
@@ -48,8 +62,9 @@ function toClip(row: ClipRow): Clip {
 export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+      `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
+         text, title, captions_burned, sidecars)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14
        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
     )
     .bind(
@@ -63,6 +78,10 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
       JSON.stringify(clip.reasons),
       clip.width,
       clip.height,
+      clip.text,
+      clip.title,
+      clip.captionsBurned ? 1 : 0,
+      clip.sidecars ? 1 : 0,
     );
 }
 

@@ -16,12 +16,15 @@ interface ConfigRow {
   max_clip_seconds: number;
   max_clips: number;
   reframe: string;
+  captions: string;
+  caption_style: string;
+  caption_position: string;
   created_at: string;
   updated_at: string;
 }
 
 const CONFIG_COLUMNS =
-  "name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, created_at, updated_at";
+  "name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, captions, caption_style, caption_position, created_at, updated_at";
 
 // Rows are only ever written from a ClipConfig that passed the contract schema.
 function configFromRow(row: ConfigRow): SavedConfig {
@@ -34,6 +37,9 @@ function configFromRow(row: ConfigRow): SavedConfig {
       max_clip_seconds: row.max_clip_seconds,
       max_clips: row.max_clips,
       reframe: row.reframe as ClipConfig["reframe"],
+      captions: row.captions as ClipConfig["captions"],
+      caption_style: row.caption_style as ClipConfig["caption_style"],
+      caption_position: row.caption_position as ClipConfig["caption_position"],
     },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -70,11 +76,22 @@ export async function putConfig(
   now = new Date(),
 ): Promise<{ created: boolean; saved: SavedConfig }> {
   const at = now.toISOString();
-  const values = [config.aspect_ratio, config.resolution, config.min_clip_seconds, config.max_clip_seconds, config.max_clips, config.reframe];
+  const values = [
+    config.aspect_ratio,
+    config.resolution,
+    config.min_clip_seconds,
+    config.max_clip_seconds,
+    config.max_clips,
+    config.reframe,
+    config.captions,
+    config.caption_style,
+    config.caption_position,
+  ];
   const inserted = await db
     .prepare(
-      `INSERT INTO configs (account_id, name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, name) DO NOTHING`,
+      `INSERT INTO configs (account_id, name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe,
+         captions, caption_style, caption_position, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, name) DO NOTHING`,
     )
     .bind(accountId, name, ...values, at, at)
     .run();
@@ -82,7 +99,8 @@ export async function putConfig(
   if (!created) {
     await db
       .prepare(
-        `UPDATE configs SET aspect_ratio = ?, resolution = ?, min_clip_seconds = ?, max_clip_seconds = ?, max_clips = ?, reframe = ?, updated_at = ?
+        `UPDATE configs SET aspect_ratio = ?, resolution = ?, min_clip_seconds = ?, max_clip_seconds = ?, max_clips = ?, reframe = ?,
+           captions = ?, caption_style = ?, caption_position = ?, updated_at = ?
          WHERE account_id = ? AND name = ?`,
       )
       .bind(...values, at, accountId, name)

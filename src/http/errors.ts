@@ -6,9 +6,11 @@ export const ERROR_CODES = {
   invalid_request: { status: 400, title: "Invalid request" },
   invalid_video_url: { status: 400, title: "Invalid video URL" },
   invalid_video_type: { status: 400, title: "Invalid video type" },
+  invalid_captions_url: { status: 400, title: "Invalid captions URL" },
   unauthorized: { status: 401, title: "Unauthorized" },
   insufficient_credits: { status: 402, title: "Insufficient credits" },
   not_found: { status: 404, title: "Not found" },
+  transcript_not_found: { status: 404, title: "Transcript not found" },
   active_job_limit: { status: 409, title: "Active job limit reached" },
   job_not_cancelable: { status: 409, title: "Job not cancelable" },
   job_not_deletable: { status: 409, title: "Job not deletable" },
@@ -21,7 +23,9 @@ export const ERROR_CODES = {
   idempotency_key_reused: { status: 422, title: "Idempotency key reused" },
   rate_limited: { status: 429, title: "Too many requests" },
   internal_error: { status: 500, title: "Internal error" },
+  transcription_failed: { status: 502, title: "Transcription failed" },
   service_unavailable: { status: 503, title: "Service unavailable" },
+  transcription_unavailable: { status: 503, title: "Transcription unavailable" },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -6,11 +6,11 @@
  * follow-up (slot, watchdog, R2 cleanup, engine stop) exactly once.
  */
 import { accountState } from "../account/stub";
-import type { ClipReport, FailureCode } from "../engine/contract";
+import type { ClipReport, FailureCode, TranscriptSummary } from "../engine/contract";
 import { cancelOnEngine } from "../engine/dispatch";
 import { insertClipWhileProcessing } from "../db/clips";
 import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
-import { finishCompleted, finishUnsuccessful, type JobStatus } from "../db/jobs";
+import { finishCompleted, finishUnsuccessful, recordTranscriptWhileProcessing, type JobStatus } from "../db/jobs";
 import { clipKey, deleteJobObjects, thumbnailKey } from "./storage";
 
 function wonTransition(result: D1Result | undefined): boolean {
@@ -28,6 +28,8 @@ export interface Completion {
   title: string;
   sourceDurationSeconds: number;
   clips: ClipReport[];
+  transcript: TranscriptSummary | null;
+  transcriptUnavailableReason: string | null;
 }
 
 /** processing -> completed: writes the clip rows and charges the reservation. False if no longer processing. */
@@ -46,11 +48,16 @@ export async function completeJob(env: Env, accountId: string, jobId: string, do
       reasons: clip.reasons,
       width: clip.width,
       height: clip.height,
+      text: clip.text,
+      title: clip.title,
+      captionsBurned: clip.captions_burned,
+      sidecars: clip.sidecars,
     }),
   );
   const results = await env.DB.batch([
     chargeJobCredits(env.DB, jobId, fallbackCharge),
     ...clipStatements,
+    recordTranscriptWhileProcessing(env.DB, jobId, done.transcript, done.transcriptUnavailableReason),
     finishCompleted(env.DB, jobId, done.title, done.sourceDurationSeconds, fallbackCharge, now),
   ]);
   if (!wonTransition(results.at(-1))) return false;

@@ -5,6 +5,9 @@
 
 export const CLIP_CONTENT_TYPE = "video/mp4";
 export const THUMBNAIL_CONTENT_TYPE = "image/jpeg";
+export const VTT_CONTENT_TYPE = "text/vtt; charset=utf-8";
+export const SRT_CONTENT_TYPE = "application/x-subrip; charset=utf-8";
+export const TRANSCRIPT_CONTENT_TYPE = "application/json; charset=utf-8";
 /** Keys are unique per job and never rewritten after completion. */
 export const CLIP_CACHE_CONTROL = "public, max-age=31536000, immutable";
 
@@ -20,21 +23,41 @@ export function thumbnailKey(jobId: string, index: number): string {
   return `${jobPrefix(jobId)}${index}.jpg`;
 }
 
+export type CaptionFormat = "vtt" | "srt";
+
+/** A clip's sidecar captions, timed from the clip's start. */
+export function captionsKey(jobId: string, index: number, format: CaptionFormat): string {
+  return `${jobPrefix(jobId)}${index}.${format}`;
+}
+
+/** The job's whole transcript (words and sentences), read by GET /api/v1/jobs/:id/transcript. */
+export function transcriptKey(jobId: string): string {
+  return `transcripts/${jobId}.json`;
+}
+
 /** Public URL of an object under CDN_URL. */
 export function cdnUrl(cdnBase: string, key: string): string {
   return `${cdnBase.replace(/\/+$/, "")}/${key}`;
 }
 
+/** Every key prefix under which a job keeps objects. */
+function jobObjectPrefixes(jobId: string): string[] {
+  // The transcript key is exact: "transcripts/job_x.json" must not match job_xy.
+  return [jobPrefix(jobId), transcriptKey(jobId)];
+}
+
 /** Deletes every object of a job (partial uploads included), page by page. */
 export async function deleteJobObjects(bucket: R2Bucket, jobId: string): Promise<number> {
   let deleted = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await bucket.list({ prefix: jobPrefix(jobId), cursor });
-    const keys = page.objects.map((o) => o.key);
-    if (keys.length > 0) await bucket.delete(keys);
-    deleted += keys.length;
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
+  for (const prefix of jobObjectPrefixes(jobId)) {
+    let cursor: string | undefined;
+    do {
+      const page = await bucket.list({ prefix, cursor });
+      const keys = page.objects.map((o) => o.key);
+      if (keys.length > 0) await bucket.delete(keys);
+      deleted += keys.length;
+      cursor = page.truncated ? page.cursor : undefined;
+    } while (cursor);
+  }
   return deleted;
 }

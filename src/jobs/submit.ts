@@ -28,6 +28,8 @@ export interface Submission {
   videoUrl: string;
   videoType: VideoType;
   configName: string | null;
+  /** SRT/WebVTT file for the transcript, already checked like video_url. */
+  captionsUrl: string | null;
 }
 
 /** Everything after validation: credits, configuration, slot, insert, enqueue. */
@@ -62,6 +64,7 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
       videoType: submission.videoType,
       configName: submission.configName,
       config,
+      captionsUrl: submission.captionsUrl,
       now,
     });
   } catch (err) {

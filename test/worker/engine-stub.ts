@@ -165,14 +165,19 @@ export class EngineClient {
     return { clip, thumbnail };
   }
 
-  complete(report: CompleteReport): Promise<Response> {
-    return this.postJson("complete", report);
+  /** The speech fields default to "no transcript", as the engine reports a source without speech. */
+  complete(report: StubCompleteReport): Promise<Response> {
+    const full: CompleteReport = { transcript: null, transcript_unavailable_reason: null, ...report };
+    return this.postJson("complete", full);
   }
 
   fail(report: FailReport): Promise<Response> {
     return this.postJson("fail", report);
   }
 }
+
+export type StubCompleteReport = Omit<CompleteReport, "transcript" | "transcript_unavailable_reason"> &
+  Partial<Pick<CompleteReport, "transcript" | "transcript_unavailable_reason">>;
 
 export function clipReport(index: number, overrides: Partial<ClipReport> = {}): ClipReport {
   return {
@@ -183,6 +188,10 @@ export function clipReport(index: number, overrides: Partial<ClipReport> = {}): 
     reasons: ["speech_density", "loudness_peak"],
     width: 1080,
     height: 1920,
+    text: null,
+    title: null,
+    captions_burned: false,
+    sidecars: false,
     ...overrides,
   };
 }

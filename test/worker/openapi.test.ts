@@ -65,7 +65,17 @@ describe("GET /api/v1/openapi.json", () => {
     const problem = JSON.stringify(doc.components.schemas.Problem);
     for (const code of Object.keys(ERROR_CODES)) expect(problem).toContain(code);
     const clipConfig = doc.components.schemas.ClipConfig as { properties: Record<string, unknown> };
-    expect(Object.keys(clipConfig.properties).sort()).toEqual(["aspect_ratio", "max_clip_seconds", "max_clips", "min_clip_seconds", "reframe", "resolution"]);
+    expect(Object.keys(clipConfig.properties).sort()).toEqual([
+      "aspect_ratio",
+      "caption_position",
+      "caption_style",
+      "captions",
+      "max_clip_seconds",
+      "max_clips",
+      "min_clip_seconds",
+      "reframe",
+      "resolution",
+    ]);
   });
 });
 

@@ -135,6 +135,7 @@ export const jobPages = new Hono<DashboardEnv>()
         videoUrl: checkVideoUrl(form.videoUrl, c.env.ALLOW_PRIVATE_SOURCES === "true"),
         videoType: checkVideoType(form.videoType),
         configName: form.configName === "" ? null : form.configName,
+        captionsUrl: null,
       });
       // Post/redirect/get: reloading the page never submits the video again.
       return c.redirect(`/dashboard/jobs?queued=${job.id}`, 303);
