@@ -102,7 +102,7 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
 export class EngineClient {
   constructor(
     readonly jobId: string,
-    private readonly token: string,
+    readonly token: string,
     private readonly callbackBase: string,
   ) {}
 
