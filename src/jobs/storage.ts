@@ -40,24 +40,21 @@ export function cdnUrl(cdnBase: string, key: string): string {
   return `${cdnBase.replace(/\/+$/, "")}/${key}`;
 }
 
-/** Every key prefix under which a job keeps objects. */
-function jobObjectPrefixes(jobId: string): string[] {
-  // The transcript key is exact: "transcripts/job_x.json" must not match job_xy.
-  return [jobPrefix(jobId), transcriptKey(jobId)];
-}
-
-/** Deletes every object of a job (partial uploads included), page by page. */
+/**
+ * Deletes every object of a job (partial uploads included): the clips prefix
+ * page by page, then the transcript by its exact key (a delete of a missing
+ * key is a no-op, and cheaper than listing a second prefix).
+ */
 export async function deleteJobObjects(bucket: R2Bucket, jobId: string): Promise<number> {
   let deleted = 0;
-  for (const prefix of jobObjectPrefixes(jobId)) {
-    let cursor: string | undefined;
-    do {
-      const page = await bucket.list({ prefix, cursor });
-      const keys = page.objects.map((o) => o.key);
-      if (keys.length > 0) await bucket.delete(keys);
-      deleted += keys.length;
-      cursor = page.truncated ? page.cursor : undefined;
-    } while (cursor);
-  }
+  let cursor: string | undefined;
+  do {
+    const page = await bucket.list({ prefix: jobPrefix(jobId), cursor });
+    const keys = page.objects.map((o) => o.key);
+    if (keys.length > 0) await bucket.delete(keys);
+    deleted += keys.length;
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  await bucket.delete(transcriptKey(jobId));
   return deleted;
 }
