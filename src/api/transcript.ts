@@ -5,13 +5,12 @@
  */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { findAccountJob } from "../db/jobs";
-import { Transcript, TranscriptSentence, TranscriptSource, TranscriptWord } from "../engine/contract";
+import { TranscriptSentence, TranscriptSource, TranscriptWord } from "../engine/contract";
 import type { AppEnv } from "../http/app-env";
 import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors";
 import { fieldErrors } from "../http/validate";
 import { isJobId } from "../jobs/ids";
-import { transcriptKey } from "../jobs/storage";
-import { toPlainText, toSrt, toWebVtt } from "../jobs/transcript-formats";
+import { loadTranscript, noTranscriptReason, TRANSCRIPT_RENDERINGS } from "../jobs/transcript-store";
 
 export const TRANSCRIPT_FORMATS = ["json", "vtt", "srt", "txt"] as const;
 
@@ -58,12 +57,6 @@ export const getTranscriptRoute = createRoute({
   },
 });
 
-const RENDERERS = {
-  vtt: { contentType: "text/vtt; charset=utf-8", render: toWebVtt },
-  srt: { contentType: "application/x-subrip; charset=utf-8", render: toSrt },
-  txt: { contentType: "text/plain; charset=utf-8", render: toPlainText },
-} as const;
-
 export const transcript = new OpenAPIHono<AppEnv>({
   defaultHook: (result) => {
     if (!result.success) {
@@ -75,22 +68,12 @@ export const transcript = new OpenAPIHono<AppEnv>({
   const { format } = c.req.valid("query");
   const job = isJobId(jobId) ? await findAccountJob(c.env.DB, c.get("auth").accountId, jobId) : null;
   if (!job) throw new AppError("not_found", `No job ${jobId}.`);
-  const missing = (): AppError =>
-    new AppError(
-      "transcript_not_found",
-      job.status !== "completed"
-        ? `Job ${job.id} is ${job.status}; a transcript exists only for completed jobs.`
-        : `Job ${job.id} has no transcript${job.transcriptUnavailableReason ? `: ${job.transcriptUnavailableReason}` : "."}`,
-    );
-  if (job.status !== "completed" || !job.transcript) throw missing();
-  const object = await c.env.CLIPS.get(transcriptKey(job.id));
-  if (!object) throw missing();
-  const stored = Transcript.safeParse(await object.json());
-  if (!stored.success) throw new AppError("internal_error", `The stored transcript of ${job.id} is unreadable.`);
+  const stored = await loadTranscript(c.env.CLIPS, job);
+  if (!stored) throw new AppError("transcript_not_found", noTranscriptReason(job));
   c.header("Cache-Control", "private, max-age=300");
   if (format === "json") {
-    return c.json({ job_id: job.id, ...stored.data }, 200);
+    return c.json({ job_id: job.id, ...stored }, 200);
   }
-  const { contentType, render } = RENDERERS[format];
-  return c.body(render(stored.data), 200, { "Content-Type": contentType });
+  const { contentType, render } = TRANSCRIPT_RENDERINGS[format];
+  return c.body(render(stored), 200, { "Content-Type": contentType });
 });

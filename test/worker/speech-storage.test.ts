@@ -8,10 +8,12 @@ import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { Job as JobSchema } from "../../src/api/openapi-schemas";
 import { TranscriptDocument } from "../../src/api/transcript";
-import { MAX_TRANSCRIPT_UPLOAD_BYTES, type Transcript } from "../../src/engine/contract";
+import { MAX_TRANSCRIPT_UPLOAD_BYTES } from "../../src/engine/contract";
 import { clipReport, expectAck, FakeEngine, type EngineClient } from "./engine-stub";
 import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers";
 import { startJob } from "./jobs-helpers";
+import * as helpers from "./speech-helpers";
+import { CLIP_SRT, CLIP_VTT, put, TRANSCRIPT } from "./speech-helpers";
 
 let engine: FakeEngine;
 beforeEach(() => {
@@ -19,63 +21,17 @@ beforeEach(() => {
   engine.install();
 });
 
-const TRANSCRIPT: Transcript = {
-  source: "subtitle_track",
-  language: "en",
-  words: [
-    { text: "Why", start: 1, end: 1.3 },
-    { text: "do", start: 1.3, end: 1.5 },
-    { text: "clips", start: 1.5, end: 1.9 },
-    { text: "matter?", start: 1.9, end: 2.4 },
-    { text: "Because", start: 3, end: 3.5 },
-    { text: "people", start: 3.5, end: 3.9 },
-    { text: "<b>scroll</b>", start: 3.9, end: 4.4 },
-  ],
-  sentences: [
-    { text: "Why do clips matter?", start: 1, end: 2.4 },
-    { text: "Because people <b>scroll</b>", start: 3, end: 4.4 },
-  ],
-};
-
-const CLIP_VTT = "WEBVTT\n\n00:00:00.000 --> 00:00:01.400\nWhy do clips matter?\n";
-const CLIP_SRT = "1\n00:00:00,000 --> 00:00:01,400\nWhy do clips matter?\n";
-
-function put(client: EngineClient, suffix: string, body: BodyInit, contentType: string): Promise<Response> {
-  return client.send(suffix, { method: "PUT", headers: { "Content-Type": contentType }, body });
-}
-
-async function processingJob(account: TestAccount, body?: Record<string, unknown>): Promise<EngineClient> {
-  const client = await startJob(account, engine, body);
-  await client.probe({ duration_seconds: 60 });
-  return client;
-}
-
 async function objectText(key: string): Promise<string | null> {
   const object = await env.CLIPS.get(key);
   return object ? object.text() : null;
 }
 
-/** A job completed with a transcript, clip 0 with sidecars and burned captions, clip 1 without. */
-async function captionedJob(account: TestAccount): Promise<string> {
-  const client = await processingJob(account);
-  await client.uploadClip(0, 512);
-  await client.uploadClip(1, 512);
-  await expectAck(await put(client, "transcript", JSON.stringify(TRANSCRIPT), "application/json"));
-  await expectAck(await put(client, "clips/0/captions.vtt", CLIP_VTT, "text/vtt"));
-  await expectAck(await put(client, "clips/0/captions.srt", CLIP_SRT, "application/x-subrip"));
-  await expectAck(
-    await client.complete({
-      title: "Talk",
-      source_duration_seconds: 60,
-      clips: [
-        clipReport(0, { text: "Why do clips matter? Because people scroll", title: "Why do clips matter?", captions_burned: true, sidecars: true }),
-        clipReport(1),
-      ],
-      transcript: { source: "subtitle_track", language: "en", word_count: 7 },
-      transcript_unavailable_reason: null,
-    }),
-  );
-  return client.jobId;
+function processingJob(account: TestAccount, body?: Record<string, unknown>): Promise<EngineClient> {
+  return helpers.processingJob(engine, account, body);
+}
+
+function captionedJob(account: TestAccount): Promise<string> {
+  return helpers.captionedJob(engine, account);
 }
 
 describe("engine channel: transcript and caption uploads", () => {

@@ -16,6 +16,7 @@ import { PROGRESS_SCRIPT } from "../assets/scripts";
 import { Alert, CsrfField, Field, Notice } from "../components/form";
 import { isActive, JobCard } from "../components/job-card";
 import { Layout } from "../components/layout";
+import { jobSpeechPages } from "./job-speech";
 import type { DashboardEnv } from "../env";
 import { sessionOf } from "../security/session";
 
@@ -156,4 +157,5 @@ export const jobPages = new Hono<DashboardEnv>()
     if (!job) return c.text("Not found", 404);
     const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
     return c.html(<JobCard job={job} clips={clips} cdnBase={c.env.CDN_URL} />);
-  });
+  })
+  .route("/", jobSpeechPages);
