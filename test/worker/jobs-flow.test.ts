@@ -46,6 +46,9 @@ describe("queue consumer", () => {
       max_clip_seconds: 60,
       max_clips: 5,
       reframe: "center",
+      captions: "both",
+      caption_style: "bold",
+      caption_position: "bottom",
     });
     expect(start.limits).toEqual({
       max_source_bytes: 4294967296,
@@ -196,6 +199,10 @@ describe("engine callbacks", () => {
       reasons: ["speech_density", "loudness_peak"],
       width: 1080,
       height: 1920,
+      text: null,
+      title: null,
+      captions: null,
+      captions_burned: false,
     });
     expect(job.credits_charged).toBe(3);
     expect(job.completed_at).toBeTruthy();
