@@ -74,10 +74,13 @@ async function resolveSource(args: DemoArgs, sources: SourceServer, nativeFfmpeg
     const sample = await demoSample(demoDir, nativeFfmpeg);
     const made = Date.now() - started > 1000 ? ` (made in ${((Date.now() - started) / 1000).toFixed(0)} s)` : " (cached)";
     const { facts } = sample;
+    const sound =
+      sample.spokenSentences !== null
+        ? `${sample.spokenSentences} spoken sentences (espeak-ng) with the script as a subtitle track`
+        : `${facts.phrases.length} speech phrases, ${facts.bursts.length} loud moments (${sample.note})`;
     console.log(
       `  Sample: ${sample.path}${made}\n` +
-        `          ${facts.durationSeconds.toFixed(0)} s, ${facts.width}x${facts.height}, ${facts.phrases.length} speech phrases, ` +
-        `${facts.bursts.length} loud moments, ${facts.sceneChanges.length} scene changes`,
+        `          ${facts.durationSeconds.toFixed(0)} s, ${facts.width}x${facts.height}, ${sound}, ${facts.sceneChanges.length} scene changes`,
     );
     return { url: sources.addFile("clipjobs-demo-sample.mp4", sample.path), label: "the generated sample" };
   }

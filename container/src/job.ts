@@ -1,6 +1,8 @@
-import { stat } from "node:fs/promises";
-import type { ClipReport, StartJob } from "../../src/engine/contract.ts";
+import { stat, writeFile } from "node:fs/promises";
+import { MAX_TRANSCRIPT_UPLOAD_BYTES, type ClipReport, type StartJob, type Transcript } from "../../src/engine/contract.ts";
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
+import { SENTENCE_SNAPPED_TYPES, snapToSentences } from "./analyse/sentence-cuts.ts";
+import { prepareClipCaptions, type ClipCaptions } from "./captions/index.ts";
 import type { EngineConfig } from "./config.ts";
 import { JobAborted, JobFailure, abortKindOf, errorMessage } from "./errors.ts";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";
@@ -8,10 +10,15 @@ import { log } from "./log.ts";
 import { probeSource } from "./probe.ts";
 import { ProgressTracker } from "./progress.ts";
 import { renderClip } from "./render.ts";
-import { JobReporter } from "./report.ts";
-import type { AddressPolicy, Resolver } from "./source/address-policy.ts";
+import { outputSize } from "./render-geometry.ts";
+import { CallbackError, JobReporter } from "./report.ts";
+import { policyFor, systemResolver, type AddressPolicy, type Resolver } from "./source/address-policy.ts";
 import { fetchSource } from "./source/index.ts";
+import { classifySourceUrl } from "./source/platforms.ts";
 import { ProcessTimeoutError } from "./spawn.ts";
+import { fetchCaptionsUrl } from "./transcript/captions-url.ts";
+import type { Cue } from "./transcript/cues.ts";
+import { obtainTranscript } from "./transcript/index.ts";
 import type { Candidate } from "./types.ts";
 import { createWorkDir, type WorkDir } from "./workdir.ts";
 
@@ -39,6 +46,18 @@ interface RenderedClip {
   thumbnailPath: string;
   width: number;
   height: number;
+  captions: ClipCaptions;
+}
+
+/** A captions file is small: it gets at most this long to download, whatever the video's limit. */
+const CAPTIONS_DOWNLOAD_MS = 60_000;
+
+function isPlatformUrl(videoUrl: string): boolean {
+  try {
+    return classifySourceUrl(new URL(videoUrl)).kind === "platform";
+  } catch {
+    return false;
+  }
 }
 
 function backendNote(runner: FfmpegRunner): string {
@@ -58,7 +77,30 @@ function clipReport(clip: RenderedClip): ClipReport {
     reasons: reasons.length > 0 ? reasons : ["general"],
     width: clip.width,
     height: clip.height,
+    text: clip.captions.text,
+    title: clip.captions.title,
+    captions_burned: clip.captions.assPath !== null,
+    sidecars: clip.captions.vttPath !== null && clip.captions.srtPath !== null,
   };
+}
+
+/**
+ * Sidecars and the transcript are extras: a Worker that does not know their
+ * route (404, e.g. mid-rollout of a new engine) leaves the clip without them
+ * instead of failing the job. Anything else (409, retries exhausted) still
+ * ends the job as before.
+ */
+async function optionalUpload(jobId: string, upload: () => Promise<void>): Promise<boolean> {
+  try {
+    await upload();
+    return true;
+  } catch (error) {
+    if (error instanceof CallbackError && error.status === 404) {
+      log.warn("job_optional_upload_refused", { job_id: jobId, error: error.message });
+      return false;
+    }
+    throw error;
+  }
 }
 
 /** Maps anything thrown inside the pipeline to the failure the Worker is told. */
@@ -120,6 +162,20 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     });
     signal.throwIfAborted();
     log.info("job_downloaded", { job_id: jobId, bytes: fetched.bytes });
+    // The client named this file: an unusable one fails the job (captions_invalid) before any work is charged.
+    let captionsUrlCues: Cue[] | null = null;
+    if (job.captions_url) {
+      captionsUrlCues = await fetchCaptionsUrl({
+        url: job.captions_url,
+        destPath: workDir.file("captions-url.txt"),
+        timeoutMs: Math.min(CAPTIONS_DOWNLOAD_MS, job.limits.download_timeout_seconds * 1000),
+        stallTimeoutMs: config.downloadStallTimeoutMs,
+        maxRedirects: config.maxRedirects,
+        policy: deps.policy ?? policyFor(job.limits.allow_private_hosts),
+        resolver: deps.resolver ?? systemResolver,
+        signal,
+      });
+    }
 
     progress.enter("probe", `Probing video${note}`);
     const source = await probeSource({
@@ -131,6 +187,9 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       maxSourceSeconds: job.limits.max_source_seconds,
       signal,
     });
+    if (captionsUrlCues && !captionsUrlCues.some((cue) => cue.start < source.durationSeconds)) {
+      throw new JobFailure("captions_invalid", "captions_url: none of the file's cues fall within the video's length.");
+    }
     const ack = await reporter.probe({
       duration_seconds: source.durationSeconds,
       title: source.title,
@@ -146,16 +205,56 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     }
 
     progress.enter("analyse", `Analyzing video${note}`);
-    const candidates = (
-      await analyse(runner, source, job.video_type, job.config, { signal, onProgress: (f) => progress.update(f) })
+    let speech: { start: number; end: number }[] | null = null;
+    const analysed = (
+      await analyse(runner, source, job.video_type, job.config, {
+        signal,
+        onProgress: (f) => progress.update(f),
+        onSpeech: (spans) => (speech = spans),
+      })
     ).slice(0, job.config.max_clips);
+    if (analysed.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
+
+    progress.enter("transcribe", "Transcribing speech");
+    const heard = await obtainTranscript({
+      runner,
+      reporter,
+      source,
+      speech,
+      workDir: workDir.path,
+      file: (name) => workDir!.file(name),
+      platformYtdlp: isPlatformUrl(job.video_url) ? config.ytdlpPath : null,
+      captionsUrlCues,
+      jobId,
+      signal,
+      onProgress: (f) => progress.update(f),
+    });
+    let transcript: Transcript | null = heard.transcript;
+    let transcriptReason = heard.reason;
+    signal.throwIfAborted();
+    const limits = { min: job.config.min_clip_seconds, max: job.config.max_clip_seconds, duration: source.durationSeconds };
+    const candidates = transcript && SENTENCE_SNAPPED_TYPES.has(job.video_type) ? snapToSentences(analysed, transcript, limits) : analysed;
     if (candidates.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
+    log.info("job_transcript", { job_id: jobId, source: transcript?.source ?? null, words: transcript?.words.length ?? 0, reason: transcriptReason });
 
     const rendered: RenderedClip[] = [];
     for (const [index, candidate] of candidates.entries()) {
       progress.enter("render", `Rendering clip ${index + 1} of ${candidates.length}${note}`, { index, count: candidates.length });
       const videoPath = workDir.file(`clip-${index}.mp4`);
       const thumbnailPath = workDir.file(`clip-${index}.jpg`);
+      const planned = outputSize(job.config, source);
+      const captions = await prepareClipCaptions({
+        transcript,
+        config: job.config,
+        start: candidate.start,
+        end: candidate.end,
+        width: planned.width,
+        height: planned.height,
+        // The WebAssembly ffmpeg is built without libass.
+        canBurn: runner.backend === "native",
+        file: (name) => workDir!.file(name),
+        index,
+      });
       const size = await renderClip(runner, {
         source,
         candidate,
@@ -164,8 +263,9 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         thumbnailPath,
         signal,
         onProgress: (f) => progress.update(f),
+        captionsPath: captions.assPath,
       });
-      rendered.push({ index, candidate, videoPath, thumbnailPath, ...size });
+      rendered.push({ index, candidate, videoPath, thumbnailPath, ...size, captions });
     }
 
     progress.enter("upload", "Uploading clips");
@@ -180,6 +280,27 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       signal.throwIfAborted();
       await reporter.putFile(`clips/${clip.index}`, clip.videoPath, "video/mp4", onBytes);
       await reporter.putFile(`clips/${clip.index}/thumbnail`, clip.thumbnailPath, "image/jpeg", onBytes);
+      if (clip.captions.vttPath && clip.captions.srtPath) {
+        const stored =
+          (await optionalUpload(jobId, () => reporter.putFile(`clips/${clip.index}/captions.vtt`, clip.captions.vttPath!, "text/vtt; charset=utf-8"))) &&
+          (await optionalUpload(jobId, () => reporter.putFile(`clips/${clip.index}/captions.srt`, clip.captions.srtPath!, "application/x-subrip; charset=utf-8")));
+        if (!stored) clip.captions = { ...clip.captions, vttPath: null, srtPath: null };
+      }
+    }
+    if (transcript) {
+      const transcriptPath = workDir.file("transcript.json");
+      const body = JSON.stringify(transcript);
+      if (Buffer.byteLength(body) <= MAX_TRANSCRIPT_UPLOAD_BYTES) {
+        await writeFile(transcriptPath, body, "utf8");
+        if (!(await optionalUpload(jobId, () => reporter.putFile("transcript", transcriptPath, "application/json")))) {
+          transcript = null;
+          transcriptReason = "The transcript could not be stored by this deployment.";
+        }
+      } else {
+        log.warn("job_transcript_too_large", { job_id: jobId, bytes: Buffer.byteLength(body) });
+        transcript = null;
+        transcriptReason = "The transcript is larger than the 8 MiB the service stores.";
+      }
     }
 
     await progress.stop();
@@ -188,6 +309,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       title: source.title,
       source_duration_seconds: source.durationSeconds,
       clips: rendered.map(clipReport),
+      transcript: transcript ? { source: transcript.source, language: transcript.language, word_count: transcript.words.length } : null,
+      transcript_unavailable_reason: transcript ? null : (transcriptReason ?? "No transcript.").slice(0, 300),
     });
     log.info("job_completed", { job_id: jobId, clips: rendered.length, seconds: Math.round((Date.now() - started) / 1000) });
     return "completed";

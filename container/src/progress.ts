@@ -6,13 +6,14 @@ import type { ProgressReport } from "../../src/engine/contract.ts";
  * second while the number moves, and as a heartbeat when nothing changed for
  * a while, so the Worker's silence watchdog only fires on a stuck engine.
  */
-export type Stage = "download" | "probe" | "analyse" | "render" | "upload";
+export type Stage = "download" | "probe" | "analyse" | "transcribe" | "render" | "upload";
 
 /** Share of the 0-99 range per stage, in pipeline order. */
 const STAGE_RANGES: Record<Stage, [number, number]> = {
   download: [0, 15],
   probe: [15, 17],
-  analyse: [17, 40],
+  analyse: [17, 34],
+  transcribe: [34, 40],
   render: [40, 92],
   upload: [92, 99],
 };

@@ -22,6 +22,7 @@
 import { stat } from "node:fs/promises";
 import { MAX_CLIP_UPLOAD_BYTES, type ClipConfig } from "../../src/engine/contract.ts";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";
+import { assFilter } from "./captions/ass.ts";
 import { pinnedDemuxer } from "./probe.ts";
 import { cropFilter, cropSteps, outputSize } from "./render-geometry.ts";
 import type { Candidate, SourceInfo, StageProgress } from "./types.ts";
@@ -41,6 +42,8 @@ export interface RenderArgs {
   thumbnailPath: string;
   signal: AbortSignal;
   onProgress: StageProgress;
+  /** ASS captions to burn in this same encode (see captions/), or none. */
+  captionsPath?: string | null;
 }
 
 /** Generous: the wasm backend encodes 1080x1920 at about 0.14x realtime. */
@@ -60,12 +63,17 @@ function inputArgs(source: SourceInfo, seekSeconds: number): string[] {
   ];
 }
 
-export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath">): { ffmpegArgs: string[]; width: number; height: number } {
+/** Burned captions: libass draws the clip's ASS file onto the final picture, in the same encode. */
+function captionStep(captionsPath: string | null | undefined): string {
+  return captionsPath ? `,${assFilter(captionsPath)}` : "";
+}
+
+export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath" | "captionsPath">): { ffmpegArgs: string[]; width: number; height: number } {
   const { source, candidate, config } = args;
   const size = outputSize(config, source);
   const duration = candidate.end - candidate.start;
   const steps = cropSteps(candidate.start, config.reframe === "auto" ? candidate.crop : undefined);
-  const picture = `${cropFilter(size, steps)},scale=${size.width}:${size.height}:flags=bicubic,setsar=1,format=yuv420p`;
+  const picture = `${cropFilter(size, steps)},scale=${size.width}:${size.height}:flags=bicubic,setsar=1,format=yuv420p${captionStep(args.captionsPath)}`;
   const graph = [`[0:v:0]${picture}[clip]`, ...(source.hasAudio ? [] : ["anullsrc=r=48000:cl=stereo[silence]"])].join(";");
   const ffmpegArgs = [
     ...inputArgs(source, candidate.start),
@@ -109,7 +117,7 @@ export async function renderClip(runner: FfmpegRunner, args: RenderArgs): Promis
   let reported = 0;
   const result = await runner.ffmpeg({
     args: ffmpegArgs,
-    inputs: [args.source.path],
+    inputs: args.captionsPath ? [args.source.path, args.captionsPath] : [args.source.path],
     outputs: [args.outPath],
     timeoutMs: renderTimeoutMs(duration),
     signal: args.signal,

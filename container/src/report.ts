@@ -1,13 +1,15 @@
 import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { z } from "zod";
 import {
+  CHUNK_START_HEADER,
   CallbackAck,
   ProbeAck,
+  TranscribeResult,
   callbackUrl,
   type CompleteReport,
   type FailReport,
@@ -43,6 +45,11 @@ export class CallbackError extends Error {
 }
 
 class RetryableError extends Error {}
+
+export type TranscribeOutcome =
+  | { kind: "ok"; result: TranscribeResult }
+  | { kind: "unavailable" }
+  | { kind: "failed"; detail: string };
 
 interface RawAnswer {
   status: number;
@@ -99,6 +106,29 @@ export class JobReporter {
 
   fail(report: FailReport): Promise<void> {
     return this.postJson("fail", report, CallbackAck).then(() => undefined);
+  }
+
+  /**
+   * Sends one audio chunk to the Worker's speech-to-text route. 503 means the
+   * deployment has no speech-to-text (local dev) and 502 that the Worker
+   * already retried the model: both are answers, not errors to retry here.
+   */
+  async transcribe(wavPath: string, chunkStartSeconds: number): Promise<TranscribeOutcome> {
+    const body = await readFile(wavPath);
+    return this.withRetries(async (signal) => {
+      const answer = await this.send(
+        "POST",
+        "transcribe",
+        { "content-type": "audio/wav", "content-length": String(body.length), [CHUNK_START_HEADER.toLowerCase()]: chunkStartSeconds.toFixed(3) },
+        signal,
+        async (req) => {
+          req.end(body);
+        },
+      );
+      if (answer.status === 503) return { kind: "unavailable" } as const;
+      if (answer.status === 502) return { kind: "failed", detail: answer.body.slice(0, 200) } as const;
+      return { kind: "ok", result: this.parse(answer, TranscribeResult) } as const;
+    });
   }
 
   /** PUTs a file streamed from disk; onBytes sees each chunk's size as it goes out. */

@@ -47,6 +47,10 @@ describe("container/Dockerfile", () => {
     expect(dockerfile).not.toMatch(/apt-get install[^\n]*\byt-dlp\b/);
   });
 
+  it("installs the font burned captions are drawn with", () => {
+    expect(dockerfile).toMatch(/apt-get install[^\n]*\bfonts-dejavu-core\b/);
+  });
+
   it("copies only files that exist after npm run build:engine", () => {
     execFileSync("npm", ["run", "--silent", "build:engine"], { cwd: root, stdio: "pipe" });
     const copies = [...dockerfile.matchAll(/^COPY\s+(?:--\S+\s+)*(.+)\s+(\S+)$/gm)];

@@ -21,7 +21,7 @@ import { osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { ffmpegChildren } from "./helpers/processes.ts";
 import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
 
-const SMALL: ClipConfig = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 2, reframe: "center" };
+const SMALL: ClipConfig = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 2, reframe: "center", captions: "off", caption_style: "bold", caption_position: "bottom" };
 const TMPFS_BYTES = 20 * 1024 * 1024;
 
 const tokens = new Map<string, string>();

@@ -19,7 +19,7 @@ import { FFMPEG, osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { ffmpegChildren } from "./helpers/processes.ts";
 import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
 
-const CONFIG: ClipConfig = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "center" };
+const CONFIG: ClipConfig = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "center", captions: "off", caption_style: "bold", caption_position: "bottom" };
 
 interface Fixture {
   name: string;

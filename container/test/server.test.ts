@@ -14,8 +14,8 @@ import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/s
  * recording every callback, and a local source server, all over real HTTP,
  * with native ffmpeg doing the work.
  */
-const SMALL: ClipConfig = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 2, reframe: "center" };
-const SLOW: ClipConfig = { aspect_ratio: "9:16", resolution: 1080, min_clip_seconds: 15, max_clip_seconds: 30, max_clips: 3, reframe: "center" };
+const SMALL: ClipConfig = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 2, reframe: "center", captions: "off", caption_style: "bold", caption_position: "bottom" };
+const SLOW: ClipConfig = { aspect_ratio: "9:16", resolution: 1080, min_clip_seconds: 15, max_clip_seconds: 30, max_clips: 3, reframe: "center", captions: "off", caption_style: "bold", caption_position: "bottom" };
 
 const tokens = new Map<string, string>();
 let worker: FakeWorker;

@@ -15,7 +15,7 @@ import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/s
  * ffmpeg and ffprobe run. Kept small (a 24 s 320x180 source, one square 720p
  * clip) because the wasm build is about ten times slower than native.
  */
-const CONFIG: ClipConfig = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "center" };
+const CONFIG: ClipConfig = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "center", captions: "off", caption_style: "bold", caption_position: "bottom" };
 
 const tokens = new Map<string, string>();
 let worker: FakeWorker;

@@ -50,7 +50,7 @@ describe("npm run demo", { timeout: 300_000 }, () => {
     const run = await runDemo([talk.path, "--type", "podcast", "--config", "square"]);
     expect(run.code, run.stderr).toBe(0);
     for (const stage of ["1/6", "2/6", "3/6", "4/6", "5/6", "6/6"]) expect(run.stdout).toContain(stage);
-    expect(run.stdout).toMatch(/^#\s+Start-End\s+Duration\s+Score\s+Reasons\s+URL$/m);
+    expect(run.stdout).toMatch(/^#\s+Start-End\s+Duration\s+Score\s+Title\s+Reasons\s+URL$/m);
     const row = /^1\s+(\d+:\d\d\.\d)-(\d+:\d\d\.\d)\s+([\d.]+) s\s+([\d.]+)\s+(.+?)\s+(http:\/\/127\.0\.0\.1:\d+\/cdn\/clips\/(job_\w+)\/0\.mp4)$/m.exec(run.stdout);
     expect(row, run.stdout).not.toBeNull();
     expect(Number(row?.[4])).toBeLessThanOrEqual(1);

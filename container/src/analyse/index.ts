@@ -40,6 +40,20 @@ const AUDIO_SHARE = 0.15;
 export interface AnalyseOptions {
   signal: AbortSignal;
   onProgress: StageProgress;
+  /** Told where the audio has speech (between pauses), for speech-to-text to send only those parts. */
+  onSpeech?: (spans: { start: number; end: number }[]) => void;
+}
+
+/** Sound between the pauses: where speech can be. */
+function soundSpans(features: Features): { start: number; end: number }[] {
+  const spans: { start: number; end: number }[] = [];
+  let at = 0;
+  for (const pause of [...features.pauses].sort((a, b) => a.start - b.start)) {
+    if (pause.start > at) spans.push({ start: at, end: pause.start });
+    at = Math.max(at, pause.end);
+  }
+  if (at < features.duration) spans.push({ start: at, end: features.duration });
+  return spans;
 }
 
 function round3(value: number): number {
@@ -115,6 +129,7 @@ export async function analyse(
 
   const frameAnalysis = analyseFrames(frames, duration);
   const features = buildFeatures(duration, audioResult.value, frameAnalysis, frames.times);
+  if (features.hasAudio && features.audible) opts.onSpeech?.(soundSpans(features));
   if (isSilentAndStatic(features)) {
     throw new NoClipsFoundError("The video is silent and its picture does not change: there is no moment worth clipping.");
   }

@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
-import { CALLBACK_PREFIX, type ProbeAck } from "../../../src/engine/contract.ts";
+import { CALLBACK_PREFIX, CHUNK_START_HEADER, type ProbeAck } from "../../../src/engine/contract.ts";
 
 /**
  * A real HTTP server standing in for the Worker's internal callback routes:
@@ -12,7 +12,7 @@ import { CALLBACK_PREFIX, type ProbeAck } from "../../../src/engine/contract.ts"
  */
 export interface RecordedCall {
   jobId: string;
-  /** progress, probe, complete, fail, clip, thumbnail */
+  /** progress, probe, complete, fail, clip, thumbnail, captions_vtt, captions_srt, transcript, transcribe */
   kind: string;
   index?: number;
   body?: unknown;
@@ -26,6 +26,11 @@ export interface FakeWorkerBehaviour {
   probeAck?: (jobId: string) => ProbeAck;
   /** Return a status to answer instead of 200 (e.g. 409, 503); undefined answers normally. */
   override?: (call: { jobId: string; kind: string; count: number }) => number | undefined;
+  /**
+   * The speech-to-text route. Default: 503 transcription_unavailable, as the
+   * Worker answers without an AI binding (local development).
+   */
+  transcribe?: (call: { jobId: string; startSeconds: number; wav: Buffer }) => { status: number; body: unknown };
 }
 
 export interface FakeWorker {
@@ -42,7 +47,7 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
   const counts = new Map<string, number>();
   const state = { unauthorized: 0 };
   const behaviour: FakeWorkerBehaviour = {};
-  const route = new RegExp(`^${CALLBACK_PREFIX}/([^/]+)/(progress|probe|complete|fail|clips/(\\d+)(/thumbnail)?)$`);
+  const route = new RegExp(`^${CALLBACK_PREFIX}/([^/]+)/(progress|probe|complete|fail|transcript|transcribe|clips/(\\d+)(/thumbnail|/captions\\.vtt|/captions\\.srt)?)$`);
 
   const server = http.createServer((req, res) => {
     void (async () => {
@@ -58,7 +63,8 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
         res.writeHead(401).end();
         return;
       }
-      const kind = match[3] !== undefined ? (match[4] ? "thumbnail" : "clip") : match[2];
+      const CLIP_KINDS: Record<string, string> = { "/thumbnail": "thumbnail", "/captions.vtt": "captions_vtt", "/captions.srt": "captions_srt" };
+      const kind = match[3] !== undefined ? (match[4] ? CLIP_KINDS[match[4]]! : "clip") : match[2];
       const key = `${jobId}:${kind}`;
       const count = (counts.get(key) ?? 0) + 1;
       counts.set(key, count);
@@ -70,9 +76,25 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
         return;
       }
       const call: RecordedCall = { jobId, kind, at: Date.now(), contentType: req.headers["content-type"] };
-      if (kind === "clip" || kind === "thumbnail") {
+      const EXTENSIONS: Record<string, string> = { clip: "mp4", thumbnail: "jpg", captions_vtt: "vtt", captions_srt: "srt" };
+      if (kind === "transcribe") {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const wav = Buffer.concat(chunks);
+        const startSeconds = Number(req.headers[CHUNK_START_HEADER.toLowerCase()]);
+        Object.assign(call, { bytes: wav.length, body: { startSeconds } });
+        calls.push(call);
+        const answer = behaviour.transcribe?.({ jobId, startSeconds, wav }) ?? {
+          status: 503,
+          body: { type: "about:blank", title: "Speech-to-text is not available", status: 503, code: "transcription_unavailable" },
+        };
+        const type = answer.status === 200 ? "application/json" : "application/problem+json";
+        res.writeHead(answer.status, { "content-type": type }).end(JSON.stringify(answer.body));
+        return;
+      }
+      if (EXTENSIONS[kind]) {
         const index = Number(match[3]);
-        const file = path.join(uploadDir, `${jobId}-${index}.${kind === "clip" ? "mp4" : "jpg"}`);
+        const file = path.join(uploadDir, `${jobId}-${index}.${EXTENSIONS[kind]}`);
         await pipeline(req, createWriteStream(file));
         Object.assign(call, { index, file, bytes: Number(req.headers["content-length"]) });
       } else {

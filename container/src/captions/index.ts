@@ -1,0 +1,59 @@
+/**
+ * Everything one clip needs from the transcript: its text and title, the ASS
+ * file to burn (when burning is asked for and the backend has libass) and the
+ * WebVTT/SubRip sidecars (when asked for). Files go in the job's work dir.
+ */
+import { writeFile } from "node:fs/promises";
+import type { ClipConfig, Transcript } from "../../../src/engine/contract.ts";
+import { clipText, clipTitle } from "../transcript/title.ts";
+import { buildAss } from "./ass.ts";
+import { captionMetrics, clipWords, layoutPages } from "./layout.ts";
+import { buildSrt, buildVtt } from "./sidecar.ts";
+
+export interface ClipCaptions {
+  text: string | null;
+  title: string | null;
+  /** ASS file to burn in, or null. */
+  assPath: string | null;
+  vttPath: string | null;
+  srtPath: string | null;
+}
+
+export interface ClipCaptionsRequest {
+  transcript: Transcript | null;
+  config: ClipConfig;
+  start: number;
+  end: number;
+  width: number;
+  height: number;
+  /** False on a backend without libass (the WebAssembly ffmpeg). */
+  canBurn: boolean;
+  file: (name: string) => string;
+  index: number;
+}
+
+export async function prepareClipCaptions(req: ClipCaptionsRequest): Promise<ClipCaptions> {
+  const none: ClipCaptions = { text: null, title: null, assPath: null, vttPath: null, srtPath: null };
+  if (!req.transcript) return none;
+  const text = clipText(req.transcript.words, req.start, req.end);
+  if (!text) return none;
+  const title = clipTitle(req.transcript.sentences, req.transcript.words, req.start, req.end);
+  const result: ClipCaptions = { ...none, text, title };
+  const mode = req.config.captions;
+  if (mode === "off") return result;
+  const metrics = captionMetrics(req.config.caption_style, req.width, req.height);
+  const pages = layoutPages(clipWords(req.transcript.words, req.start, req.end, metrics.lineChars), metrics, req.end - req.start);
+  if (pages.length === 0) return result;
+  if ((mode === "burned" || mode === "both") && req.canBurn) {
+    result.assPath = req.file(`clip-${req.index}.ass`);
+    const ass = buildAss({ pages, metrics, style: req.config.caption_style, position: req.config.caption_position, width: req.width, height: req.height });
+    await writeFile(result.assPath, ass, "utf8");
+  }
+  if (mode === "sidecar" || mode === "both") {
+    result.vttPath = req.file(`clip-${req.index}.vtt`);
+    result.srtPath = req.file(`clip-${req.index}.srt`);
+    await writeFile(result.vttPath, buildVtt(pages), "utf8");
+    await writeFile(result.srtPath, buildSrt(pages), "utf8");
+  }
+  return result;
+}
