@@ -7,7 +7,12 @@
  * is compared (target: captioned <= 1.10x plain, since libass draws in the
  * same encode). Also prints what a transcribed hour costs in Workers AI.
  *
- * BENCH_CAPTIONS_QUICK=1 renders at 720 instead, to check the bench quickly.
+ * It also times the picture filter graph alone (decode, crop, scale, with and
+ * without the ass step, no encode), which isolates what libass adds from the
+ * encoder's run-to-run noise on a busy machine.
+ *
+ * BENCH_CAPTIONS_QUICK=1 renders at 720 instead, to check the bench quickly;
+ * BENCH_CAPTIONS_FILTER_ONLY=1 skips the full renders.
  * Writes bench/results/captions-<time>.json.
  */
 import { mkdir, stat, writeFile } from "node:fs/promises";
@@ -17,7 +22,7 @@ import { ClipConfig } from "../../src/engine/contract.ts";
 import { prepareClipCaptions } from "../../container/src/captions/index.ts";
 import { createNativeRunner } from "../../container/src/ffmpeg/native.ts";
 import { probeSource } from "../../container/src/probe.ts";
-import { renderClip } from "../../container/src/render.ts";
+import { buildClipArgs, renderClip } from "../../container/src/render.ts";
 import { outputSize } from "../../container/src/render-geometry.ts";
 import { buildTranscript, wordsFromCues } from "../../container/src/transcript/build.ts";
 import { subtitleTrackCues } from "../../container/src/transcript/track.ts";
@@ -63,14 +68,36 @@ async function main(): Promise<void> {
     });
     return (performance.now() - began) / 1000;
   };
+  const filterOnly = async (captionedRun: boolean): Promise<number> => {
+    const { ffmpegArgs } = buildClipArgs({ source, candidate, config, outPath: "-", captionsPath: captionedRun ? captions.assPath : null });
+    const graph = ffmpegArgs[ffmpegArgs.indexOf("-filter_complex") + 1]!;
+    const began = performance.now();
+    const result = await runner.ffmpeg({
+      args: ["-nostdin", "-v", "error", "-ss", start.toFixed(3), "-i", source.path, "-t", (end - start).toFixed(3), "-filter_complex", graph, "-map", "[clip]", "-f", "null", "-"],
+      inputs: [source.path],
+      outputs: [],
+      timeoutMs: 20 * 60_000,
+    });
+    if (result.exitCode !== 0) throw new Error(result.stderrTail);
+    return (performance.now() - began) / 1000;
+  };
+  const graphPlain: number[] = [];
+  const graphCaptioned: number[] = [];
+  for (let round = 0; round < ROUNDS + 1; round++) {
+    graphPlain.push(await filterOnly(false));
+    graphCaptioned.push(await filterOnly(true));
+  }
+  const libassSeconds = Math.min(...graphCaptioned) - Math.min(...graphPlain);
+  console.log(`filter graph alone (no encode): plain ${graphPlain.map((s) => s.toFixed(1)).join(", ")} s; with ass ${graphCaptioned.map((s) => s.toFixed(1)).join(", ")} s; libass adds ${libassSeconds.toFixed(1)} s (best of each)`);
   const plain: number[] = [];
   const captioned: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < (process.env.BENCH_CAPTIONS_FILTER_ONLY === "1" ? 0 : ROUNDS); round++) {
     plain.push(await render(false, round));
     console.log(`  round ${round + 1}: plain ${plain.at(-1)!.toFixed(1)} s`);
     captioned.push(await render(true, round));
     console.log(`  round ${round + 1}: captioned ${captioned.at(-1)!.toFixed(1)} s`);
   }
+  if (plain.length === 0) return;
   const bestPlain = Math.min(...plain);
   const bestCaptioned = Math.min(...captioned);
   const ratio = bestCaptioned / bestPlain;
@@ -80,13 +107,17 @@ async function main(): Promise<void> {
     plain_seconds: plain.map((s) => Math.round(s * 10) / 10),
     captioned_seconds: captioned.map((s) => Math.round(s * 10) / 10),
     best_ratio: Math.round(ratio * 1000) / 1000,
+    filter_graph_plain_seconds: graphPlain.map((s) => Math.round(s * 10) / 10),
+    filter_graph_captioned_seconds: graphCaptioned.map((s) => Math.round(s * 10) / 10),
+    libass_added_seconds: Math.round(libassSeconds * 10) / 10,
+    ratio_if_libass_adds_its_filter_time: Math.round(((bestPlain + libassSeconds) / bestPlain) * 1000) / 1000,
     target_ratio: 1.1,
     workers_ai_usd_per_transcribed_hour: Math.round(hourUsd * 10000) / 10000,
   };
   console.log(`\nrender of ${figures.clip}`);
   console.log(`  without captions: best ${bestPlain.toFixed(1)} s  (${figures.plain_seconds.join(", ")})`);
   console.log(`  with captions:    best ${bestCaptioned.toFixed(1)} s  (${figures.captioned_seconds.join(", ")})`);
-  console.log(`  ratio: ${ratio.toFixed(3)}x (target <= 1.10x)`);
+  console.log(`  ratio: ${ratio.toFixed(3)}x (target <= 1.10x); libass alone: ${libassSeconds.toFixed(1)} s, i.e. ${((bestPlain + libassSeconds) / bestPlain).toFixed(3)}x of the plain render`);
   console.log(`Workers AI speech-to-text: 60 min x $${WHISPER_USD_PER_MINUTE}/min = $${hourUsd.toFixed(4)} per transcribed hour (less when only speech is sent)`);
   await mkdir(path.resolve("bench", "results"), { recursive: true });
   await writeFile(path.resolve("bench", "results", `captions-${new Date().toISOString().replace(/[:.]/g, "-")}.json`), JSON.stringify(figures, null, 2));
