@@ -27,8 +27,11 @@ export const TranscriptDocument = z
 /** Problem codes this operation answers, besides those of every keyed route. */
 export const TRANSCRIPT_ERRORS: readonly ErrorCode[] = ["invalid_request", "not_found", "transcript_not_found"];
 
+/** Its own codes plus those of every keyed route (auth, rate limit, internal). */
+const ROUTE_CODES: readonly ErrorCode[] = [...TRANSCRIPT_ERRORS, "unauthorized", "rate_limited", "internal_error"];
+
 const problem = (status: number) => ({
-  description: `Problem: ${TRANSCRIPT_ERRORS.filter((code) => ERROR_CODES[code].status === status).join(", ")}`,
+  description: `Problem: ${ROUTE_CODES.filter((code) => ERROR_CODES[code].status === status).join(", ")}`,
   content: { "application/problem+json": { schema: z.object({ code: z.string() }).loose() } },
 });
 
@@ -53,7 +56,10 @@ export const getTranscriptRoute = createRoute({
       },
     },
     400: problem(400),
+    401: problem(401),
     404: problem(404),
+    429: problem(429),
+    500: problem(500),
   },
 });
 
