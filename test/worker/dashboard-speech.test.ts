@@ -82,6 +82,30 @@ describe("dashboard: captions and transcripts", () => {
     expect(CLIP_SRT).toContain("-->");
   });
 
+  it("submits an optional captions file under the API's URL rules", async () => {
+    const { visitor, token, account } = await signedIn();
+    const refused = await visitor.post("/dashboard/jobs", {
+      csrf_token: token,
+      video_url: "https://videos.example.com/a.mp4",
+      video_type: "podcast",
+      config_name: "",
+      captions_url: "http://169.254.169.254/latest/meta-data",
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("captions_url points to a private");
+    const res = await visitor.post("/dashboard/jobs", {
+      csrf_token: token,
+      video_url: "https://videos.example.com/a.mp4",
+      video_type: "podcast",
+      config_name: "",
+      captions_url: "https://subs.example.com/a.srt",
+    });
+    expect(res.status).toBe(303);
+    const jobId = /queued=(job_[A-Za-z0-9]+)/.exec(res.headers.get("Location") ?? "")?.[1] ?? "";
+    const job = await (await api(account, `/api/v1/jobs/${jobId}`)).json<{ captions_url: string | null }>();
+    expect(job.captions_url).toBe("https://subs.example.com/a.srt");
+  });
+
   it("says why a job has no transcript", async () => {
     const { visitor, account } = await signedIn();
     const client = await processingJob(engine, account);

@@ -10,7 +10,7 @@ import { AppError } from "../../http/errors";
 import { decodeCursor, encodeCursor } from "../../jobs/cursor";
 import { isJobId } from "../../jobs/ids";
 import { presentJob } from "../../jobs/present";
-import { checkVideoUrl } from "../../jobs/source-url";
+import { checkCaptionsUrl, checkVideoUrl } from "../../jobs/source-url";
 import { checkVideoType, createJob } from "../../jobs/submit";
 import { PROGRESS_SCRIPT } from "../assets/scripts";
 import { Alert, CsrfField, Field, Notice } from "../components/form";
@@ -26,6 +26,7 @@ interface SubmitForm {
   videoUrl: string;
   videoType: string;
   configName: string;
+  captionsUrl: string;
 }
 
 function SubmitJobForm({ csrf, configNames, form }: { csrf: string; configNames: string[]; form: SubmitForm }) {
@@ -60,6 +61,9 @@ function SubmitJobForm({ csrf, configNames, form }: { csrf: string; configNames:
           )}
         </Field>
       </div>
+      <Field id="captions-url" label="Captions file (optional)" hint="An SRT or WebVTT file of what is said, used when the video has no better transcript.">
+        {(describedBy) => <input id="captions-url" name="captions_url" type="url" maxlength={2048} value={form.captionsUrl} aria-describedby={describedBy} />}
+      </Field>
       <div class="actions">
         <button type="submit">Submit video</button>
       </div>
@@ -90,7 +94,7 @@ async function renderJobsPage(c: Context<DashboardEnv>, state: PageState, status
       <section class="card" aria-labelledby="submit-heading">
         <h2 id="submit-heading">Submit a video</h2>
         <Alert messages={state.errors ?? []} />
-        <SubmitJobForm csrf={session.csrfToken} configNames={configNames} form={state.form ?? { videoUrl: "", videoType: "", configName: "" }} />
+        <SubmitJobForm csrf={session.csrfToken} configNames={configNames} form={state.form ?? { videoUrl: "", videoType: "", configName: "", captionsUrl: "" }} />
       </section>
       <section aria-labelledby="jobs-heading">
         <h2 id="jobs-heading">Your jobs</h2>
@@ -126,7 +130,12 @@ export const jobPages = new Hono<DashboardEnv>()
   .post("/", async (c) => {
     const { accountId } = sessionOf(c);
     const body = await c.req.parseBody();
-    const form: SubmitForm = { videoUrl: field(body, "video_url"), videoType: field(body, "video_type"), configName: field(body, "config_name") };
+    const form: SubmitForm = {
+      videoUrl: field(body, "video_url"),
+      videoType: field(body, "video_type"),
+      configName: field(body, "config_name"),
+      captionsUrl: field(body, "captions_url"),
+    };
     try {
       const usage = await getUsage(c.env.DB, accountId);
       if (!usage) throw new AppError("not_found", "Account not found.");
@@ -136,7 +145,7 @@ export const jobPages = new Hono<DashboardEnv>()
         videoUrl: checkVideoUrl(form.videoUrl, c.env.ALLOW_PRIVATE_SOURCES === "true"),
         videoType: checkVideoType(form.videoType),
         configName: form.configName === "" ? null : form.configName,
-        captionsUrl: null,
+        captionsUrl: form.captionsUrl === "" ? null : checkCaptionsUrl(form.captionsUrl, c.env.ALLOW_PRIVATE_SOURCES === "true"),
       });
       // Post/redirect/get: reloading the page never submits the video again.
       return c.redirect(`/dashboard/jobs?queued=${job.id}`, 303);
