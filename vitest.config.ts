@@ -13,6 +13,8 @@ export default defineConfig(async () => {
             cloudflareTest({
               main: "./src/index.ts",
               wrangler: { configPath: "./wrangler.toml" },
+              // Workers AI has no local simulation; tests pass a stand-in AI binding where they need one.
+              remoteBindings: false,
               miniflare: {
                 bindings: {
                   TEST_MIGRATIONS: migrations,

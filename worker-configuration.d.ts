@@ -11,6 +11,7 @@ declare namespace Cloudflare {
 		DB: D1Database;
 		JOBS: Queue;
 		WEBHOOKS: Queue;
+		AI: Ai;
 		MAX_SOURCE_BYTES: string;
 		MAX_SOURCE_SECONDS: string;
 		DOWNLOAD_TIMEOUT_SECONDS: string;

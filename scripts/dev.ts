@@ -72,7 +72,7 @@ async function main(): Promise<number> {
     startChild(
       "worker",
       WRANGLER_BIN,
-      ["dev", "--ip", WORKER_HOST, "--port", String(WORKER_PORT), "--enable-containers=false", "--show-interactive-dev-session=false"],
+      ["dev", "--local", "--ip", WORKER_HOST, "--port", String(WORKER_PORT), "--enable-containers=false", "--show-interactive-dev-session=false"],
       { cwd: PROJECT_ROOT, env: wranglerEnv() },
     ),
   ];

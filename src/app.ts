@@ -5,6 +5,7 @@ import { health } from "./api/health";
 import { jobs } from "./api/jobs";
 import { OPENAPI_PATH, openApiDocumentApp } from "./api/openapi";
 import { CDN_MOUNT, localCdnOnly } from "./cdn/local-only";
+import { transcript } from "./api/transcript";
 import { cdn } from "./cdn/routes";
 import { callbacks } from "./engine/callbacks";
 import { dashboard } from "./dashboard";
@@ -41,6 +42,7 @@ app.route("/api/v1/video-types", videoTypes);
 app.route("/api/v1/jobs", jobs);
 app.route("/api/v1/webhooks", webhooks);
 app.route("/api/v1/uploads", uploads);
+app.route("/api/v1/jobs", transcript);
 
 // Web dashboard (session cookie), and the bare origin leads there.
 app.get("/", (c) => c.redirect("/dashboard", 302));

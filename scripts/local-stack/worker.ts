@@ -76,6 +76,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     args: [
       wranglerBin(options.root),
       "dev",
+      // Local bindings only: Workers AI has no local simulation (wrangler.toml [ai]).
+      "--local",
       "--ip", "127.0.0.1",
       "--port", String(options.port),
       "--inspector-port", String(options.inspectorPort),

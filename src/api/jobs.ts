@@ -22,7 +22,7 @@ import { isJobId } from "../jobs/ids";
 import { cancelJob } from "../jobs/lifecycle";
 import { presentJob, presentListItem } from "../jobs/present";
 import { withQueuePosition } from "../fleet/queue-position";
-import { checkVideoUrl } from "../jobs/source-url";
+import { checkCaptionsUrl, checkVideoUrl } from "../jobs/source-url";
 import { deleteJobObjects } from "../jobs/storage";
 import { checkVideoType, createJob, type Submission } from "../jobs/submit";
 import { Job as JobSchema, JobList, SubmitJobBody, SubmitJobResponse } from "./openapi-schemas";
@@ -71,6 +71,7 @@ const submitRoute = apiRoute({
   errors: [
     ...BODY_ERRORS,
     "invalid_video_url",
+    "invalid_captions_url",
     "invalid_video_type",
     "insufficient_credits",
     "not_found",
@@ -164,6 +165,7 @@ export const jobs = apiApp()
       uploadId: body.upload_id ?? null,
       videoType: checkVideoType(body.video_type),
       configName: body.config_name ?? null,
+      captionsUrl: body.captions_url == null ? null : checkCaptionsUrl(body.captions_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
     };
 
     const key = c.req.valid("header")[IDEMPOTENCY_HEADER];
@@ -173,11 +175,13 @@ export const jobs = apiApp()
     }
     // The request as submitted (before normalisation), so "same body" means what the client sent.
     const requestHash = await sha256Hex(
-      JSON.stringify(
-        body.upload_id === undefined
+      // captions_url joins the hash only when sent, so keys stored before it existed still match.
+      JSON.stringify([
+        ...(body.upload_id === undefined
           ? [body.video_url, body.video_type, body.config_name ?? null]
-          : [null, body.video_type, body.config_name ?? null, body.upload_id],
-      ),
+          : [null, body.video_type, body.config_name ?? null, body.upload_id]),
+        ...(body.captions_url == null ? [] : [body.captions_url]),
+      ]),
     );
     const now = new Date();
     const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();

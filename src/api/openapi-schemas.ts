@@ -5,7 +5,7 @@
  * components (the name given to `.openapi()`). Shapes follow SPEC section 3.
  */
 import { z } from "@hono/zod-openapi";
-import { ClipConfig, FailureCode, REFRAME_USED, VIDEO_TYPES, VideoType } from "../engine/contract";
+import { ClipConfig, FailureCode, REFRAME_USED, TranscriptSource, VIDEO_TYPES, VideoType } from "../engine/contract";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
 
 const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp, UTC");
@@ -33,6 +33,10 @@ export const SubmitJobBody = z.object({
     .describe("A complete upload (POST /api/v1/uploads) not used by another job; the title defaults to its file name. Exactly one of video_url and upload_id."),
   video_type: z.string().openapi({ enum: [...VIDEO_TYPES], description: "Analysis approach, see GET /api/v1/video-types" }),
   config_name: z.string().min(1).max(64).nullish().describe("A saved configuration; omitted or null: the defaults"),
+  captions_url: z
+    .string()
+    .nullish()
+    .openapi({ format: "uri", description: "An SRT or WebVTT file of the video's speech (same URL rules as video_url); used when no better transcript source exists" }),
 }).refine((body) => (body.video_url === undefined) !== (body.upload_id === undefined), {
   path: ["video_url"],
   message: "Send exactly one of video_url and upload_id.",
@@ -53,6 +57,7 @@ const JobCommon = {
   upload_id: z.string().optional().describe("The upload the job was made from (deleted when the job ends)"),
   video_type: VideoType,
   config_name: z.string().nullable(),
+  captions_url: z.string().nullable(),
   created_at: Timestamp,
   updated_at: Timestamp,
   source_duration_seconds: z.number().optional(),
@@ -70,6 +75,13 @@ export const ClipDetail = z.object({
   height: z.number().int(),
   reframe: z.enum(REFRAME_USED).describe("What the crop followed: faces, the region of most activity (no face found, or reframe=auto without faces), or the centre"),
   faces_count: z.number().int().min(0).describe("Most faces seen together in the clip; 0 when none were found or looked for (reframe=center)"),
+  text: z.string().nullable().describe("The words spoken inside the clip; null without a transcript"),
+  title: z.string().nullable().describe("A short line chosen from the clip's own words; null without a transcript"),
+  captions: z
+    .object({ vtt_url: z.url(), srt_url: z.url() })
+    .nullable()
+    .describe("WebVTT and SRT captions timed from the clip's start, on {cdn_url}; null when none were made"),
+  captions_burned: z.boolean().describe("Captions are drawn into the picture"),
 }).openapi("ClipDetail");
 
 const ActiveJob = z.object({
@@ -86,6 +98,12 @@ const CompletedJob = z.object({
   clips_count: z.number().int(),
   clip_urls: z.array(z.url()).describe("One {cdn_url}/... link per clip, best first"),
   clips: z.array(ClipDetail),
+  transcript: z
+    .object({ source: TranscriptSource, language: z.string().nullable(), word_count: z.number().int() })
+    .nullable()
+    .describe("The transcript the clips were cut and captioned from (GET .../transcript), or null"),
+  transcript_unavailable_reason: z.string().nullable().describe("Why there is no transcript; null when there is one"),
+  language: z.string().nullable().describe("Spoken language (ISO 639-1) when known"),
   completed_at: Timestamp,
   credits_charged: z.number().int(),
 });
@@ -147,6 +165,9 @@ export const SavedConfig = z.object({
   max_clips: z.number().int(),
   reframe: z.string(),
   layout: z.string(),
+  captions: z.string(),
+  caption_style: z.string(),
+  caption_position: z.string(),
   created_at: Timestamp,
   updated_at: Timestamp,
 }).openapi("SavedConfig");

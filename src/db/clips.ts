@@ -17,6 +17,12 @@ export interface Clip {
   /** What the crop followed: faces, activity or center (issue 17). */
   reframe: ClipReframe;
   facesCount: number;
+  /** The words spoken inside the clip; null without a transcript. */
+  text: string | null;
+  title: string | null;
+  captionsBurned: boolean;
+  /** WebVTT and SRT files were uploaded next to the clip. */
+  sidecars: boolean;
 }
 
 interface ClipRow {
@@ -32,6 +38,10 @@ interface ClipRow {
   height: number;
   reframe: string;
   faces_count: number;
+  text: string | null;
+  title: string | null;
+  captions_burned: number;
+  sidecars: number;
 }
 
 function toClip(row: ClipRow): Clip {
@@ -49,6 +59,10 @@ function toClip(row: ClipRow): Clip {
     // Written only from a ClipReport that passed the contract schema.
     reframe: row.reframe as ClipReframe,
     facesCount: row.faces_count,
+    text: row.text,
+    title: row.title,
+    captionsBurned: row.captions_burned === 1,
+    sidecars: row.sidecars === 1,
   };
 }
 
@@ -59,8 +73,9 @@ function toClip(row: ClipRow): Clip {
 export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height, reframe, faces_count)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
+      `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
+         reframe, faces_count, text, title, captions_burned, sidecars)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16
        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
     )
     .bind(
@@ -76,6 +91,10 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
       clip.height,
       clip.reframe,
       clip.facesCount,
+      clip.text,
+      clip.title,
+      clip.captionsBurned ? 1 : 0,
+      clip.sidecars ? 1 : 0,
     );
 }
 

@@ -17,12 +17,15 @@ interface ConfigRow {
   max_clips: number;
   reframe: string;
   layout: string;
+  captions: string;
+  caption_style: string;
+  caption_position: string;
   created_at: string;
   updated_at: string;
 }
 
 const CONFIG_COLUMNS =
-  "name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, layout, created_at, updated_at";
+  "name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, layout, captions, caption_style, caption_position, created_at, updated_at";
 
 // Rows are only ever written from a ClipConfig that passed the contract schema.
 function configFromRow(row: ConfigRow): SavedConfig {
@@ -36,6 +39,9 @@ function configFromRow(row: ConfigRow): SavedConfig {
       max_clips: row.max_clips,
       reframe: row.reframe as ClipConfig["reframe"],
       layout: row.layout as ClipConfig["layout"],
+      captions: row.captions as ClipConfig["captions"],
+      caption_style: row.caption_style as ClipConfig["caption_style"],
+      caption_position: row.caption_position as ClipConfig["caption_position"],
     },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -72,11 +78,23 @@ export async function putConfig(
   now = new Date(),
 ): Promise<{ created: boolean; saved: SavedConfig }> {
   const at = now.toISOString();
-  const values = [config.aspect_ratio, config.resolution, config.min_clip_seconds, config.max_clip_seconds, config.max_clips, config.reframe, config.layout];
+  const values = [
+    config.aspect_ratio,
+    config.resolution,
+    config.min_clip_seconds,
+    config.max_clip_seconds,
+    config.max_clips,
+    config.reframe,
+    config.layout,
+    config.captions,
+    config.caption_style,
+    config.caption_position,
+  ];
   const inserted = await db
     .prepare(
-      `INSERT INTO configs (account_id, name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, layout, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, name) DO NOTHING`,
+      `INSERT INTO configs (account_id, name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, layout,
+         captions, caption_style, caption_position, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, name) DO NOTHING`,
     )
     .bind(accountId, name, ...values, at, at)
     .run();
@@ -84,7 +102,8 @@ export async function putConfig(
   if (!created) {
     await db
       .prepare(
-        `UPDATE configs SET aspect_ratio = ?, resolution = ?, min_clip_seconds = ?, max_clip_seconds = ?, max_clips = ?, reframe = ?, layout = ?, updated_at = ?
+        `UPDATE configs SET aspect_ratio = ?, resolution = ?, min_clip_seconds = ?, max_clip_seconds = ?, max_clips = ?, reframe = ?, layout = ?,
+           captions = ?, caption_style = ?, caption_position = ?, updated_at = ?
          WHERE account_id = ? AND name = ?`,
       )
       .bind(...values, at, accountId, name)

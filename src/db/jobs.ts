@@ -4,7 +4,7 @@
  * watchdog, the engine's callbacks, duplicate queue deliveries) resolve to one
  * outcome: the statement that matched a row won, the others changed nothing.
  */
-import { ClipConfig, type FailureCode, type VideoType } from "../engine/contract";
+import { ClipConfig, type FailureCode, type TranscriptSource, type TranscriptSummary, type VideoType } from "../engine/contract";
 
 export const JOB_STATUSES = ["queued", "processing", "completed", "failed", "canceled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -35,6 +35,11 @@ export interface Job {
   completedAt: string | null;
   /** The direct upload the job was made from (its source), or null for a video_url job. */
   uploadId: string | null;
+  /** SRT/WebVTT file named at submission. */
+  captionsUrl: string | null;
+  /** Set at completion when the engine had a transcript. */
+  transcript: TranscriptSummary | null;
+  transcriptUnavailableReason: string | null;
 }
 
 interface JobRow {
@@ -59,6 +64,11 @@ interface JobRow {
   updated_at: string;
   completed_at: string | null;
   upload_id: string | null;
+  captions_url: string | null;
+  transcript_source: string | null;
+  transcript_language: string | null;
+  transcript_word_count: number | null;
+  transcript_unavailable_reason: string | null;
 }
 
 function toJob(row: JobRow): Job {
@@ -84,6 +94,16 @@ function toJob(row: JobRow): Job {
     updatedAt: row.updated_at,
     completedAt: row.completed_at,
     uploadId: row.upload_id ?? null,
+    captionsUrl: row.captions_url,
+    transcript:
+      row.transcript_source === null
+        ? null
+        : {
+            source: row.transcript_source as TranscriptSource,
+            language: row.transcript_language,
+            word_count: row.transcript_word_count ?? 0,
+          },
+    transcriptUnavailableReason: row.transcript_unavailable_reason,
   };
 }
 
@@ -94,6 +114,7 @@ export interface NewJob {
   videoType: VideoType;
   configName: string | null;
   config: ClipConfig;
+  captionsUrl: string | null;
   now: string;
   /** Upload jobs: the upload, and the title it starts with (the file name). */
   uploadId?: string | null;
@@ -126,6 +147,9 @@ export function queuedJob(job: NewJob): Job {
     updatedAt: job.now,
     completedAt: null,
     uploadId: job.uploadId ?? null,
+    captionsUrl: job.captionsUrl ?? null,
+    transcript: null,
+    transcriptUnavailableReason: null,
   };
 }
 
@@ -133,8 +157,8 @@ export function queuedJob(job: NewJob): Job {
 export function insertJobStatement(db: D1Database, job: NewJob): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO jobs (id, account_id, status, progress, step, video_url, video_type, config_name, config_json, created_at, updated_at, upload_id, title)
-       VALUES (?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO jobs (id, account_id, status, progress, step, video_url, video_type, config_name, config_json, captions_url, created_at, updated_at, upload_id, title)
+       VALUES (?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       job.id,
@@ -144,6 +168,7 @@ export function insertJobStatement(db: D1Database, job: NewJob): D1PreparedState
       job.videoType,
       job.configName,
       JSON.stringify(job.config),
+      job.captionsUrl ?? null,
       job.now,
       job.now,
       job.uploadId ?? null,
@@ -323,6 +348,30 @@ export function finishCompleted(
        RETURNING id`,
     )
     .bind(title, durationSeconds, fallbackCharge, now, now, now, jobId);
+}
+
+/**
+ * The transcript summary (or why there is none) of a job that is completing;
+ * meant for the completion batch, before the job's own guarded transition.
+ */
+export function recordTranscriptWhileProcessing(
+  db: D1Database,
+  jobId: string,
+  transcript: TranscriptSummary | null,
+  unavailableReason: string | null,
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE jobs SET transcript_source = ?, transcript_language = ?, transcript_word_count = ?, transcript_unavailable_reason = ?
+       WHERE id = ? AND status = 'processing'`,
+    )
+    .bind(
+      transcript?.source ?? null,
+      transcript?.language ?? null,
+      transcript?.word_count ?? null,
+      transcript ? null : unavailableReason,
+      jobId,
+    );
 }
 
 /** The guarded end of a job that did not complete (failed or canceled), from any of `from`. */

@@ -34,6 +34,7 @@ import {
   type ProbeAck,
 } from "./contract";
 import { keepEngineAwake, silenceTimeoutSeconds } from "./dispatch";
+import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { verifyEngineToken } from "./token";
 import { uploadSource } from "../uploads/source-route";
 
@@ -141,6 +142,7 @@ export const callbacks = new Hono<CallbackEnv>()
     await failJob(c.env, job.accountId, job.id, ["processing"], error, { engineReported: true });
     return c.json({ proceed: false, credits_reserved: 0, error } satisfies ProbeAck);
   })
+  .route("/", speechChannel)
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
     const job = c.get("job");
     const { index } = c.req.valid("param");
@@ -163,6 +165,7 @@ export const callbacks = new Hono<CallbackEnv>()
       throw new AppError("invalid_request", "Clip indexes must be unique.");
     }
     const keys = report.clips.flatMap((clip) => [clipKey(job.id, clip.index), thumbnailKey(job.id, clip.index)]);
+    keys.push(...speechUploadKeys(job.id, report));
     const heads = await Promise.all(keys.map((key) => c.env.CLIPS.head(key)));
     const missing = keys.filter((_, i) => heads[i] === null);
     if (missing.length > 0) {
@@ -185,6 +188,8 @@ export const callbacks = new Hono<CallbackEnv>()
       title: report.title,
       sourceDurationSeconds: report.source_duration_seconds,
       clips,
+      transcript: report.transcript,
+      transcriptUnavailableReason: report.transcript_unavailable_reason,
     });
     if (!done) throw notActive(job.id);
     return c.json(ACK);

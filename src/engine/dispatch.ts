@@ -86,6 +86,7 @@ export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepte
     video_type: job.videoType,
     config: job.config,
     limits: engineLimits(env),
+    captions_url: job.captionsUrl,
   });
   let response: Response;
   try {

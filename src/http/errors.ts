@@ -15,6 +15,11 @@ export const ERROR_CODES = {
     title: "Invalid video URL",
     meaning: "The video URL is not http(s), carries credentials, or points at a private, loopback or link-local host.",
   },
+  invalid_captions_url: {
+    status: 400,
+    title: "Invalid captions URL",
+    meaning: "`captions_url` breaks the same rules as `video_url`: not http(s), carries credentials, or points at a private host.",
+  },
   invalid_video_type: {
     status: 400,
     title: "Invalid video type",
@@ -50,6 +55,12 @@ export const ERROR_CODES = {
     status: 404,
     title: "Not found",
     meaning: "Unknown route, or a resource that does not exist or belongs to another account.",
+  },
+  transcript_not_found: {
+    status: 404,
+    title: "Transcript not found",
+    meaning:
+      "The job has no transcript: it has not completed, no transcript source was usable (see the job's `transcript_unavailable_reason`), or it was deleted.",
   },
   active_job_limit: {
     status: 409,
@@ -171,6 +182,18 @@ export const ERROR_CODES = {
     status: 500,
     title: "Internal error",
     meaning: "Something unexpected failed on our side; quote the request_id when reporting it.",
+  },
+  transcription_failed: {
+    status: 502,
+    title: "Transcription failed",
+    meaning:
+      "Engine channel only: Workers AI speech-to-text kept failing after the Worker's retries; the engine goes on without that audio.",
+  },
+  transcription_unavailable: {
+    status: 503,
+    title: "Transcription unavailable",
+    meaning:
+      "Engine channel only: this deployment has no Workers AI binding (local development); the engine uses the other transcript sources.",
   },
   service_unavailable: {
     status: 503,

@@ -8,11 +8,11 @@
  * cleanup, and stopping the job's engine instance.
  */
 import { accountState } from "../account/stub";
-import type { ClipReport, FailureCode } from "../engine/contract";
+import type { ClipReport, FailureCode, TranscriptSummary } from "../engine/contract";
 import { maxQueueSeconds, stopEngine } from "../engine/dispatch";
 import { insertClipWhileProcessing } from "../db/clips";
 import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
-import { finishCompleted, finishUnsuccessful, findJob, requeueInterrupted, type JobStatus } from "../db/jobs";
+import { finishCompleted, finishUnsuccessful, findJob, recordTranscriptWhileProcessing, requeueInterrupted, type JobStatus } from "../db/jobs";
 import { sendDispatches } from "../fleet/fleet-scheduler";
 import { fleetCapacity, fleetScheduler } from "../fleet/stub";
 import { clipKey, deleteJobObjects, thumbnailKey } from "./storage";
@@ -45,6 +45,8 @@ export interface Completion {
   title: string;
   sourceDurationSeconds: number;
   clips: ClipReport[];
+  transcript: TranscriptSummary | null;
+  transcriptUnavailableReason: string | null;
 }
 
 /** processing -> completed: writes the clip rows and charges the reservation. False if no longer processing. */
@@ -65,11 +67,16 @@ export async function completeJob(env: Env, accountId: string, jobId: string, do
       height: clip.height,
       reframe: clip.reframe,
       facesCount: clip.faces_count,
+      text: clip.text,
+      title: clip.title,
+      captionsBurned: clip.captions_burned,
+      sidecars: clip.sidecars,
     }),
   );
   const results = await env.DB.batch([
     chargeJobCredits(env.DB, jobId, fallbackCharge),
     ...clipStatements,
+    recordTranscriptWhileProcessing(env.DB, jobId, done.transcript, done.transcriptUnavailableReason),
     finishCompleted(env.DB, jobId, done.title, done.sourceDurationSeconds, fallbackCharge, now),
   ]);
   if (!wonTransition(results.at(-1))) return false;

@@ -1,7 +1,7 @@
 /** Job -> API JSON, shaped by status (SPEC section 3). Clip links live under CDN_URL. */
 import type { Clip } from "../db/clips";
 import type { Job } from "../db/jobs";
-import { cdnUrl } from "./storage";
+import { captionsKey, cdnUrl } from "./storage";
 
 function round3(value: number): number {
   return Math.round(value * 1000) / 1000;
@@ -20,6 +20,24 @@ function presentClip(cdnBase: string, clip: Clip) {
     height: clip.height,
     reframe: clip.reframe,
     faces_count: clip.facesCount,
+    text: clip.text,
+    title: clip.title,
+    captions: clip.sidecars
+      ? {
+          vtt_url: cdnUrl(cdnBase, captionsKey(clip.jobId, clip.index, "vtt")),
+          srt_url: cdnUrl(cdnBase, captionsKey(clip.jobId, clip.index, "srt")),
+        }
+      : null,
+    captions_burned: clip.captionsBurned,
+  };
+}
+
+/** Which transcript the clips were cut and captioned from, or why there was none. */
+function speechFields(job: Job) {
+  return {
+    transcript: job.transcript ? { source: job.transcript.source, language: job.transcript.language, word_count: job.transcript.word_count } : null,
+    transcript_unavailable_reason: job.transcript ? null : job.transcriptUnavailableReason,
+    language: job.transcript?.language ?? null,
   };
 }
 
@@ -31,6 +49,7 @@ function commonFields(job: Job) {
     ...(job.uploadId !== null ? { video_url: null, upload_id: job.uploadId } : { video_url: job.videoUrl }),
     video_type: job.videoType,
     config_name: job.configName,
+    captions_url: job.captionsUrl,
     created_at: job.createdAt,
     updated_at: job.updatedAt,
     ...(job.sourceDurationSeconds !== null ? { source_duration_seconds: job.sourceDurationSeconds } : {}),
@@ -60,6 +79,7 @@ export function presentJob(cdnBase: string, job: Job, clips: Clip[]) {
         clips_count: clips.length,
         clip_urls: clips.map((clip) => cdnUrl(cdnBase, clip.objectKey)),
         clips: clips.map((clip) => presentClip(cdnBase, clip)),
+        ...speechFields(job),
         completed_at: completedAt,
         credits_charged: job.creditsCharged,
       };

@@ -102,27 +102,40 @@ export function isPrivateHost(hostname: string): boolean {
   return isReservedName(host);
 }
 
-function invalid(detail: string): AppError {
-  return new AppError("invalid_video_url", detail, { errors: [{ path: "video_url", message: detail }] });
+type UrlField = "video_url" | "captions_url";
+
+const FIELD_CODES = { video_url: "invalid_video_url", captions_url: "invalid_captions_url" } as const;
+
+function invalidField(field: UrlField, detail: string): AppError {
+  return new AppError(FIELD_CODES[field], detail, { errors: [{ path: field, message: detail }] });
 }
 
 /** The normalised URL, or an invalid_video_url error saying what is wrong. */
 export function checkVideoUrl(raw: string, allowPrivateHosts: boolean): string {
-  if (raw.length > MAX_VIDEO_URL_LENGTH) throw invalid(`video_url is longer than ${MAX_VIDEO_URL_LENGTH} characters.`);
+  return checkSourceUrl("video_url", raw, allowPrivateHosts);
+}
+
+/** `captions_url` follows the same rules as `video_url` (the engine fetches it the same way); invalid_captions_url. */
+export function checkCaptionsUrl(raw: string, allowPrivateHosts: boolean): string {
+  return checkSourceUrl("captions_url", raw, allowPrivateHosts);
+}
+
+function checkSourceUrl(field: UrlField, raw: string, allowPrivateHosts: boolean): string {
+  const invalid = (detail: string): AppError => invalidField(field, `${field} ${detail}`);
+  if (raw.length > MAX_VIDEO_URL_LENGTH) throw invalid(`is longer than ${MAX_VIDEO_URL_LENGTH} characters.`);
   let url: URL;
   try {
     url = new URL(raw.trim());
   } catch {
-    throw invalid("video_url is not a valid absolute URL.");
+    throw invalid("is not a valid absolute URL.");
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalid("video_url must use http or https.");
-  if (url.username !== "" || url.password !== "") throw invalid("video_url must not contain credentials.");
-  if (url.hostname === "") throw invalid("video_url has no host.");
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalid("must use http or https.");
+  if (url.username !== "" || url.password !== "") throw invalid("must not contain credentials.");
+  if (url.hostname === "") throw invalid("has no host.");
   if (!allowPrivateHosts && isPrivateHost(url.hostname)) {
-    throw invalid("video_url points to a private, loopback, link-local or metadata address.");
+    throw invalid("points to a private, loopback, link-local or metadata address.");
   }
   const normalised = url.toString();
-  if (normalised.length > MAX_VIDEO_URL_LENGTH) throw invalid(`video_url is longer than ${MAX_VIDEO_URL_LENGTH} characters.`);
+  if (normalised.length > MAX_VIDEO_URL_LENGTH) throw invalid(`is longer than ${MAX_VIDEO_URL_LENGTH} characters.`);
   return normalised;
 }
-

@@ -14,6 +14,9 @@ export const THUMBNAIL_CONTENT_TYPE = "image/jpeg";
  */
 export const CLIP_CACHE_SECONDS = 300;
 export const CLIP_CACHE_CONTROL = `public, max-age=${CLIP_CACHE_SECONDS}, must-revalidate`;
+export const VTT_CONTENT_TYPE = "text/vtt; charset=utf-8";
+export const SRT_CONTENT_TYPE = "application/x-subrip; charset=utf-8";
+export const TRANSCRIPT_CONTENT_TYPE = "application/json; charset=utf-8";
 
 export function jobPrefix(jobId: string): string {
   return `clips/${jobId}/`;
@@ -27,12 +30,28 @@ export function thumbnailKey(jobId: string, index: number): string {
   return `${jobPrefix(jobId)}${index}.jpg`;
 }
 
+export type CaptionFormat = "vtt" | "srt";
+
+/** A clip's sidecar captions, timed from the clip's start. */
+export function captionsKey(jobId: string, index: number, format: CaptionFormat): string {
+  return `${jobPrefix(jobId)}${index}.${format}`;
+}
+
+/** The job's whole transcript (words and sentences), read by GET /api/v1/jobs/:id/transcript. */
+export function transcriptKey(jobId: string): string {
+  return `transcripts/${jobId}.json`;
+}
+
 /** Public URL of an object under CDN_URL. */
 export function cdnUrl(cdnBase: string, key: string): string {
   return `${cdnBase.replace(/\/+$/, "")}/${key}`;
 }
 
-/** Deletes every object of a job (partial uploads included), page by page. */
+/**
+ * Deletes every object of a job (partial uploads included): the clips prefix
+ * page by page, then the transcript by its exact key (a delete of a missing
+ * key is a no-op, and cheaper than listing a second prefix).
+ */
 export async function deleteJobObjects(bucket: R2Bucket, jobId: string): Promise<number> {
   let deleted = 0;
   let cursor: string | undefined;
@@ -43,5 +62,6 @@ export async function deleteJobObjects(bucket: R2Bucket, jobId: string): Promise
     deleted += keys.length;
     cursor = page.truncated ? page.cursor : undefined;
   } while (cursor);
+  await bucket.delete(transcriptKey(jobId));
   return deleted;
 }

@@ -35,6 +35,8 @@ export interface Submission {
   uploadId?: string | null;
   videoType: VideoType;
   configName: string | null;
+  /** SRT/WebVTT file for the transcript, already checked like video_url. */
+  captionsUrl: string | null;
 }
 
 /**
@@ -131,6 +133,7 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     now: new Date().toISOString(),
     uploadId: upload?.uploadId ?? null,
     title: upload?.title ?? null,
+    captionsUrl: submission.captionsUrl ?? null,
   };
   const job = queuedJob(row);
   const writes = [insertJobStatement(env.DB, row)];

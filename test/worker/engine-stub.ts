@@ -115,7 +115,7 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
 export class EngineClient {
   constructor(
     readonly jobId: string,
-    private readonly token: string,
+    readonly token: string,
     private readonly callbackBase: string,
   ) {}
 
@@ -179,14 +179,19 @@ export class EngineClient {
     return { clip, thumbnail };
   }
 
-  complete(report: CompleteReport): Promise<Response> {
-    return this.postJson("complete", report);
+  /** The speech fields default to "no transcript", as the engine reports a source without speech. */
+  complete(report: StubCompleteReport): Promise<Response> {
+    const full: CompleteReport = { transcript: null, transcript_unavailable_reason: null, ...report };
+    return this.postJson("complete", full);
   }
 
   fail(report: FailReport): Promise<Response> {
     return this.postJson("fail", report);
   }
 }
+
+export type StubCompleteReport = Omit<CompleteReport, "transcript" | "transcript_unavailable_reason"> &
+  Partial<Pick<CompleteReport, "transcript" | "transcript_unavailable_reason">>;
 
 export function clipReport(index: number, overrides: Partial<ClipReport> = {}): ClipReport {
   return {
@@ -199,6 +204,10 @@ export function clipReport(index: number, overrides: Partial<ClipReport> = {}): 
     height: 1920,
     reframe: "center",
     faces_count: 0,
+    text: null,
+    title: null,
+    captions_burned: false,
+    sidecars: false,
     ...overrides,
   };
 }

@@ -196,6 +196,114 @@ describe("fuzz: engine callbacks", () => {
   }, TIMEOUT_MS);
 });
 
+describe("fuzz: engine channel, speech uploads", () => {
+  const VTT = "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nHello there\n";
+  const SRT = "1\n00:00:00,000 --> 00:00:01,000\nHello there\n";
+  const transcriptBodies = bodyFor(
+    fc.record({
+      source: fc.oneof(fc.constantFrom("workers_ai", "subtitle_track", "platform_subtitles", "captions_url"), hostileString),
+      language: fc.oneof(fc.constant(null), fc.constantFrom("en", "de"), hostileString),
+      words: fc.array(fc.record({ text: hostileString, start: fc.double({ min: -5, max: 100, noNaN: true }), end: fc.double({ min: -5, max: 100, noNaN: true }) }), { maxLength: 4 }),
+      sentences: fc.array(fc.record({ text: hostileString, start: fc.integer({ min: 0, max: 50 }), end: fc.integer({ min: 50, max: 99 }) }), { maxLength: 3 }),
+    }),
+    2,
+  );
+
+  /** The independent reading of the transcript route's rules (contract Transcript, 0 <= start <= end). */
+  function validTranscript(value: unknown): boolean {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+    const t = value as Record<string, unknown>;
+    const spans = (list: unknown, needsText: boolean) =>
+      Array.isArray(list) &&
+      list.every((item) => {
+        const span = item as Record<string, unknown>;
+        return (
+          typeof item === "object" && item !== null && !Array.isArray(item) && (!needsText || typeof span.text === "string") &&
+          typeof span.start === "number" && typeof span.end === "number" && Number.isFinite(span.start) && Number.isFinite(span.end) &&
+          span.start >= 0 && span.end >= span.start && (span.speaker === undefined || typeof span.speaker === "string")
+        );
+      });
+    return (
+      ["workers_ai", "subtitle_track", "platform_subtitles", "captions_url"].includes(t.source as string) &&
+      (t.language === null || typeof t.language === "string") &&
+      spans(t.words, true) &&
+      spans(t.sentences, true)
+    );
+  }
+
+  it(`PUT /internal/v1/jobs/{job_id}/transcript and .../captions.vtt|srt: ${RUNS} generated uploads`, async () => {
+    const guard = new WriteGuard([accounts.main.accountId, accounts.other.accountId], 200);
+    const captionBodies = fc.oneof(
+      fc.constantFrom(VTT, SRT, "", "WEBVTT", "hello", "1\n00:00:00,000 --> x"),
+      hostileString,
+      fc.uint8Array({ maxLength: 32 }).map((bytes) => String.fromCharCode(...bytes)),
+    );
+    await fuzzEndpoint(tally, {
+      endpoint: "PUT /internal/.../transcript | captions",
+      op: { method: "put", path: null },
+      runs: RUNS,
+      guard,
+      requests: fc
+        .record({
+          token: tokenKinds,
+          route: fc.constantFrom("transcript", "vtt", "srt"),
+          index: fc.oneof(fc.integer({ min: -1, max: 21 }).map(String), hostilePathPart),
+          contentType: fc.constantFrom(undefined, "application/json", "text/vtt", "application/x-subrip", "text/plain"),
+          transcript: fc.oneof(transcriptBodies, malformedBody),
+          captions: captionBodies,
+        })
+        .map(({ token, route, index, contentType: type, transcript, captions }): FuzzRequest => ({
+          method: "PUT",
+          target: route === "transcript" ? "/internal/v1/jobs/@live/transcript" : `/internal/v1/jobs/@live/clips/${index}/captions.${route}`,
+          caller: { kind: "garbage", authorization: token },
+          contentType: type,
+          body: route === "transcript" ? transcript : { kind: "random-json", payload: captions },
+        })),
+      prepare: async (req) => {
+        await ensureLive(guard);
+        return { ...req, caller: tokenCaller(req.caller.authorization as TokenKind, live.token), target: req.target.replace("@live", live.jobId) };
+      },
+      judge: async (req, { status }) => {
+        if (req.caller.kind !== "valid") return expect(status).toBe(401);
+        const media = (req.contentType ?? "").split(";")[0]!.trim().toLowerCase();
+        if (req.target.endsWith("/transcript")) {
+          const ok = media === "application/json" && isJsonMediaType(req.contentType) && validTranscript(parsedBody(req.body));
+          if (status === 200) {
+            expect(ok).toBe(true);
+            const stored = await env.CLIPS.get(`transcripts/${live.jobId}.json`);
+            expect(await stored!.json()).toMatchObject({ source: (parsedBody(req.body) as { source: string }).source });
+            await guard.accepted([live.jobId], describeCase(req));
+          } else if (ok) {
+            throw new Error(`a valid transcript was refused with ${status}`);
+          }
+          return;
+        }
+        // A generated index may carry "?" or "#": the request then reached another route (a clip upload) or none.
+        const routed = /\/captions\.(vtt|srt)$/.exec(new URL(req.target, "http://worker.test").pathname);
+        if (!routed) {
+          if (status === 200) await guard.accepted([live.jobId], describeCase(req));
+          return;
+        }
+        const format = routed[1] === "vtt" ? "vtt" : "srt";
+        const index = pathSegment(req.target, 6) ?? "";
+        const text = typeof req.body.payload === "string" ? req.body.payload : "";
+        const ok =
+          /^\d+$/.test(index) && Number(index) <= 19 &&
+          media === (format === "vtt" ? "text/vtt" : "application/x-subrip") &&
+          (text === VTT || text === SRT) && (format === "vtt" ? text === VTT : text === SRT);
+        if (status === 200) {
+          expect(/^\d+$/.test(index) && Number(index) <= 19).toBe(true);
+          const stored = await env.CLIPS.get(`clips/${live.jobId}/${Number(index)}.${format}`);
+          expect(await stored!.text()).toBe(text);
+          await guard.accepted([live.jobId], describeCase(req));
+        } else if (ok) {
+          throw new Error(`a valid ${format} upload was refused with ${status}`);
+        }
+      },
+    });
+  }, TIMEOUT_MS);
+});
+
 describe("fuzz: operator API", () => {
   it(`the other operator routes (accounts, keys, plans): ${RUNS} generated requests`, async () => {
     const target = await fuzzAccounts();

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ASPECT_RATIOS, ClipConfig, LAYOUTS, REFRAME_MODES } from "../../src/engine/contract";
+import { ASPECT_RATIOS, CAPTION_MODES, CAPTION_POSITIONS, CAPTION_STYLES, ClipConfig, LAYOUTS, REFRAME_MODES } from "../../src/engine/contract";
 import { MAX_JSON_BODY_BYTES } from "../../src/http/body-guard";
 import { arbitraryFromSchema, bodyFor, contentType, inputSchema, type RawBody } from "./fuzz/bodies";
 import { fuzzEndpoint, describeCase } from "./fuzz/property";
@@ -30,8 +30,22 @@ interface StoredConfig {
   max_clips: number;
   reframe: string;
   layout: string;
+  captions: string;
+  caption_style: string;
+  caption_position: string;
 }
-const DEFAULTS: StoredConfig = { aspect_ratio: "9:16", resolution: 1080, min_clip_seconds: 15, max_clip_seconds: 60, max_clips: 5, reframe: "center", layout: "single" };
+const DEFAULTS: StoredConfig = {
+  aspect_ratio: "9:16",
+  resolution: 1080,
+  min_clip_seconds: 15,
+  max_clip_seconds: 60,
+  max_clips: 5,
+  reframe: "center",
+  layout: "single",
+  captions: "both",
+  caption_style: "bold",
+  caption_position: "bottom",
+};
 
 /** The model: what each account has saved. */
 const saved = new Map<string, Map<string, StoredConfig>>();
@@ -84,6 +98,9 @@ function validConfig(body: RawBody, type: string | undefined): StoredConfig | nu
     intIn(merged.max_clips, 1, 20) &&
     (REFRAME_MODES as readonly unknown[]).includes(merged.reframe) &&
     (LAYOUTS as readonly unknown[]).includes(merged.layout) &&
+    (CAPTION_MODES as readonly unknown[]).includes(merged.captions) &&
+    (CAPTION_STYLES as readonly unknown[]).includes(merged.caption_style) &&
+    (CAPTION_POSITIONS as readonly unknown[]).includes(merged.caption_position) &&
     merged.max_clip_seconds >= merged.min_clip_seconds;
   return ok ? merged : null;
 }
@@ -105,7 +122,18 @@ function requests(method: string, withBody: boolean): fc.Arbitrary<FuzzRequest> 
 
 function pickFields(body: unknown): StoredConfig {
   const b = body as StoredConfig;
-  return { aspect_ratio: b.aspect_ratio, resolution: b.resolution, min_clip_seconds: b.min_clip_seconds, max_clip_seconds: b.max_clip_seconds, max_clips: b.max_clips, reframe: b.reframe, layout: b.layout };
+  return {
+    aspect_ratio: b.aspect_ratio,
+    resolution: b.resolution,
+    min_clip_seconds: b.min_clip_seconds,
+    max_clip_seconds: b.max_clip_seconds,
+    max_clips: b.max_clips,
+    reframe: b.reframe,
+    layout: b.layout,
+    captions: b.captions,
+    caption_style: b.caption_style,
+    caption_position: b.caption_position,
+  };
 }
 
 describe("fuzz: saved configurations", () => {

@@ -10,7 +10,7 @@ import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VIDEO_TYPES } from "../../src/engine/contract";
 import { FakeEngine } from "./engine-stub";
-import { arbitraryFromSchema, bodyFor, contentType, type RawBody } from "./fuzz/bodies";
+import { arbitraryFromSchema, bodyFor, contentType, inputSchema, jsonValue, type RawBody } from "./fuzz/bodies";
 import { send } from "./fuzz/invoke";
 import { describeCase, fuzzEndpoint } from "./fuzz/property";
 import { checkResponse, documentedRequestBody, type Operation } from "./fuzz/oracle";
@@ -104,11 +104,13 @@ async function submitBodies(): Promise<fc.Arbitrary<RawBody>> {
   const valid = arbitraryFromSchema(documented, {
     video_url: publicUrl,
     config_name: fc.constant(SAVED_CONFIG),
+    captions_url: fc.option(publicUrl, { nil: null }),
   });
   const risky = arbitraryFromSchema(documented, {
     video_url: anyVideoUrl,
     video_type: fc.oneof(fc.constantFrom(...VIDEO_TYPES), hostileString),
     config_name: fc.oneof(fc.constantFrom(SAVED_CONFIG, "missing", ""), hostileString),
+    captions_url: fc.oneof(anyVideoUrl, fc.constant(null), jsonValue),
   });
   return fc.oneof(bodyFor(valid, 2), risky.map((v): RawBody => ({ kind: "risky", payload: JSON.stringify(v) })));
 }
@@ -120,11 +122,19 @@ function submissionVerdict(caller: Caller, type: string | undefined, body: RawBo
   if (!isJsonMediaType(type)) return false;
   const value = parsedBody(body);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const { video_url: url, video_type: videoType, config_name: configName, ...rest } = value as Record<string, unknown>;
+  const { video_url: url, video_type: videoType, config_name: configName, captions_url: captionsUrl, ...rest } = value as Record<
+    string,
+    unknown
+  >;
   if (typeof url !== "string" || typeof videoType !== "string" || !(VIDEO_TYPES as readonly string[]).includes(videoType)) return false;
   // Only the main account saved a configuration.
   if (configName !== undefined && configName !== null && (configName !== SAVED_CONFIG || account !== accounts.main)) return false;
   if (acceptableStoredUrl(url.trim()) !== null) return body.kind === "valid" ? null : false;
+  // captions_url: optional, and when given it follows video_url's rules.
+  if (captionsUrl !== undefined && captionsUrl !== null) {
+    if (typeof captionsUrl !== "string") return false;
+    if (acceptableStoredUrl(captionsUrl.trim()) !== null) return body.kind === "valid" ? null : false;
+  }
   // Unknown members are ignored (the schema is not strict); keys of odd length are refused.
   if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) return false;
   return body.kind === "valid" && Object.keys(rest).length === 0 ? true : null;
@@ -133,7 +143,8 @@ function submissionVerdict(caller: Caller, type: string | undefined, body: RawBo
 /** What makes two submissions "the same request" for Idempotency-Key. */
 function submittedFields(body: RawBody): string {
   const value = parsedBody(body) as Record<string, unknown>;
-  return JSON.stringify([value.video_url, value.video_type, value.config_name ?? null]);
+  const captions = value.captions_url ?? null;
+  return JSON.stringify([value.video_url, value.video_type, value.config_name ?? null, ...(captions === null ? [] : [captions])]);
 }
 
 describe("fuzz: jobs", () => {
@@ -193,14 +204,16 @@ describe("fuzz: jobs", () => {
             firstJobOfKey.set(replayKey, jobId);
             bodyOfKey.set(replayKey, submittedFields(body));
           }
-          const row = await env.DB.prepare(`SELECT account_id, video_url, video_type, config_name FROM jobs WHERE id = ?`)
+          const row = await env.DB.prepare(`SELECT account_id, video_url, video_type, config_name, captions_url FROM jobs WHERE id = ?`)
             .bind(jobId)
-            .first<{ account_id: string; video_url: string; video_type: string; config_name: string | null }>();
+            .first<{ account_id: string; video_url: string; video_type: string; config_name: string | null; captions_url: string | null }>();
           const sent = parsedBody(body) as Record<string, unknown>;
           expect(row?.account_id).toBe(account.accountId);
           expect(row?.video_type).toBe(sent.video_type);
           expect(row?.config_name).toBe(sent.config_name ?? null);
           expect(acceptableStoredUrl(row!.video_url)).toBeNull();
+          if (sent.captions_url == null) expect(row?.captions_url).toBeNull();
+          else expect(acceptableStoredUrl(row!.captions_url ?? "")).toBeNull();
           // Free the one active slot for the next case.
           await cancel(jobId, account);
           await guard.accepted([jobId, replayKey], describeCase(req));

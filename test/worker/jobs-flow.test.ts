@@ -50,6 +50,9 @@ describe("queue consumer", () => {
       max_clips: 5,
       reframe: "center",
       layout: "single",
+      captions: "both",
+      caption_style: "bold",
+      caption_position: "bottom",
     });
     expect(start.limits).toEqual({
       max_source_bytes: 4294967296,
@@ -231,6 +234,10 @@ describe("engine callbacks", () => {
       height: 1920,
       reframe: "faces",
       faces_count: 2,
+      text: null,
+      title: null,
+      captions: null,
+      captions_burned: false,
     });
     expect(job.clips?.[1]).toMatchObject({ reframe: "center", faces_count: 0 });
     expect(job.credits_charged).toBe(3);

@@ -109,7 +109,17 @@ describe("POST /api/v1/jobs", () => {
 
   it("freezes the named configuration into the job", async () => {
     const account = await createAccount();
-    const saved = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 10, max_clip_seconds: 30, max_clips: 3, reframe: "auto" };
+    const saved = {
+      aspect_ratio: "1:1",
+      resolution: 720,
+      min_clip_seconds: 10,
+      max_clip_seconds: 30,
+      max_clips: 3,
+      reframe: "auto",
+      captions: "sidecar",
+      caption_style: "boxed",
+      caption_position: "center",
+    };
     const put = await api(account, "/api/v1/configs/square", { method: "PUT", body: JSON.stringify(saved) });
     expect(put.status).toBeLessThan(300);
     const res = await submit(account, { video_url: VIDEO_URL, video_type: "vlog", config_name: "square" });

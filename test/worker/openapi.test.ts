@@ -98,7 +98,7 @@ describe("GET /api/v1/openapi.json", () => {
     const clipConfig = bodyOf("put", "/api/v1/configs/{name}");
     // Inline, not a $ref: openapi-typescript reads defaults as optional only under requestBody.
     expect(clipConfig.$ref).toBeUndefined();
-    expect(Object.keys(clipConfig.properties ?? {}).sort()).toEqual(["aspect_ratio", "layout", "max_clip_seconds", "max_clips", "min_clip_seconds", "reframe", "resolution"]);
+    expect(Object.keys(clipConfig.properties ?? {}).sort()).toEqual(["aspect_ratio", "caption_position", "caption_style", "captions", "layout", "max_clip_seconds", "max_clips", "min_clip_seconds", "reframe", "resolution"]);
     expect(clipConfig.required ?? []).toEqual([]);
     expect(bodyOf("post", "/api/v1/jobs").required).toEqual(["video_url", "video_type"]);
     const listParams = (doc.paths["/api/v1/jobs"]!.get as unknown as { parameters: { name: string; required: boolean }[] }).parameters;

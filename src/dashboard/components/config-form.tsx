@@ -1,4 +1,14 @@
-import { ASPECT_RATIOS, DEFAULT_CLIP_CONFIG, LAYOUTS, REFRAME_MODES, RESOLUTIONS, type ClipConfig } from "../../engine/contract";
+import {
+  ASPECT_RATIOS,
+  CAPTION_MODES,
+  CAPTION_POSITIONS,
+  CAPTION_STYLES,
+  DEFAULT_CLIP_CONFIG,
+  LAYOUTS,
+  REFRAME_MODES,
+  RESOLUTIONS,
+  type ClipConfig,
+} from "../../engine/contract";
 import { Alert, CsrfField, Field, type FieldErrors } from "./form";
 
 /** What the form shows: saved values, or what was typed when validation failed. */
@@ -13,6 +23,9 @@ export function valuesOf(config: ClipConfig): ConfigFormValues {
     max_clips: String(config.max_clips),
     reframe: config.reframe,
     layout: config.layout,
+    captions: config.captions,
+    caption_style: config.caption_style,
+    caption_position: config.caption_position,
   };
 }
 
@@ -31,6 +44,21 @@ const REFRAME_LABELS: Record<(typeof REFRAME_MODES)[number], string> = {
 const LAYOUT_LABELS: Record<(typeof LAYOUTS)[number], string> = {
   single: "Single: one person (or a group that fits) in the frame",
   split: "Split: the two main faces stacked, one in each half",
+};
+const CAPTION_MODE_LABELS: Record<(typeof CAPTION_MODES)[number], string> = {
+  both: "Both: burned into the picture and WebVTT/SRT files",
+  burned: "Burned into the picture only",
+  sidecar: "WebVTT/SRT files only",
+  off: "Off",
+};
+const CAPTION_STYLE_LABELS: Record<(typeof CAPTION_STYLES)[number], string> = {
+  bold: "Bold: large, outlined, the spoken word highlighted",
+  clean: "Clean: one or two white lines with a shadow",
+  boxed: "Boxed: text on a translucent box",
+};
+const CAPTION_POSITION_LABELS: Record<(typeof CAPTION_POSITIONS)[number], string> = {
+  bottom: "Bottom",
+  center: "Center",
 };
 
 function Select(props: { id: string; name: string; value: string; options: [string, string][]; describedBy?: string; invalid: boolean }) {
@@ -120,6 +148,21 @@ export function ConfigForm({ name, values, errors, general, csrf, typedName = ""
         <Field id="config-layout" label="Layout" hint={`With faces or auto reframing. Default ${d.layout}.`} error={errors.layout}>
           {(describedBy) => (
             <Select id="config-layout" name="layout" invalid={Boolean(errors.layout)} value={values.layout} options={LAYOUTS.map((l) => [l, LAYOUT_LABELS[l]])} describedBy={describedBy} />
+          )}
+        </Field>
+        <Field id="config-captions" label="Captions" hint={`From the job's transcript, when it has one. Default ${d.captions}.`} error={errors.captions}>
+          {(describedBy) => (
+            <Select id="config-captions" name="captions" invalid={Boolean(errors.captions)} value={values.captions} options={CAPTION_MODES.map((m) => [m, CAPTION_MODE_LABELS[m]])} describedBy={describedBy} />
+          )}
+        </Field>
+        <Field id="config-caption_style" label="Caption style" hint={`Burned captions only. Default ${d.caption_style}.`} error={errors.caption_style}>
+          {(describedBy) => (
+            <Select id="config-caption_style" name="caption_style" invalid={Boolean(errors.caption_style)} value={values.caption_style} options={CAPTION_STYLES.map((m) => [m, CAPTION_STYLE_LABELS[m]])} describedBy={describedBy} />
+          )}
+        </Field>
+        <Field id="config-caption_position" label="Caption position" hint={`Burned captions only. Default ${d.caption_position}.`} error={errors.caption_position}>
+          {(describedBy) => (
+            <Select id="config-caption_position" name="caption_position" invalid={Boolean(errors.caption_position)} value={values.caption_position} options={CAPTION_POSITIONS.map((m) => [m, CAPTION_POSITION_LABELS[m]])} describedBy={describedBy} />
           )}
         </Field>
       </div>

@@ -1,7 +1,7 @@
 import type { Clip } from "../../db/clips";
 import type { Job } from "../../db/jobs";
 import { reasonsInWords } from "../../jobs/reason-words";
-import { cdnUrl } from "../../jobs/storage";
+import { captionsKey, cdnUrl } from "../../jobs/storage";
 import { Time } from "./time";
 
 function seconds(value: number): string {
@@ -11,25 +11,44 @@ function seconds(value: number): string {
   return `${m}:${String(s).padStart(2, "0")}`;
 }
 
-function ClipView({ cdnBase, clip, position }: { cdnBase: string; clip: Clip; position: number }) {
+function ClipView({ cdnBase, clip, position, language }: { cdnBase: string; clip: Clip; position: number; language: string | null }) {
   const url = cdnUrl(cdnBase, clip.objectKey);
   const thumbnail = cdnUrl(cdnBase, clip.thumbnailKey);
   const length = clip.endSeconds - clip.startSeconds;
   return (
     <li class="clip">
-      <video controls preload="metadata" playsinline poster={thumbnail} src={url} width={clip.width} height={clip.height} aria-label={`Clip ${position}`}></video>
+      <video controls preload="metadata" playsinline poster={thumbnail} src={url} width={clip.width} height={clip.height} aria-label={`Clip ${position}`}>
+        {clip.sidecars ? (
+          // Served by the dashboard itself: a <track> must be same-origin (or CORS), the clip need not be.
+          <track kind="captions" src={`/dashboard/jobs/${clip.jobId}/clips/${clip.index}/captions.vtt`} srclang={language ?? undefined} label="Captions" default />
+        ) : null}
+      </video>
       <p class="meta">
         <img src={thumbnail} alt={`Thumbnail of clip ${position}`} width={clip.width} height={clip.height} loading="lazy" />
         <strong>Clip {position}</strong>: {seconds(clip.startSeconds)}–{seconds(clip.endSeconds)} of the source ({length.toFixed(1)} s),
         score {clip.score.toFixed(2)}, {clip.width}×{clip.height}
       </p>
+      {clip.title ? <p class="clip-title">{clip.title}</p> : null}
       <p class="meta" title={clip.reasons.join(", ")}>
         Chosen for {reasonsInWords(clip.reasons)}
       </p>
+      {clip.text ? <p class="meta">Says: {clip.text}</p> : null}
       <p class="meta">
         <a href={url} download>
           Download clip {position} (MP4)
         </a>
+        {clip.sidecars ? (
+          <>
+            {" · captions "}
+            <a href={cdnUrl(cdnBase, captionsKey(clip.jobId, clip.index, "vtt"))} download>
+              WebVTT
+            </a>{" "}
+            <a href={cdnUrl(cdnBase, captionsKey(clip.jobId, clip.index, "srt"))} download>
+              SRT
+            </a>
+          </>
+        ) : null}
+        {clip.captionsBurned ? " · captions burned in" : null}
       </p>
     </li>
   );
@@ -92,9 +111,19 @@ export function JobCard({ job, clips, cdnBase }: { job: Job; clips: Clip[]; cdnB
             {job.sourceDurationSeconds !== null ? ` from ${seconds(job.sourceDurationSeconds)} of video` : ""}, {job.creditsCharged} credit
             {job.creditsCharged === 1 ? "" : "s"} used.
           </p>
+          <p class="meta" data-transcript>
+            {job.transcript ? (
+              <>
+                Transcript: {job.transcript.word_count} words{job.transcript.language ? ` (${job.transcript.language})` : ""}.{" "}
+                <a href={`/dashboard/jobs/${job.id}/transcript`}>Read the transcript</a>
+              </>
+            ) : (
+              `No transcript${job.transcriptUnavailableReason ? `: ${job.transcriptUnavailableReason}` : "."}`
+            )}
+          </p>
           <ol class="clips">
             {clips.map((clip) => (
-              <ClipView cdnBase={cdnBase} clip={clip} position={clip.index + 1} />
+              <ClipView cdnBase={cdnBase} clip={clip} position={clip.index + 1} language={job.transcript?.language ?? null} />
             ))}
           </ol>
         </>

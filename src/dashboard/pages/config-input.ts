@@ -10,7 +10,18 @@ import type { FieldErrors } from "../components/form";
 import type { ConfigFormValues } from "../components/config-form";
 
 const NUMERIC_FIELDS = new Set(["resolution", "min_clip_seconds", "max_clip_seconds", "max_clips"]);
-const CONFIG_FIELDS = ["aspect_ratio", "resolution", "min_clip_seconds", "max_clip_seconds", "max_clips", "reframe", "layout"] as const;
+const CONFIG_FIELDS = [
+  "aspect_ratio",
+  "resolution",
+  "min_clip_seconds",
+  "max_clip_seconds",
+  "max_clips",
+  "reframe",
+  "layout",
+  "captions",
+  "caption_style",
+  "caption_position",
+] as const;
 
 /** Announced at the top of the form (role="alert"); each field names its own problem. */
 export const FIELDS_NEED_ATTENTION = "Some values need attention: see the messages next to the fields.";

@@ -11,12 +11,13 @@ import { decodeCursor, encodeCursor } from "../../jobs/cursor";
 import { isJobId } from "../../jobs/ids";
 import { presentJob } from "../../jobs/present";
 import { withQueuePosition } from "../../fleet/queue-position";
-import { checkVideoUrl } from "../../jobs/source-url";
+import { checkCaptionsUrl, checkVideoUrl } from "../../jobs/source-url";
 import { checkVideoType, createJob } from "../../jobs/submit";
 import { PROGRESS_SCRIPT, UPLOAD_SCRIPT } from "../assets/scripts";
 import { Alert, CsrfField, Field, Notice } from "../components/form";
 import { isActive, JobCard } from "../components/job-card";
 import { Layout } from "../components/layout";
+import { jobSpeechPages } from "./job-speech";
 import type { DashboardEnv } from "../env";
 import { sessionOf } from "../security/session";
 import { DASHBOARD_UPLOADS_PATH } from "../uploads";
@@ -29,6 +30,7 @@ interface SubmitForm {
   uploadId: string;
   videoType: string;
   configName: string;
+  captionsUrl: string;
 }
 
 function SubmitJobForm({ csrf, configNames, form }: { csrf: string; configNames: string[]; form: SubmitForm }) {
@@ -75,6 +77,9 @@ function SubmitJobForm({ csrf, configNames, form }: { csrf: string; configNames:
           )}
         </Field>
       </div>
+      <Field id="captions-url" label="Captions file (optional)" hint="An SRT or WebVTT file of what is said, used when the video has no better transcript.">
+        {(describedBy) => <input id="captions-url" name="captions_url" type="url" maxlength={2048} value={form.captionsUrl} aria-describedby={describedBy} />}
+      </Field>
       <div class="actions">
         <button type="submit">Submit video</button>
       </div>
@@ -105,7 +110,7 @@ async function renderJobsPage(c: Context<DashboardEnv>, state: PageState, status
       <section class="card" aria-labelledby="submit-heading">
         <h2 id="submit-heading">Submit a video</h2>
         <Alert messages={state.errors ?? []} />
-        <SubmitJobForm csrf={session.csrfToken} configNames={configNames} form={state.form ?? { videoUrl: "", uploadId: "", videoType: "", configName: "" }} />
+        <SubmitJobForm csrf={session.csrfToken} configNames={configNames} form={state.form ?? { videoUrl: "", uploadId: "", videoType: "", configName: "", captionsUrl: "" }} />
       </section>
       <section aria-labelledby="jobs-heading">
         <h2 id="jobs-heading">Your jobs</h2>
@@ -146,6 +151,7 @@ export const jobPages = new Hono<DashboardEnv>()
       uploadId: field(body, "upload_id"),
       videoType: field(body, "video_type"),
       configName: field(body, "config_name"),
+      captionsUrl: field(body, "captions_url"),
     };
     try {
       if (form.uploadId !== "" && form.videoUrl !== "") {
@@ -160,6 +166,7 @@ export const jobPages = new Hono<DashboardEnv>()
         uploadId: form.uploadId === "" ? null : form.uploadId,
         videoType: checkVideoType(form.videoType),
         configName: form.configName === "" ? null : form.configName,
+        captionsUrl: form.captionsUrl === "" ? null : checkCaptionsUrl(form.captionsUrl, c.env.ALLOW_PRIVATE_SOURCES === "true"),
       });
       // Post/redirect/get: reloading the page never submits the video again.
       return c.redirect(`/dashboard/jobs?queued=${job.id}`, 303);
@@ -181,4 +188,5 @@ export const jobPages = new Hono<DashboardEnv>()
     if (!job) return c.text("Not found", 404);
     const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
     return c.html(<JobCard job={job} clips={clips} cdnBase={c.env.CDN_URL} />);
-  });
+  })
+  .route("/", jobSpeechPages);

@@ -1,0 +1,199 @@
+/**
+ * The speech routes of the engine channel (contract.ts, direction 2), mounted
+ * inside `callbacks` so its token and job-state middleware runs first:
+ *
+ *   POST /:job_id/transcribe                   audio/wav chunk -> TranscribeResult (Workers AI)
+ *   PUT  /:job_id/transcript                   Transcript JSON -> R2 transcripts/{job_id}.json
+ *   PUT  /:job_id/clips/:index/captions.vtt    WebVTT          -> R2 clips/{job_id}/{index}.vtt
+ *   PUT  /:job_id/clips/:index/captions.srt    SubRip          -> R2 clips/{job_id}/{index}.srt
+ */
+import { Hono, type Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import { z } from "zod";
+import { accountState } from "../account/stub";
+import { recordReport, type Job } from "../db/jobs";
+import type { AppEnv } from "../http/app-env";
+import { mediaType, readBodyCapped } from "../http/capped-body";
+import { AppError } from "../http/errors";
+import { validate } from "../http/validate";
+import {
+  CLIP_CACHE_CONTROL,
+  captionsKey,
+  SRT_CONTENT_TYPE,
+  transcriptKey,
+  TRANSCRIPT_CONTENT_TYPE,
+  VTT_CONTENT_TYPE,
+  type CaptionFormat,
+} from "../jobs/storage";
+import {
+  CHUNK_START_HEADER,
+  MAX_TRANSCRIPT_UPLOAD_BYTES,
+  Transcript,
+  TRANSCRIBE_MAX_CHUNK_BYTES,
+  type CallbackAck,
+  type CompleteReport,
+} from "./contract";
+import { keepEngineAwake, silenceTimeoutSeconds } from "./dispatch";
+import { inspectWav } from "./wav";
+import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable } from "./whisper";
+
+interface ChannelEnv {
+  Bindings: Env;
+  Variables: AppEnv["Variables"] & { job?: Job };
+}
+
+/** A clip's captions are a few kilobytes; this leaves room for word-level cues of a 3-minute clip. */
+export const MAX_CAPTIONS_UPLOAD_BYTES = 2 * 1024 * 1024;
+/** Chunk starts beyond this are not a real source (the longest source is hours, not days). */
+const MAX_CHUNK_START_SECONDS = 24 * 3600;
+const WAV_MEDIA_TYPES = new Set(["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"]);
+const ACK: CallbackAck = { ok: true };
+
+const ClipIndexParam = z.object({
+  job_id: z.string(),
+  index: z.string().regex(/^\d{1,2}$/).transform(Number).pipe(z.number().int().min(0).max(19)),
+});
+
+/** Word and sentence times must be real spans in source time. */
+const StoredTranscript = Transcript.superRefine((t, ctx) => {
+  for (const list of ["words", "sentences"] as const) {
+    t[list].forEach((item, i) => {
+      if (item.start < 0 || item.end < item.start) {
+        ctx.addIssue({ code: "custom", path: [list, i], message: "needs 0 <= start <= end" });
+      }
+    });
+  }
+});
+
+function notActive(jobId: string): AppError {
+  return new AppError("job_not_active", `Job ${jobId} is no longer processing; stop work on it.`);
+}
+
+/** The parent's engine middleware sets the job; without it (mounted wrongly) nothing here may run. */
+const requireJob = createMiddleware<ChannelEnv>(async (c, next) => {
+  if (!c.get("job")) throw new AppError("unauthorized", "A valid engine token for this job is required.");
+  await next();
+});
+
+function jobOf(c: Context<ChannelEnv>): Job {
+  const job = c.get("job");
+  if (!job) throw new AppError("unauthorized", "A valid engine token for this job is required.");
+  return job;
+}
+
+/** Like every other report, these re-arm the watchdog and keep the engine's container awake. */
+async function noteSignOfLife(env: Env, job: Job): Promise<void> {
+  await accountState(env, job.accountId).touchWatchdog(job.id, silenceTimeoutSeconds(env));
+  await keepEngineAwake(env, job.id);
+}
+
+function requireMediaType(c: Context<ChannelEnv>, allowed: readonly string[]): void {
+  if (!allowed.includes(mediaType(c.req.header("Content-Type")))) {
+    throw new AppError("unsupported_media_type", `Content-Type must be ${allowed.join(" or ")}.`);
+  }
+}
+
+/** Stores a small object for a processing job; one that raced the job's end is removed again. */
+async function storeObject(env: Env, job: Job, key: string, body: Uint8Array | string, contentType: string): Promise<void> {
+  await env.CLIPS.put(key, body, {
+    httpMetadata: { contentType, cacheControl: CLIP_CACHE_CONTROL },
+    customMetadata: { job_id: job.id },
+  });
+  if (!(await recordReport(env.DB, job.id, new Date().toISOString()))) {
+    await env.CLIPS.delete(key);
+    throw notActive(job.id);
+  }
+  await noteSignOfLife(env, job);
+}
+
+function parseChunkStart(raw: string | undefined): number {
+  const value = raw?.trim() ?? "";
+  const seconds = /^\d{1,6}(\.\d{1,6})?$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isFinite(seconds) || seconds > MAX_CHUNK_START_SECONDS) {
+    throw new AppError("invalid_request", `${CHUNK_START_HEADER} must be a number of seconds, e.g. 29.000.`, {
+      errors: [{ path: CHUNK_START_HEADER, message: "expected a non-negative decimal number" }],
+    });
+  }
+  return seconds;
+}
+
+function decodeUtf8(bytes: Uint8Array, what: string): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new AppError("invalid_request", `${what} must be UTF-8 text.`);
+  }
+}
+
+/** A light shape check: the engine writes these files, this only catches a wrong body sent to the wrong route. */
+function checkCaptions(format: CaptionFormat, text: string): void {
+  const ok =
+    format === "vtt"
+      ? /^WEBVTT(?:[ \t].*)?(?:\r?\n|$)/.test(text)
+      : text.trim() === "" || /^\s*\d+\s*\r?\n\s*\d{2}:\d{2}:\d{2},\d{3}\s*-->/.test(text);
+  if (!ok) {
+    throw new AppError("invalid_request", format === "vtt" ? "The body is not a WebVTT file." : "The body is not a SubRip file.");
+  }
+}
+
+async function putCaptions(c: Context<ChannelEnv>, format: CaptionFormat, index: number): Promise<Response> {
+  const job = jobOf(c);
+  requireMediaType(c, [format === "vtt" ? "text/vtt" : "application/x-subrip"]);
+  const text = decodeUtf8(await readBodyCapped(c.req.raw, MAX_CAPTIONS_UPLOAD_BYTES), "Captions");
+  checkCaptions(format, text);
+  await storeObject(c.env, job, captionsKey(job.id, index, format), text, format === "vtt" ? VTT_CONTENT_TYPE : SRT_CONTENT_TYPE);
+  return c.json(ACK);
+}
+
+/** Keys the speech parts of a completion report promise; the complete route checks they were uploaded. */
+export function speechUploadKeys(jobId: string, report: Pick<CompleteReport, "clips" | "transcript">): string[] {
+  const sidecars = report.clips
+    .filter((clip) => clip.sidecars)
+    .flatMap((clip) => [captionsKey(jobId, clip.index, "vtt"), captionsKey(jobId, clip.index, "srt")]);
+  return report.transcript ? [transcriptKey(jobId), ...sidecars] : sidecars;
+}
+
+export const speechChannel = new Hono<ChannelEnv>()
+  .use("/:job_id/*", requireJob)
+  .post("/:job_id/transcribe", async (c) => {
+    const job = jobOf(c);
+    requireMediaType(c, [...WAV_MEDIA_TYPES]);
+    const chunkStart = parseChunkStart(c.req.header(CHUNK_START_HEADER));
+    const audio = await readBodyCapped(c.req.raw, TRANSCRIBE_MAX_CHUNK_BYTES);
+    const wav = inspectWav(audio);
+    if ("problem" in wav) throw new AppError("invalid_request", wav.problem);
+    await noteSignOfLife(c.env, job);
+    try {
+      return c.json(await transcribeChunk(c.env.AI, audio, chunkStart, wav.durationSeconds));
+    } catch (err) {
+      if (err instanceof TranscriptionUnavailable) {
+        throw new AppError("transcription_unavailable", `${err.message} Use the other transcript sources.`);
+      }
+      if (err instanceof TranscriptionFailed) {
+        console.warn(`[${job.id}] ${err.message}`);
+        throw new AppError("transcription_failed", `${err.message}. Go on without this chunk.`);
+      }
+      throw err;
+    }
+  })
+  .put("/:job_id/transcript", async (c) => {
+    const job = jobOf(c);
+    requireMediaType(c, ["application/json"]);
+    const text = decodeUtf8(await readBodyCapped(c.req.raw, MAX_TRANSCRIPT_UPLOAD_BYTES), "The transcript");
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new AppError("invalid_request", "The transcript is not valid JSON.");
+    }
+    const parsed = StoredTranscript.safeParse(json);
+    if (!parsed.success) {
+      throw new AppError("invalid_request", "The transcript does not match the contract's Transcript.", {
+        errors: parsed.error.issues.slice(0, 20).map((issue) => ({ path: issue.path.join(".") || "(body)", message: issue.message })),
+      });
+    }
+    await storeObject(c.env, job, transcriptKey(job.id), JSON.stringify(parsed.data), TRANSCRIPT_CONTENT_TYPE);
+    return c.json(ACK);
+  })
+  .put("/:job_id/clips/:index/captions.vtt", validate("param", ClipIndexParam), (c) => putCaptions(c, "vtt", c.req.valid("param").index))
+  .put("/:job_id/clips/:index/captions.srt", validate("param", ClipIndexParam), (c) => putCaptions(c, "srt", c.req.valid("param").index));
