@@ -239,8 +239,7 @@ describe("instance lifecycle on the Container binding", () => {
   it("cancel of a queued job never starts an instance", async () => {
     const { standIn, started, testEnv } = standInEnv();
     const account = await createAccount();
-    engine.mode = "down";
-    const jobId = await submitJob(account);
+    const jobId = await submitWith({ ...env, JOBS: recordingQueue().queue }, account);
     const res = await app.fetch(
       new Request(`http://worker.test/api/v1/jobs/${jobId}/cancel`, { method: "POST", headers: { Authorization: `Bearer ${account.apiKey}` } }),
       testEnv,
@@ -254,8 +253,7 @@ describe("instance lifecycle on the Container binding", () => {
   it("the watchdog never starts an instance that is gone", async () => {
     const { standIn, started, advance, testEnv } = standInEnv();
     const account = await createAccount();
-    engine.mode = "down";
-    const jobId = await submitJob(account);
+    const jobId = await submitWith({ ...env, JOBS: recordingQueue().queue }, account);
     await deliverWith(testEnv, account, jobId);
     expect(started).toEqual([jobId]);
     await advance(2);
