@@ -18,7 +18,7 @@
 import { mkdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { ClipConfig } from "../../src/engine/contract.ts";
+import { ClipConfig } from "#contract";
 import { prepareClipCaptions } from "../../container/src/captions/index.ts";
 import { createNativeRunner } from "../../container/src/ffmpeg/native.ts";
 import { probeSource } from "../../container/src/probe.ts";

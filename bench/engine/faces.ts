@@ -23,7 +23,7 @@ import { planReframe } from "../../container/src/reframe/plan.ts";
 import { renderClip } from "../../container/src/render.ts";
 import { outputSize } from "../../container/src/render-geometry.ts";
 import { PROJECT_ROOT } from "../../scripts/lib/dev-vars.ts";
-import { ClipConfig } from "../../src/engine/contract.ts";
+import { ClipConfig } from "#contract";
 
 const WORK = path.join(PROJECT_ROOT, ".tmp", "bench-faces");
 const BASE = { aspect_ratio: "9:16", resolution: 1080, min_clip_seconds: 20, max_clip_seconds: 30, max_clips: 2 } as const;

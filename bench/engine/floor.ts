@@ -9,7 +9,7 @@
  */
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
-import { DEFAULT_CLIP_CONFIG } from "../../src/engine/contract.ts";
+import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { cropFilter, cropSteps, outputSize } from "../../container/src/render-geometry.ts";
 import { VIDEO_PRESET } from "../../container/src/render.ts";
 import { runProcess } from "../../container/src/spawn.ts";

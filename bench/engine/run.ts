@@ -24,7 +24,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { startChild, stopChild } from "../../scripts/lib/children.ts";
 import { PROJECT_ROOT, TSX_BIN } from "../../scripts/lib/dev-vars.ts";
-import { ClipConfig, ENGINE_SIGNATURE_HEADER, signEngineRequest, type CompleteReport, type StartJob } from "../../src/engine/contract.ts";
+import { ClipConfig, ENGINE_SIGNATURE_HEADER, signEngineRequest, type CompleteReport, type StartJob } from "#contract";
 
 /** Signs StartJob for the bench engine, as the Worker does with ENGINE_SECRET. */
 const BENCH_ENGINE_SECRET = randomBytes(32).toString("base64");

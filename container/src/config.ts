@@ -1,7 +1,7 @@
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ENGINE_PORT, engineSecretProblem } from "../../src/engine/contract.ts";
+import { ENGINE_PORT, engineSecretProblem } from "#contract";
 
 /** Engine settings from the environment; everything a job needs beyond StartJob. */
 export interface EngineConfig {

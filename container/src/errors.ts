@@ -1,4 +1,4 @@
-import type { FailureCode } from "../../src/engine/contract.ts";
+import type { FailureCode } from "#contract";
 
 /**
  * A failure the job reports to the Worker as-is: a SPEC failure code and a

@@ -6,7 +6,7 @@ import {
   verifyEngineRequest,
   type EngineHealth,
   type StartJobAccepted,
-} from "../../src/engine/contract.ts";
+} from "#contract";
 import type { EngineConfig } from "./config.ts";
 import { JobAborted, errorMessage } from "./errors.ts";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";

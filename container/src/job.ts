@@ -1,5 +1,5 @@
 import { stat, writeFile } from "node:fs/promises";
-import { MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipReport, type StartJob, type Transcript } from "../../src/engine/contract.ts";
+import { MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipReport, type StartJob, type Transcript } from "#contract";
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
 import { loadSpeechModel, type SpeechModelLoad } from "./analyse/speech-model.ts";
 import { SENTENCE_SNAPPED_TYPES, snapToSentences } from "./analyse/sentence-cuts.ts";

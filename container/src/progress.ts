@@ -1,4 +1,4 @@
-import type { ProgressReport } from "../../src/engine/contract.ts";
+import type { ProgressReport } from "#contract";
 
 /**
  * Turns per-stage fractions of measured work into the job's overall 0-99

@@ -13,7 +13,7 @@
  * side is capped at 3840 (odd panoramas would otherwise exceed H.264 levels).
  * Every dimension is even (yuv420p needs it).
  */
-import type { AspectRatio, ClipConfig } from "../../src/engine/contract.ts";
+import type { AspectRatio, ClipConfig } from "#contract";
 import type { CropSegment, SourceInfo } from "./types.ts";
 
 const RATIOS: Record<Exclude<AspectRatio, "original">, [number, number]> = {

@@ -20,7 +20,7 @@
  *   that the cap was not hit) and a wall-clock limit.
  */
 import { stat } from "node:fs/promises";
-import { MAX_CLIP_UPLOAD_BYTES, type ClipConfig } from "../../src/engine/contract.ts";
+import { MAX_CLIP_UPLOAD_BYTES, type ClipConfig } from "#contract";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";
 import { assFilter } from "./captions/ass.ts";
 import { pinnedDemuxer } from "./probe.ts";

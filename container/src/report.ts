@@ -16,7 +16,7 @@ import {
   type InterruptedReport,
   type ProbeReport,
   type ProgressReport,
-} from "../../src/engine/contract.ts";
+} from "#contract";
 import { JobAborted } from "./errors.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ClipConfig, VIDEO_TYPES, type VideoType } from "../../src/engine/contract.ts";
+import { ClipConfig, VIDEO_TYPES, type VideoType } from "#contract";
 import { NoClipsFoundError, analyse } from "../src/analyse/index.ts";
 import type { Candidate } from "../src/types.ts";
 import type { MediaSpec } from "../../test/media/generate.ts";

@@ -13,7 +13,7 @@ import { FFMPEG, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media
 import { probeSource } from "../src/probe.ts";
 import { subtitleTrackCues } from "../src/transcript/track.ts";
 import { buildClipArgs } from "../src/render.ts";
-import { ClipConfig } from "../../src/engine/contract.ts";
+import { ClipConfig } from "#contract";
 import { runProcess } from "../src/spawn.ts";
 import { startRecordingServer, type RecordingServer } from "./helpers/servers.ts";
 

@@ -1,7 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ENGINE_PORT } from "../../src/engine/contract.ts";
+import { ENGINE_PORT } from "#contract";
 import { loadConfig } from "../src/config.ts";
 
 const SECRET = "a-secret-of-exactly-thirty-two-b";

@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ENGINE_PORT } from "../../src/engine/contract.ts";
+import { ENGINE_PORT } from "#contract";
 import { osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { waitFor } from "./helpers/servers.ts";
 

@@ -7,7 +7,7 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClipConfig, CompleteReport, ProgressReport } from "../../src/engine/contract.ts";
+import type { ClipConfig, CompleteReport, ProgressReport } from "#contract";
 import { startTestEngine, newJobId, postJson, startJobBody, type TestEngine } from "./helpers/engine.ts";
 import { compose, PEOPLE } from "./helpers/faces-media.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";

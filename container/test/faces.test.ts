@@ -7,7 +7,7 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClipConfig } from "../../src/engine/contract.ts";
+import { ClipConfig } from "#contract";
 import { probeSource } from "../src/probe.ts";
 import { detectFaces } from "../src/reframe/detector.ts";
 import { planReframe, windowFractions, type ReframePlan } from "../src/reframe/plan.ts";

@@ -13,7 +13,7 @@ import { createReadStream } from "node:fs";
 import { mkdir, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClipConfig, FailReport } from "../../src/engine/contract.ts";
+import type { ClipConfig, FailReport } from "#contract";
 import { cachedMedia } from "../../test/media/generate.ts";
 import { startTestEngine, newJobId, postJson, startJobBody, type TestEngine } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";

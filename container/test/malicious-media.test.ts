@@ -12,7 +12,7 @@ import { execFileSync } from "node:child_process";
 import { open, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClipConfig, FailReport } from "../../src/engine/contract.ts";
+import type { ClipConfig, FailReport } from "#contract";
 import { startTestEngine, newJobId, postJson, startJobBody, type TestEngine } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { FFMPEG, osTempDir, removeTempDirs } from "./helpers/media.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ProgressReport } from "../../src/engine/contract.ts";
+import type { ProgressReport } from "#contract";
 import { ProgressTracker } from "../src/progress.ts";
 import { waitFor } from "./helpers/servers.ts";
 

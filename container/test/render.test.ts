@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ClipConfig, type AspectRatio } from "../../src/engine/contract.ts";
+import { ClipConfig, type AspectRatio } from "#contract";
 import { analyse } from "../src/analyse/index.ts";
 import { outputSize } from "../src/render-geometry.ts";
 import { renderClip } from "../src/render.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { TranscriptWord } from "../../src/engine/contract.ts";
+import type { TranscriptWord } from "#contract";
 import { snapToSentences } from "../src/analyse/sentence-cuts.ts";
 import { buildTranscript } from "../src/transcript/build.ts";
 import { clipText, clipTitle } from "../src/transcript/title.ts";

@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type CompleteReport, type ProbeReport, type ProgressReport } from "../../src/engine/contract.ts";
+import { ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type CompleteReport, type ProbeReport, type ProgressReport } from "#contract";
 import { cachedMedia, type MediaFacts } from "../../test/media/generate.ts";
 import { startTestEngine, newJobId, postJson, startJobBody, TEST_ENGINE_SECRET, type TestEngine } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";

@@ -15,7 +15,7 @@ import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClipConfig, CompleteReport, Transcript, type StartJob } from "../../src/engine/contract.ts";
+import { ClipConfig, CompleteReport, Transcript, type StartJob } from "#contract";
 import { cachedNarration, type Narration } from "../../test/media/narration.ts";
 import { runJob } from "../src/job.ts";
 import { anyAddressPolicy } from "../src/source/address-policy.ts";

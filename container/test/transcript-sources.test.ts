@@ -7,7 +7,7 @@
 import { chmod, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TRANSCRIBE_MAX_CHUNK_BYTES, TRANSCRIBE_MAX_CHUNK_SECONDS, type TranscriptWord } from "../../src/engine/contract.ts";
+import { TRANSCRIBE_MAX_CHUNK_BYTES, TRANSCRIBE_MAX_CHUNK_SECONDS, type TranscriptWord } from "#contract";
 import { cachedNarration, type Narration } from "../../test/media/narration.ts";
 import { probeSource } from "../src/probe.ts";
 import { JobReporter } from "../src/report.ts";

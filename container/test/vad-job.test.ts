@@ -7,7 +7,7 @@
 import { createReadStream } from "node:fs";
 import { copyFile, stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClipConfig, CompleteReport, FailReport, ProgressReport, VideoType } from "../../src/engine/contract.ts";
+import type { ClipConfig, CompleteReport, FailReport, ProgressReport, VideoType } from "#contract";
 import { cachedSpeechSource, type SpeechSource } from "../../test/media/speech.ts";
 import { audioPass, speechPcmPath } from "../src/analyse/signals.ts";
 import { loadSpeechModel } from "../src/analyse/speech-model.ts";

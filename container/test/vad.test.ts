@@ -9,7 +9,7 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClipConfig, type VideoType } from "../../src/engine/contract.ts";
+import { ClipConfig, type VideoType } from "#contract";
 import { cachedSpeechSource, speechFrames, type SpeechSource, type SpeechSourceSpec } from "../../test/media/speech.ts";
 import { analyse, NoClipsFoundError } from "../src/analyse/index.ts";
 import { loadSpeechModel, type SpeechModel } from "../src/analyse/speech-model.ts";

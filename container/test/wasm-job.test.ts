@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClipConfig, CompleteReport, ProgressReport } from "../../src/engine/contract.ts";
+import type { ClipConfig, CompleteReport, ProgressReport } from "#contract";
 import { cachedMedia } from "../../test/media/generate.ts";
 import { createWasmRunner } from "../src/ffmpeg/wasm.ts";
 import { newJobId, postJson, startJobBody, startTestEngine, type TestEngine } from "./helpers/engine.ts";

@@ -1,5 +1,5 @@
 /** Command line of `npm run demo -- [path-or-url] [--type <video_type>] [--config <preset>]`. */
-import { VIDEO_TYPES, type ClipConfig, type VideoType } from "../../src/engine/contract.ts";
+import { VIDEO_TYPES, type ClipConfig, type VideoType } from "#contract";
 
 /** Saved configurations the demo can create on its fresh account (`--config <name>`). */
 export const CONFIG_PRESETS: Record<string, Partial<ClipConfig>> = {

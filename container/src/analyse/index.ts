@@ -22,7 +22,7 @@
  * NoClipsFoundError instead of returning noise.
  */
 import { rm } from "node:fs/promises";
-import type { ClipConfig, VideoType } from "../../../src/engine/contract.ts";
+import type { ClipConfig, VideoType } from "#contract";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import type { Candidate, CropSegment, SourceInfo, StageProgress } from "../types.ts";
 import { buildFeatures, type Features } from "./features.ts";

@@ -11,7 +11,7 @@
  * Used for the speech-led video types (podcast, lecture, vlog, general);
  * gaming and sports keep the edges their picture and sound chose.
  */
-import type { Transcript, VideoType } from "../../../src/engine/contract.ts";
+import type { Transcript, VideoType } from "#contract";
 import type { Candidate } from "../types.ts";
 import type { Limits } from "./select.ts";
 

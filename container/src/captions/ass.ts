@@ -12,7 +12,7 @@
  * backslash, so no override tag (\pos, \N, \h, drawing mode...) can come
  * from a transcript; the only tags in the file are the engine's own.
  */
-import type { CaptionPosition, CaptionStyle } from "../../../src/engine/contract.ts";
+import type { CaptionPosition, CaptionStyle } from "#contract";
 import type { CaptionMetrics, CaptionPage } from "./layout.ts";
 
 export const CAPTION_FONT = "DejaVu Sans";

@@ -4,7 +4,7 @@
  * WebVTT/SubRip sidecars (when asked for). Files go in the job's work dir.
  */
 import { writeFile } from "node:fs/promises";
-import type { ClipConfig, Transcript } from "../../../src/engine/contract.ts";
+import type { ClipConfig, Transcript } from "#contract";
 import { clipText, clipTitle } from "../transcript/title.ts";
 import { buildAss } from "./ass.ts";
 import { captionMetrics, clipWords, layoutPages } from "./layout.ts";

@@ -10,7 +10,7 @@
  * Bold averages about 0.6 em per character of running text), and the ASS
  * style disables libass's own wrapping, so lines are exactly these.
  */
-import type { CaptionStyle, TranscriptWord } from "../../../src/engine/contract.ts";
+import type { CaptionStyle, TranscriptWord } from "#contract";
 
 export interface PageWord {
   text: string;

@@ -12,7 +12,7 @@
  *   otherwise the clip is framed as single (a split of one person would show
  *   the same face twice).
  */
-import type { ClipConfig } from "../../../src/engine/contract.ts";
+import type { ClipConfig } from "#contract";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { cropSteps, type Size } from "../render-geometry.ts";
 import type { Candidate, SourceInfo, StageProgress } from "../types.ts";

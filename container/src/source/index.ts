@@ -1,5 +1,5 @@
 import { statfs } from "node:fs/promises";
-import type { EngineLimits } from "../../../src/engine/contract.ts";
+import type { EngineLimits } from "#contract";
 import { JobFailure } from "../errors.ts";
 import type { AddressPolicy, Resolver } from "./address-policy.ts";
 import { policyFor, systemResolver } from "./address-policy.ts";

@@ -7,7 +7,7 @@
  * go back in time. Rolling captions (each cue repeating the previous cue's
  * last line, as platform auto-captions do) lose the repeated line.
  */
-import type { Transcript, TranscriptSentence, TranscriptSource, TranscriptWord } from "../../../src/engine/contract.ts";
+import type { Transcript, TranscriptSentence, TranscriptSource, TranscriptWord } from "#contract";
 import type { Cue } from "./cues.ts";
 
 /** A silence this long ends a sentence even without punctuation (auto-captions have none). */

@@ -5,7 +5,7 @@
  * recorded; with none, the job carries `transcript: null` and a reason the
  * user can read (e.g. local development has no speech-to-text).
  */
-import type { Transcript } from "../../../src/engine/contract.ts";
+import type { Transcript } from "#contract";
 import { JobAborted, errorMessage } from "../errors.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { log } from "../log.ts";

@@ -5,7 +5,7 @@
  * content words, then earlier ones. Fillers at the start are dropped and the
  * line is cut at a word boundary to fit.
  */
-import type { TranscriptSentence, TranscriptWord } from "../../../src/engine/contract.ts";
+import type { TranscriptSentence, TranscriptWord } from "#contract";
 
 export const MAX_TITLE_CHARS = 120;
 const TITLE_TARGET_CHARS = 80;

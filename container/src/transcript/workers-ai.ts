@@ -16,7 +16,7 @@ import {
   TRANSCRIBE_MAX_CHUNK_BYTES,
   TRANSCRIBE_MAX_CHUNK_SECONDS,
   type TranscriptWord,
-} from "../../../src/engine/contract.ts";
+} from "#contract";
 import { JobAborted } from "../errors.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { pinnedDemuxer } from "../probe.ts";

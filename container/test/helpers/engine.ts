@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type StartJob } from "../../../src/engine/contract.ts";
+import { ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type StartJob } from "#contract";
 import type { EngineConfig } from "../../src/config.ts";
 import { createEngineServer, type EngineServer, type EngineServerOptions } from "../../src/http-app.ts";
 import { nativeRunner } from "./media.ts";

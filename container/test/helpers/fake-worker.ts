@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
-import { CALLBACK_PREFIX, CHUNK_START_HEADER, type ProbeAck } from "../../../src/engine/contract.ts";
+import { CALLBACK_PREFIX, CHUNK_START_HEADER, type ProbeAck } from "#contract";
 
 /**
  * A real HTTP server standing in for the Worker's internal callback routes:

@@ -1,5 +1,5 @@
 /** One strategy per video_type (SPEC section 3). */
-import type { VideoType } from "../../../../src/engine/contract.ts";
+import type { VideoType } from "#contract";
 import { gaming } from "./gaming.ts";
 import { general } from "./general.ts";
 import { lecture } from "./lecture.ts";
