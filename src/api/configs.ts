@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { countConfigs, deleteConfig, getConfig, listConfigs, putConfig, savedConfigToJson } from "../db/configs";
-import { apiApp, apiRoute, BODY_ERRORS } from "../http/api-app";
+import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app";
 import { AppError } from "../http/errors";
 import { requireJsonBody } from "../http/json-body";
 import { ConfigBody, ConfigList, SavedConfig } from "./openapi-schemas";
@@ -15,8 +15,6 @@ export const MAX_CONFIGS_PER_ACCOUNT = 100;
 
 const NameParam = z.object({ name: ConfigName.openapi({ param: { name: "name", in: "path" }, example: "shorts" }) });
 
-const json = <T extends z.ZodType>(schema: T) => ({ "application/json": { schema } });
-
 function configNotFound(name: string): AppError {
   return new AppError("not_found", `No saved configuration named ${JSON.stringify(name)}.`);
 }
@@ -26,7 +24,7 @@ const listRoute = apiRoute({
   path: "/",
   summary: "List saved configurations",
   operationId: "listConfigs",
-  responses: { 200: { description: "Saved configurations", content: json(ConfigList) } },
+  responses: { 200: { description: "Saved configurations", content: jsonContent(ConfigList) } },
 }, {
   errors: [],
 });
@@ -37,7 +35,7 @@ const getRoute = apiRoute({
   summary: "Get a saved configuration",
   operationId: "getConfig",
   request: { params: NameParam },
-  responses: { 200: { description: "The configuration", content: json(SavedConfig) } },
+  responses: { 200: { description: "The configuration", content: jsonContent(SavedConfig) } },
 }, {
   errors: ["invalid_request", "not_found"],
 });
@@ -50,10 +48,10 @@ const putRoute = apiRoute({
   operationId: "putConfig",
   // A PUT without a JSON body would otherwise validate as {} and reset the configuration.
   middleware: [requireJsonBody] as const,
-  request: { params: NameParam, body: { required: true, content: json(ConfigBody) } },
+  request: { params: NameParam, body: { required: true, content: jsonContent(ConfigBody) } },
   responses: {
-    200: { description: "Replaced", content: json(SavedConfig) },
-    201: { description: "Created", content: json(SavedConfig) },
+    200: { description: "Replaced", content: jsonContent(SavedConfig) },
+    201: { description: "Created", content: jsonContent(SavedConfig) },
   },
 }, {
   errors: [...BODY_ERRORS, "conflict"],

@@ -15,7 +15,7 @@ import {
   listJobs,
   type Job,
 } from "../db/jobs";
-import { apiApp, apiRoute, BODY_ERRORS } from "../http/api-app";
+import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app";
 import { AppError } from "../http/errors";
 import { decodeCursor, encodeCursor } from "../jobs/cursor";
 import { isJobId } from "../jobs/ids";
@@ -58,15 +58,13 @@ const IdempotencyHeaders = z.object({
     .openapi({ description: "Same key and body within 24 hours returns the first response without a new job." }),
 });
 
-const json = <T extends z.ZodType>(schema: T) => ({ "application/json": { schema } });
-
 const submitRoute = apiRoute({
   method: "post",
   path: "/",
   summary: "Submit a video for clipping",
   operationId: "submitJob",
-  request: { headers: IdempotencyHeaders, body: { required: true, content: json(SubmitJobBody) } },
-  responses: { 201: { description: "Job queued", content: json(SubmitJobResponse) } },
+  request: { headers: IdempotencyHeaders, body: { required: true, content: jsonContent(SubmitJobBody) } },
+  responses: { 201: { description: "Job queued", content: jsonContent(SubmitJobResponse) } },
 }, {
   errors: [
     ...BODY_ERRORS,
@@ -93,7 +91,7 @@ const listRoute = apiRoute({
   summary: "List jobs, newest first",
   operationId: "listJobs",
   request: { query: ListQuery },
-  responses: { 200: { description: "A page of jobs", content: json(JobList) } },
+  responses: { 200: { description: "A page of jobs", content: jsonContent(JobList) } },
 }, {
   errors: ["invalid_request"],
 });
@@ -104,7 +102,7 @@ const getRoute = apiRoute({
   summary: "Get a job, shaped by its status",
   operationId: "getJob",
   request: { params: JobIdParam },
-  responses: { 200: { description: "The job", content: json(JobSchema) } },
+  responses: { 200: { description: "The job", content: jsonContent(JobSchema) } },
 }, {
   errors: ["not_found"],
 });
@@ -115,7 +113,7 @@ const cancelRoute = apiRoute({
   summary: "Cancel a queued or processing job",
   operationId: "cancelJob",
   request: { params: JobIdParam },
-  responses: { 200: { description: "The canceled job", content: json(JobSchema) } },
+  responses: { 200: { description: "The canceled job", content: jsonContent(JobSchema) } },
 }, {
   // No body is needed, but one that is sent passes the same JSON body guard as every POST.
   errors: [...BODY_ERRORS, "not_found", "job_not_cancelable"],

@@ -12,11 +12,10 @@
  * plain `.get()`/`.post()` is served but left out of the document (the
  * openapi test fails for such a route under /api/v1).
  */
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { VIDEO_TYPES } from "../engine/contract";
 import { apiApp, apiRoute, HEADER_COMPONENTS, PROBLEM_COMPONENT } from "../http/api-app";
 import type { AppEnv } from "../http/app-env";
-import { z } from "@hono/zod-openapi";
 import { Problem } from "./openapi-schemas";
 
 type OpenApiDocument = ReturnType<OpenAPIHono["getOpenAPI31Document"]>;

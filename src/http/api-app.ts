@@ -3,7 +3,7 @@
  * `apiApp()` and every operation an `apiRoute()`, so that validation, the
  * handler's response types and the OpenAPI document come from one object.
  */
-import { createRoute, OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, type RouteConfig, type z } from "@hono/zod-openapi";
 import type { AppEnv } from "./app-env";
 import { ERROR_CODES, type ErrorCode } from "./errors";
 import { rejectInvalid } from "./validate";
@@ -11,6 +11,11 @@ import { rejectInvalid } from "./validate";
 /** An OpenAPIHono whose validation failures are the project's problem+json 400. */
 export function apiApp(): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({ defaultHook: (result) => rejectInvalid(result) });
+}
+
+/** `content` of a JSON request or response body. */
+export function jsonContent<T extends z.ZodType>(schema: T) {
+  return { "application/json": { schema } };
 }
 
 /** Every failure any keyed route can answer, on top of its own. */
