@@ -164,6 +164,1633 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's webhook endpoints */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Endpoints, oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookList"];
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a webhook endpoint (at most 10 per account); the response shows its signing secret once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateWebhookBody"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookWithSecret"];
+                    };
+                };
+                /** @description Problem: invalid_request, invalid_webhook_url, invalid_webhook_event, webhook_limit_reached */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "invalid_request" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached";
+                        };
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description Problem: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+                /** @description Problem: unsupported_media_type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unsupported_media_type";
+                        };
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook endpoint */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The endpoint */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Webhook"];
+                    };
+                };
+                /** @description Problem: invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description Problem: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint; its pending retries stop */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Problem: invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description Problem: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change url, events, description or enabled (enabling clears a disabled flag) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateWebhookBody"];
+                };
+            };
+            responses: {
+                /** @description The changed endpoint */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Webhook"];
+                    };
+                };
+                /** @description Problem: invalid_request, invalid_webhook_url, invalid_webhook_event */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "invalid_request" | "invalid_webhook_url" | "invalid_webhook_event";
+                        };
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description Problem: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+                /** @description Problem: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+                /** @description Problem: unsupported_media_type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unsupported_media_type";
+                        };
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Issue a new signing secret; for 24 hours deliveries carry signatures of both */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The endpoint with its new secret (shown once) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookWithSecret"];
+                    };
+                };
+                /** @description Problem: invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description Problem: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+                /** @description Problem: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+                /** @description Problem: unsupported_media_type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unsupported_media_type";
+                        };
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint's delivery log, newest first (kept 30 days) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of deliveries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookDeliveryList"];
+                    };
+                };
+                /** @description Problem: invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description Problem: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a delivery's event again (same event id, a new delivery) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    webhook_id: string;
+                    delivery_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The new delivery, queued */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookDelivery"];
+                    };
+                };
+                /** @description Problem: invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description Problem: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+                /** @description Problem: webhook_disabled */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "webhook_disabled";
+                        };
+                    };
+                };
+                /** @description Problem: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+                /** @description Problem: unsupported_media_type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unsupported_media_type";
+                        };
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+                /** @description Problem: service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "service_unavailable";
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a webhook.test event to this endpoint */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The test delivery, queued */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookDelivery"];
+                    };
+                };
+                /** @description Problem: invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description Problem: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+                /** @description Problem: webhook_disabled */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "webhook_disabled";
+                        };
+                    };
+                };
+                /** @description Problem: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+                /** @description Problem: unsupported_media_type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "unsupported_media_type";
+                        };
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+                /** @description Problem: service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"] & {
+                            /** @enum {string} */
+                            code?: "service_unavailable";
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an upload (tus creation)
+         * @description Upload-Length is the file's size in bytes; Upload-Metadata may carry `filename` (base64), which becomes the job's title. Then PATCH the bytes in chunks of at most 50 MiB.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Required: 1.0.0 (412 otherwise). */
+                    "tus-resumable"?: string;
+                    /** @description Total size in bytes */
+                    "upload-length"?: string;
+                    /** @description tus metadata: `filename <base64>,filetype <base64>` */
+                    "upload-metadata"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Created; Location is the upload's URL */
+                201: {
+                    headers: {
+                        /** @description 1.0.0 */
+                        "Tus-Resumable"?: string;
+                        Location?: string;
+                        "Upload-Expires"?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Problem: invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: tus_version_unsupported */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: upload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        /** tus discovery (no key needed) */
+        options: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Tus-Version, Tus-Extension (creation,termination,expiration) and Tus-Max-Size (the largest plan's limit) */
+                204: {
+                    headers: {
+                        "Tus-Version"?: string;
+                        "Tus-Extension"?: string;
+                        "Tus-Max-Size"?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uploads/{upload_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An upload's state (tus HEAD gives the same headers without the body) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    upload_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The upload; Upload-Offset and Upload-Length headers as for HEAD */
+                200: {
+                    headers: {
+                        /** @description 1.0.0 */
+                        "Tus-Resumable"?: string;
+                        "Upload-Offset"?: string;
+                        "Upload-Length"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Upload"];
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: upload_expired */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: tus_version_unsupported */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Discard an upload (tus termination) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Required: 1.0.0 (412 otherwise). */
+                    "tus-resumable"?: string;
+                };
+                path: {
+                    upload_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        /** @description 1.0.0 */
+                        "Tus-Resumable"?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: upload_in_use, upload_busy */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: upload_expired */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: tus_version_unsupported */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+            };
+        };
+        /** tus discovery (no key needed) */
+        options: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    upload_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Tus-Version, Tus-Extension (creation,termination,expiration) and Tus-Max-Size (the largest plan's limit) */
+                204: {
+                    headers: {
+                        "Tus-Version"?: string;
+                        "Tus-Extension"?: string;
+                        "Tus-Max-Size"?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        /** The upload's offset (tus HEAD) */
+        head: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Required: 1.0.0 (412 otherwise). */
+                    "tus-resumable"?: string;
+                };
+                path: {
+                    upload_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires */
+                200: {
+                    headers: {
+                        /** @description 1.0.0 */
+                        "Tus-Resumable"?: string;
+                        "Upload-Offset"?: string;
+                        "Upload-Length"?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: upload_expired */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: tus_version_unsupported */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+            };
+        };
+        /**
+         * Append bytes at Upload-Offset (tus PATCH)
+         * @description At most 50 MiB per PATCH. The last byte completes the upload; then submit a job with its upload_id.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Required: 1.0.0 (412 otherwise). */
+                    "tus-resumable"?: string;
+                    /** @description The upload's current offset (HEAD) */
+                    "upload-offset"?: string;
+                };
+                path: {
+                    upload_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/offset+octet-stream": string;
+                };
+            };
+            responses: {
+                /** @description Stored; Upload-Offset is the new offset */
+                204: {
+                    headers: {
+                        /** @description 1.0.0 */
+                        "Tus-Resumable"?: string;
+                        "Upload-Offset"?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Problem: invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: upload_offset_mismatch, upload_busy */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: upload_expired */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: tus_version_unsupported */
+                412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: upload_chunk_too_large, upload_length_exceeded */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: unsupported_media_type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+                /** @description Problem: service_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": Record<string, never>;
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/jobs/{job_id}/transcript": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a completed job's transcript: words and sentences with times, or WebVTT, SRT or plain text */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description json (default), vtt (WebVTT), srt (SubRip) or txt (one sentence per line) */
+                    format?: "json" | "vtt" | "srt" | "txt";
+                };
+                header?: never;
+                path: {
+                    job_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The transcript */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Transcript"];
+                        "text/vtt": string;
+                        "application/x-subrip": string;
+                        "text/plain": string;
+                    };
+                };
+                /** @description Problem: invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Problem: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Problem: not_found, transcript_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Problem: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Problem: internal_error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -175,7 +1802,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_request" | "invalid_video_url" | "invalid_video_type" | "unauthorized" | "insufficient_credits" | "not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_active" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "config_not_found" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "transcription_unavailable" | "service_unavailable" | "service_misconfigured";
             request_id: string;
             errors?: {
                 path: string;
@@ -218,6 +1845,10 @@ export interface components {
             max_clip_seconds: number;
             max_clips: number;
             reframe: string;
+            layout: string;
+            captions: string;
+            caption_style: string;
+            caption_position: string;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -292,10 +1923,14 @@ export interface components {
         Job: {
             /** @description `job_` + at least 80 random bits */
             job_id: string;
-            video_url: string;
+            /** @description null for a job made from an upload */
+            video_url: string | null;
+            /** @description The upload the job was made from (deleted when the job ends) */
+            upload_id?: string;
             /** @enum {string} */
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
+            captions_url: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -315,10 +1950,14 @@ export interface components {
         } | {
             /** @description `job_` + at least 80 random bits */
             job_id: string;
-            video_url: string;
+            /** @description null for a job made from an upload */
+            video_url: string | null;
+            /** @description The upload the job was made from (deleted when the job ends) */
+            upload_id?: string;
             /** @enum {string} */
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
+            captions_url: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -337,6 +1976,17 @@ export interface components {
             /** @description One {cdn_url}/... link per clip, best first */
             clip_urls: string[];
             clips: components["schemas"]["ClipDetail"][];
+            /** @description The transcript the clips were cut and captioned from (GET .../transcript), or null */
+            transcript: {
+                /** @enum {string} */
+                source: "workers_ai" | "subtitle_track" | "platform_subtitles" | "captions_url";
+                language: string | null;
+                word_count: number;
+            } | null;
+            /** @description Why there is no transcript; null when there is one */
+            transcript_unavailable_reason: string | null;
+            /** @description Spoken language (ISO 639-1) when known */
+            language: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -346,10 +1996,14 @@ export interface components {
         } | {
             /** @description `job_` + at least 80 random bits */
             job_id: string;
-            video_url: string;
+            /** @description null for a job made from an upload */
+            video_url: string | null;
+            /** @description The upload the job was made from (deleted when the job ends) */
+            upload_id?: string;
             /** @enum {string} */
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
+            captions_url: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -366,7 +2020,7 @@ export interface components {
             title?: string;
             error: {
                 /** @enum {string} */
-                code: "source_unreachable" | "source_not_video" | "source_too_large" | "source_too_long" | "unsupported_platform" | "insufficient_credits" | "no_clips_found" | "processing_timeout" | "internal_error";
+                code: "source_unreachable" | "source_not_video" | "source_too_large" | "source_too_long" | "unsupported_platform" | "insufficient_credits" | "no_clips_found" | "processing_timeout" | "queue_timeout" | "internal_error" | "captions_invalid";
                 message: string;
             };
             /**
@@ -379,10 +2033,14 @@ export interface components {
         } | {
             /** @description `job_` + at least 80 random bits */
             job_id: string;
-            video_url: string;
+            /** @description null for a job made from an upload */
+            video_url: string | null;
+            /** @description The upload the job was made from (deleted when the job ends) */
+            upload_id?: string;
             /** @enum {string} */
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
+            captions_url: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -417,6 +2075,156 @@ export interface components {
             reasons: string[];
             width: number;
             height: number;
+            /**
+             * @description What the crop followed: faces, the region of most activity (no face found, or reframe=auto without faces), or the centre
+             * @enum {string}
+             */
+            reframe: "faces" | "activity" | "center";
+            /** @description Most faces seen together in the clip; 0 when none were found or looked for (reframe=center) */
+            faces_count: number;
+            /** @description The words spoken inside the clip; null without a transcript */
+            text: string | null;
+            /** @description A short line chosen from the clip's own words; null without a transcript */
+            title: string | null;
+            /** @description WebVTT and SRT captions timed from the clip's start, on {cdn_url}; null when none were made */
+            captions: {
+                /** Format: uri */
+                vtt_url: string;
+                /** Format: uri */
+                srt_url: string;
+            } | null;
+            /** @description Captions are drawn into the picture */
+            captions_burned: boolean;
+        };
+        WebhookList: {
+            webhooks: components["schemas"]["Webhook"][];
+            count: number;
+        };
+        Webhook: {
+            webhook_id: string;
+            url: string;
+            description: string;
+            events: components["schemas"]["WebhookEvents"];
+            enabled: boolean;
+            /**
+             * @description Why the service disabled it: the endpoint answered 410 (gone) or failed for about three days (failing).
+             * @enum {string|null}
+             */
+            disabled_reason: "gone" | "failing" | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC
+             */
+            disabled_at: string | null;
+            /**
+             * Format: date-time
+             * @description First failed attempt since the last success
+             */
+            failing_since: string | null;
+            /**
+             * Format: date-time
+             * @description Until then the previous secret signs too (after a rotation)
+             */
+            previous_secret_expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC
+             */
+            updated_at: string;
+        };
+        /** @description "*" for every event (the default), or a list of event types. webhook.test is always sent. */
+        WebhookEvents: "*" | ("job.queued" | "job.processing" | "job.completed" | "job.failed" | "job.canceled")[];
+        WebhookWithSecret: components["schemas"]["Webhook"] & {
+            /** @description whsec_ + base64 key. Shown only in this response. */
+            secret: string;
+        };
+        CreateWebhookBody: {
+            /** @description https URL that receives POSTed events; private, loopback and metadata hosts are refused */
+            url: string;
+            events?: components["schemas"]["WebhookEvents"];
+            /** @description At most 500 characters */
+            description?: string;
+            enabled?: boolean;
+        };
+        UpdateWebhookBody: {
+            /** @description https URL that receives POSTed events; private, loopback and metadata hosts are refused */
+            url?: string;
+            events?: components["schemas"]["WebhookEvents"];
+            /** @description At most 500 characters */
+            description?: string;
+            enabled?: boolean;
+        };
+        WebhookDeliveryList: {
+            deliveries: components["schemas"]["WebhookDelivery"][];
+            next_cursor: string | null;
+        };
+        WebhookDelivery: {
+            delivery_id: string;
+            webhook_id: string;
+            /** @description The webhook-id header: the same for every attempt and redelivery */
+            event_id: string;
+            event_type: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed" | "canceled";
+            attempts: number;
+            last_status_code: number | null;
+            last_error: string | null;
+            latency_ms: number | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC
+             */
+            last_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC
+             */
+            created_at: string;
+        };
+        Upload: {
+            upload_id: string;
+            length: number;
+            offset: number;
+            file_name: string | null;
+            /** @enum {string} */
+            status: "uploading" | "complete";
+            created_at: string;
+            /** @description null once a job has taken the upload */
+            expires_at: string | null;
+            job_id: string | null;
+        };
+        Transcript: {
+            job_id: string;
+            /**
+             * @description Where the transcript came from: workers_ai, subtitle_track, platform_subtitles or captions_url
+             * @enum {string}
+             */
+            source: "workers_ai" | "subtitle_track" | "platform_subtitles" | "captions_url";
+            /** @description Spoken language (ISO 639-1) when known */
+            language: string | null;
+            /** @description Every word with its start and end, in seconds of the source */
+            words: {
+                text: string;
+                start: number;
+                end: number;
+                speaker?: string;
+            }[];
+            sentences: {
+                text: string;
+                start: number;
+                end: number;
+                speaker?: string;
+            }[];
         };
     };
     responses: never;
@@ -560,7 +2368,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `rate_limited`: Over the rolling per-minute request window; retry after `Retry-After` seconds. */
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -661,7 +2469,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `rate_limited`: Over the rolling per-minute request window; retry after `Retry-After` seconds. */
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -723,7 +2531,27 @@ export interface operations {
                      * @default center
                      * @enum {string}
                      */
-                    reframe?: "center" | "auto";
+                    reframe?: "center" | "auto" | "faces";
+                    /**
+                     * @default single
+                     * @enum {string}
+                     */
+                    layout?: "single" | "split";
+                    /**
+                     * @default both
+                     * @enum {string}
+                     */
+                    captions?: "off" | "burned" | "sidecar" | "both";
+                    /**
+                     * @default bold
+                     * @enum {string}
+                     */
+                    caption_style?: "bold" | "clean" | "boxed";
+                    /**
+                     * @default bottom
+                     * @enum {string}
+                     */
+                    caption_position?: "bottom" | "center";
                 };
             };
         };
@@ -812,7 +2640,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `unsupported_media_type`: Request bodies must be Content-Type: application/json. */
+            /** @description - `unsupported_media_type`: Request bodies must be Content-Type: application/json (upload PATCH bodies: application/offset+octet-stream). */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -827,7 +2655,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `rate_limited`: Over the rolling per-minute request window; retry after `Retry-After` seconds. */
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -926,7 +2754,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `rate_limited`: Over the rolling per-minute request window; retry after `Retry-After` seconds. */
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1010,7 +2838,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `rate_limited`: Over the rolling per-minute request window; retry after `Retry-After` seconds. */
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1079,7 +2907,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `rate_limited`: Over the rolling per-minute request window; retry after `Retry-After` seconds. */
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1169,7 +2997,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `rate_limited`: Over the rolling per-minute request window; retry after `Retry-After` seconds. */
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1217,9 +3045,11 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description http(s) URL of a video page or a direct video file
+                     * @description http(s) URL of a video page or a direct video file. Exactly one of video_url and upload_id.
                      */
-                    video_url: string;
+                    video_url?: string;
+                    /** @description A complete upload (POST /api/v1/uploads) not used by another job; the title defaults to its file name. Exactly one of video_url and upload_id. */
+                    upload_id?: string;
                     /**
                      * @description Analysis approach, see GET /api/v1/video-types
                      * @enum {string}
@@ -1227,6 +3057,11 @@ export interface operations {
                     video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
                     /** @description A saved configuration; omitted or null: the defaults */
                     config_name?: string | null;
+                    /**
+                     * Format: uri
+                     * @description An SRT or WebVTT file of the video's speech (same URL rules as video_url); used when no better transcript source exists
+                     */
+                    captions_url?: string | null;
                 };
             };
         };
@@ -1246,6 +3081,7 @@ export interface operations {
             /**
              * @description - `invalid_request`: Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path.
              *     - `invalid_video_url`: The video URL is not http(s), carries credentials, or points at a private, loopback or link-local host.
+             *     - `invalid_captions_url`: `captions_url` breaks the same rules as `video_url`: not http(s), carries credentials, or points at a private host.
              *     - `invalid_video_type`: `video_type` is not one of the supported values (see GET /api/v1/video-types).
              */
             400: {
@@ -1258,7 +3094,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "invalid_request" | "invalid_video_url" | "invalid_video_type";
+                        code?: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type";
                     };
                 };
             };
@@ -1292,9 +3128,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `not_found`: Unknown route, or a resource that does not exist or belongs to another account. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
             /**
              * @description - `active_job_limit`: The account already has its maximum of queued or processing jobs; `active_job_id` names one.
              *     - `conflict`: The request conflicts with the current state, e.g. an email already in use.
+             *     - `upload_incomplete`: `upload_id` names an upload that has not received all its bytes yet.
+             *     - `upload_in_use`: The upload is the source of another job (queued or processing), or DELETE of an upload a job has taken.
              */
             409: {
                 headers: {
@@ -1306,7 +3159,22 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "active_job_limit" | "conflict";
+                        code?: "active_job_limit" | "conflict" | "upload_incomplete" | "upload_in_use";
+                    };
+                };
+            };
+            /** @description - `upload_expired`: Uploads: the upload was not used by a job within 24 hours of its creation and was deleted. */
+            410: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "upload_expired";
                     };
                 };
             };
@@ -1325,7 +3193,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `unsupported_media_type`: Request bodies must be Content-Type: application/json. */
+            /** @description - `unsupported_media_type`: Request bodies must be Content-Type: application/json (upload PATCH bodies: application/offset+octet-stream). */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1358,7 +3226,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `rate_limited`: Over the rolling per-minute request window; retry after `Retry-After` seconds. */
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1389,7 +3257,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `service_unavailable`: A dependency is temporarily unavailable; retry later. */
+            /**
+             * @description - `service_unavailable`: A dependency is temporarily unavailable; retry later.
+             *     - `service_misconfigured`: The operator's configuration stops the service from running jobs (e.g. a weak ENGINE_SECRET); nothing was created. Retry later.
+             */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1401,7 +3272,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "service_unavailable";
+                        code?: "service_unavailable" | "service_misconfigured";
                     };
                 };
             };
@@ -1460,7 +3331,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `rate_limited`: Over the rolling per-minute request window; retry after `Retry-After` seconds. */
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1559,7 +3430,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `rate_limited`: Over the rolling per-minute request window; retry after `Retry-After` seconds. */
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1690,7 +3561,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `unsupported_media_type`: Request bodies must be Content-Type: application/json. */
+            /** @description - `unsupported_media_type`: Request bodies must be Content-Type: application/json (upload PATCH bodies: application/offset+octet-stream). */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1705,7 +3576,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `rate_limited`: Over the rolling per-minute request window; retry after `Retry-After` seconds. */
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
