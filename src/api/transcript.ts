@@ -36,6 +36,7 @@ const problem = (status: number) => ({
 });
 
 export const getTranscriptRoute = createRoute({
+  operationId: "getTranscript",
   method: "get",
   path: "/{job_id}/transcript",
   summary: "Get a completed job's transcript: words and sentences with times, or WebVTT, SRT or plain text",

@@ -67,6 +67,7 @@ function problems(codes: ErrorCode[]) {
 const TUS_COMMON: ErrorCode[] = ["tus_version_unsupported", "invalid_request"];
 
 const createUploadRoute = createRoute({
+  operationId: "createUpload",
   method: "post",
   path: "/",
   summary: "Create an upload (tus creation)",
@@ -89,6 +90,7 @@ const createUploadRoute = createRoute({
 });
 
 const getUploadRoute = createRoute({
+  operationId: "getUpload",
   method: "get",
   path: "/{upload_id}",
   summary: "An upload's state (tus HEAD gives the same headers without the body)",
@@ -104,6 +106,7 @@ const getUploadRoute = createRoute({
 });
 
 const patchUploadRoute = createRoute({
+  operationId: "appendToUpload",
   method: "patch",
   path: "/{upload_id}",
   summary: "Append bytes at Upload-Offset (tus PATCH)",
@@ -130,6 +133,7 @@ const patchUploadRoute = createRoute({
 });
 
 const deleteUploadRoute = createRoute({
+  operationId: "deleteUpload",
   method: "delete",
   path: "/{upload_id}",
   summary: "Discard an upload (tus termination)",
@@ -152,10 +156,11 @@ const optionsDoc = {
         "Tus-Max-Size": { schema: { type: "string" as const } },
       },
     },
+    ...problems(["not_found"]),
   },
 };
-const optionsRoute = createRoute({ method: "options", path: "/", ...optionsDoc });
-const optionsUploadRoute = createRoute({ method: "options", path: "/{upload_id}", request: { params: UploadIdParam }, ...optionsDoc });
+const optionsRoute = createRoute({ method: "options", path: "/", operationId: "discoverUploads", ...optionsDoc });
+const optionsUploadRoute = createRoute({ method: "options", path: "/{upload_id}", operationId: "discoverUpload", request: { params: UploadIdParam }, ...optionsDoc });
 
 function tusRequest(raw: Request): TusRequest {
   return { header: (name) => raw.headers.get(name) ?? undefined, body: raw.body };
@@ -213,6 +218,7 @@ uploads
 uploads.openAPIRegistry.registerPath({
   method: "head",
   path: "/{upload_id}",
+  operationId: "getUploadOffset",
   summary: "The upload's offset (tus HEAD)",
   request: { params: UploadIdParam, headers: TusHeaders },
   responses: {
@@ -223,30 +229,3 @@ uploads.openAPIRegistry.registerPath({
     ...problems(["tus_version_unsupported", "not_found", "upload_expired"]),
   },
 });
-
-type JsonObject = Record<string, unknown>;
-
-/** Points every problem response at the shared Problem schema, with the codes its description lists. */
-function linkProblems(item: JsonObject): JsonObject {
-  for (const operation of Object.values(item) as JsonObject[]) {
-    const responses = (operation.responses ?? {}) as Record<string, JsonObject>;
-    for (const response of Object.values(responses)) {
-      const content = response.content as Record<string, JsonObject> | undefined;
-      if (!content?.["application/problem+json"]) continue;
-      const codes = String(response.description).replace(/^Problem: /, "").split(", ");
-      content["application/problem+json"] = {
-        schema: { allOf: [{ $ref: "#/components/schemas/Problem" }, { properties: { code: { enum: codes } } }] },
-      };
-    }
-  }
-  return item;
-}
-
-/** The upload operations as OpenAPI paths under /api/v1/uploads, and their schemas, for the served document. */
-export function uploadDocument(): { paths: Record<string, JsonObject>; schemas: Record<string, unknown> } {
-  const doc = uploads.getOpenAPI31Document({ openapi: "3.1.0", info: { title: "uploads", version: "1" } });
-  const paths = Object.fromEntries(
-    Object.entries(doc.paths ?? {}).map(([path, item]) => [`/api/v1/uploads${path === "/" ? "" : path}`, linkProblems(item as JsonObject)]),
-  );
-  return { paths, schemas: (doc.components?.schemas ?? {}) as Record<string, unknown> };
-}

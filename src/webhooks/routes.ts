@@ -68,6 +68,7 @@ function validationError(issues: readonly z.core.$ZodIssue[], target: string): A
 }
 
 const listRoute = createRoute({
+  operationId: "listWebhooks",
   method: "get",
   path: "/",
   tags: [TAG],
@@ -76,6 +77,7 @@ const listRoute = createRoute({
 });
 
 const createRouteDef = createRoute({
+  operationId: "createWebhook",
   method: "post",
   path: "/",
   tags: [TAG],
@@ -89,6 +91,7 @@ const createRouteDef = createRoute({
 });
 
 const getRoute = createRoute({
+  operationId: "getWebhook",
   method: "get",
   path: "/{webhook_id}",
   tags: [TAG],
@@ -98,6 +101,7 @@ const getRoute = createRoute({
 });
 
 const updateRoute = createRoute({
+  operationId: "updateWebhook",
   method: "patch",
   path: "/{webhook_id}",
   tags: [TAG],
@@ -111,6 +115,7 @@ const updateRoute = createRoute({
 });
 
 const deleteRoute = createRoute({
+  operationId: "deleteWebhook",
   method: "delete",
   path: "/{webhook_id}",
   tags: [TAG],
@@ -120,6 +125,7 @@ const deleteRoute = createRoute({
 });
 
 const rotateRoute = createRoute({
+  operationId: "rotateWebhookSecret",
   method: "post",
   path: "/{webhook_id}/rotate-secret",
   tags: [TAG],
@@ -129,6 +135,7 @@ const rotateRoute = createRoute({
 });
 
 const deliveriesRoute = createRoute({
+  operationId: "listWebhookDeliveries",
   method: "get",
   path: "/{webhook_id}/deliveries",
   tags: [TAG],
@@ -138,6 +145,7 @@ const deliveriesRoute = createRoute({
 });
 
 const redeliverRoute = createRoute({
+  operationId: "redeliverWebhookDelivery",
   method: "post",
   path: "/{webhook_id}/deliveries/{delivery_id}/redeliver",
   tags: [TAG],
@@ -150,6 +158,7 @@ const redeliverRoute = createRoute({
 });
 
 const testRoute = createRoute({
+  operationId: "sendWebhookTest",
   method: "post",
   path: "/{webhook_id}/test",
   tags: [TAG],
