@@ -90,7 +90,7 @@ describe("container/Dockerfile", () => {
     // Run from an empty directory so nothing outside the bundle can be picked up.
     const child = spawn(process.execPath, [path.join(root, "container/dist/server.mjs")], {
       cwd: workDir,
-      env: { PATH: process.env.PATH, PORT: String(port), HOST: "127.0.0.1", WORK_DIR: workDir, YTDLP_PATH: "" },
+      env: { PATH: process.env.PATH, PORT: String(port), HOST: "127.0.0.1", WORK_DIR: workDir, YTDLP_PATH: "", ENGINE_SECRET: "dockerfile-test-secret-0123456789abcdef" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";

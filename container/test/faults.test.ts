@@ -117,7 +117,8 @@ describe("engine faults", () => {
     const jobId = newJobId("flaky");
     let injected = 0;
     worker.behaviour.override = ({ jobId: id, kind, count }) => {
-      if (id !== jobId || count > 2 || kind === "progress") return undefined;
+      // A 503 from /transcribe means "no speech-to-text on this deployment", not a transient fault.
+      if (id !== jobId || count > 2 || kind === "progress" || kind === "transcribe") return undefined;
       injected += 1;
       return 503;
     };

@@ -136,7 +136,7 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
     await retry.getByLabel("Shortest clip (seconds)").fill(QUICK.min_clip_seconds);
     await retry.getByLabel("Longest clip (seconds)").fill(QUICK.max_clip_seconds);
     await retry.getByLabel("Clips at most").fill(QUICK.max_clips);
-    await retry.getByLabel("Reframing").selectOption(QUICK.reframe);
+    await retry.locator("#config-reframe").selectOption(QUICK.reframe);
     await retry.getByRole("button", { name: "Create configuration" }).click();
     await page.getByText(`Configuration “${QUICK.name}” saved.`).waitFor();
     await expect(page.locator(`tr[data-config="${QUICK.name}"]`).textContent()).resolves.toContain("1:1, 720p, 5-10 s, up to 1 clip");
