@@ -8,7 +8,7 @@ import { z } from "zod";
 export const JobStatus = z.enum(["queued", "processing", "completed", "failed", "canceled"]);
 export type JobStatus = z.infer<typeof JobStatus>;
 
-export const ClipView = z.object({
+export const ClipView = z.looseObject({
   url: z.string().url(),
   thumbnail_url: z.string().url(),
   start_seconds: z.number(),
