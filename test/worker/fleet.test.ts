@@ -133,8 +133,19 @@ describe("deadlines and recovery", () => {
     let start = await waitFor(() => engine.starts(jobId).at(-1), "StartJob");
     const client = EngineClient.from(start);
     expect(await client.probe({ duration_seconds: 150 })).toEqual({ proceed: true, credits_reserved: 3 });
+    // The interruption's dispatch goes to a recording queue: only this test dispatches the job again.
+    const interrupt = (token: string) =>
+      app.fetch(
+        new Request(client.url("interrupted"), {
+          method: "POST",
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ reason: "shutdown" }),
+        }),
+        { ...env, JOBS: recordingQueue().queue },
+        createExecutionContext(),
+      );
     for (let restart = 1; restart <= MAX_ENGINE_RESTARTS; restart += 1) {
-      await expectAck(await client.postJson("interrupted", { reason: "shutdown" }, start.token));
+      await expectAck(await interrupt(start.token));
       expect((await getJob(account, jobId)).status).toBe("queued");
       expect(await accountCredits(account.accountId)).toMatchObject({ credits_reserved: 3, credits_used: 0 });
       const before = engine.starts(jobId).length;
@@ -143,7 +154,7 @@ describe("deadlines and recovery", () => {
       expect((await getJob(account, jobId)).status).toBe("processing");
     }
     // One interruption too many: the job fails, nothing charged.
-    await expectAck(await client.postJson("interrupted", { reason: "shutdown" }, start.token));
+    await expectAck(await interrupt(start.token));
     const job = await getJob(account, jobId);
     expect(job.status).toBe("failed");
     expect(job.error?.code).toBe("internal_error");

@@ -129,7 +129,8 @@ describe("POST /api/v1/jobs", () => {
     await api(account, "/api/v1/configs/square", { method: "PUT", body: JSON.stringify({ ...saved, max_clips: 9 }) });
     const row = await env.DB.prepare(`SELECT config_name, config_json FROM jobs WHERE id = ?`).bind(job_id).first<{ config_name: string; config_json: string }>();
     expect(row?.config_name).toBe("square");
-    expect(JSON.parse(row!.config_json)).toEqual(saved);
+    // Omitted fields are frozen with their defaults.
+    expect(JSON.parse(row!.config_json)).toEqual({ ...saved, layout: "single" });
   });
 
   it("answers 409 active_job_limit with active_job_id for a second job", async () => {

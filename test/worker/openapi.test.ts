@@ -100,7 +100,8 @@ describe("GET /api/v1/openapi.json", () => {
     expect(clipConfig.$ref).toBeUndefined();
     expect(Object.keys(clipConfig.properties ?? {}).sort()).toEqual(["aspect_ratio", "caption_position", "caption_style", "captions", "layout", "max_clip_seconds", "max_clips", "min_clip_seconds", "reframe", "resolution"]);
     expect(clipConfig.required ?? []).toEqual([]);
-    expect(bodyOf("post", "/api/v1/jobs").required).toEqual(["video_url", "video_type"]);
+    // video_url or upload_id: exactly one, checked by the route (the document lists both as optional).
+    expect(bodyOf("post", "/api/v1/jobs").required).toEqual(["video_type"]);
     const listParams = (doc.paths["/api/v1/jobs"]!.get as unknown as { parameters: { name: string; required: boolean }[] }).parameters;
     expect(listParams.every((param) => !param.required)).toBe(true);
   });

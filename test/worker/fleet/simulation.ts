@@ -213,8 +213,25 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
           if ((await callback("clips/0", upload("video/mp4"))) !== 200) return void (current.done = true);
           if ((await callback("clips/0/thumbnail", upload("image/jpeg"))) !== 200) return void (current.done = true);
           current.done = true; // completing: a SIGTERM from here on finds nothing to interrupt
-          const clip = { index: 0, start_seconds: 0, end_seconds: 30, score: 0.5, reasons: ["sim"], width: 1080, height: 1920 };
-          const status = await callback("complete", json({ title: "Sim", source_duration_seconds: 60, clips: [clip] }));
+          const clip = {
+            index: 0,
+            start_seconds: 0,
+            end_seconds: 30,
+            score: 0.5,
+            reasons: ["sim"],
+            width: 1080,
+            height: 1920,
+            reframe: "center",
+            faces_count: 0,
+            text: null,
+            title: null,
+            captions_burned: false,
+            sidecars: false,
+          };
+          const report = { title: "Sim", source_duration_seconds: 60, clips: [clip], transcript: null, transcript_unavailable_reason: "simulated" };
+          const status = await callback("complete", json(report));
+          // 409: canceled meanwhile. Anything else is a broken simulation, not a fleet outcome.
+          if (status !== 200 && status !== 409) throw new Error(`complete answered ${status} for ${current.jobId}`);
           if (status === 200 && record) record.endedAt = clock.now();
         });
         return Response.json({ job_id: start.job_id, started: true }, { status: 202 });
