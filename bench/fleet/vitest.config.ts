@@ -11,6 +11,8 @@ export default defineConfig(async () => {
       cloudflareTest({
         main: "./src/index.ts",
         wrangler: { configPath: "./wrangler.toml" },
+        // Workers AI has no local simulation; nothing here calls it.
+        remoteBindings: false,
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
