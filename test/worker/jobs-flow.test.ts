@@ -12,7 +12,7 @@ import { BUSY_RETRY_SECONDS, handleQueue, QUEUE_MAX_RETRIES } from "../../src/qu
 import type { JobMessage } from "../../src/queue/message";
 import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub";
 import { api, createAccount, expectProblem } from "./helpers";
-import { accountCredits, deliver, getJob, getUsage, startJob, submitJob, VIDEO_URL } from "./jobs-helpers";
+import { accountCredits, deliver, getJob, getUsage, startJob, submitJob, submitUndelivered, VIDEO_URL } from "./jobs-helpers";
 
 let engine: FakeEngine;
 beforeEach(() => {
@@ -67,9 +67,8 @@ describe("queue consumer", () => {
 
   it("retries with a delay while the engine is unreachable or failing", async () => {
     const account = await createAccount();
-    // Down before submitting, so the queue's own delivery cannot start the job either.
     engine.mode = "down";
-    const jobId = await submitJob(account);
+    const jobId = await submitUndelivered(account);
     const first = await deliver(account, jobId, 1);
     expect(first.retryMessages).toHaveLength(1);
     expect(first.retryDelays[0]).toBeGreaterThan(0);
@@ -89,7 +88,7 @@ describe("queue consumer", () => {
   it("treats a busy engine (503) as no capacity, not a failure: the job keeps its grant and tries again shortly", async () => {
     const account = await createAccount();
     engine.mode = "busy";
-    const jobId = await submitJob(account);
+    const jobId = await submitUndelivered(account);
     const sent: { body: unknown; delaySeconds?: number }[] = [];
     const recordingQueue = {
       send: async (body: unknown, options?: QueueSendOptions) => void sent.push({ body, delaySeconds: options?.delaySeconds }),
@@ -115,7 +114,7 @@ describe("queue consumer", () => {
   it("fails the job with internal_error and frees the slot on the last attempt", async () => {
     const account = await createAccount();
     engine.mode = "down";
-    const jobId = await submitJob(account);
+    const jobId = await submitUndelivered(account);
     const last = await deliver(account, jobId, QUEUE_MAX_RETRIES);
     expect(last.explicitAcks).toHaveLength(1);
     expect(last.retryMessages).toHaveLength(0);
