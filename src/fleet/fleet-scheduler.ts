@@ -59,7 +59,7 @@ export class FleetScheduler extends DurableObject<Env> {
     this.capacity = capacity;
     const sql = this.sql;
     if (!tables.findHolding(sql, job.jobId) && !tables.isWaiting(sql, job.jobId)) {
-      tables.addWaiting(sql, job.jobId, job.accountId, tables.nextCounter(sql, "seq"), 0);
+      tables.addWaiting(sql, job.jobId, job.accountId, tables.nextCounter(sql, "seq"));
     }
     const grants = this.pump();
     this.armAlarm();
@@ -94,10 +94,7 @@ export class FleetScheduler extends DurableObject<Env> {
   requeue(jobId: string, accountId: string, capacity: number): Grant[] {
     this.capacity = capacity;
     const sql = this.sql;
-    if (!tables.ungrant(sql, jobId, 0) && !tables.isWaiting(sql, jobId)) {
-      const first = tables.waitingRows(sql)[0]?.seq ?? tables.nextCounter(sql, "seq");
-      tables.addWaiting(sql, jobId, accountId, first - 1, 0);
-    }
+    if (!tables.ungrant(sql, jobId) && !tables.isWaiting(sql, jobId)) tables.addWaitingAtHead(sql, jobId, accountId);
     const grants = this.pump();
     this.armAlarm();
     return grants;
@@ -122,13 +119,13 @@ export class FleetScheduler extends DurableObject<Env> {
     };
   }
 
-  /** Grants free capacity to waiting jobs in fair order (skipping jobs held back until later). */
+  /** Grants free capacity to waiting jobs in fair order. */
   private pump(): Grant[] {
     const sql = this.sql;
     const now = Date.now();
     let free = this.capacity - tables.holdingCount(sql);
     if (free <= 0) return [];
-    const ready = tables.waitingRows(sql).filter((r) => r.not_before_ms <= now);
+    const ready = tables.waitingRows(sql);
     if (ready.length === 0) return [];
     const order = fairOrder(
       ready.map((r) => ({ jobId: r.job_id, accountId: r.account_id, seq: r.seq })),
@@ -144,10 +141,10 @@ export class FleetScheduler extends DurableObject<Env> {
     return grants;
   }
 
-  private armAlarm(at?: number): void {
+  private armAlarm(): void {
     const busy = tables.holdingCount(this.sql) > 0 || tables.waitingRows(this.sql).length > 0;
     if (!busy) return;
-    const when = Math.min(at ?? Infinity, Date.now() + RECONCILE_INTERVAL_MS);
+    const when = Date.now() + RECONCILE_INTERVAL_MS;
     void this.ctx.storage.getAlarm().then((current) => {
       if (current === null || current > when) return this.ctx.storage.setAlarm(when);
     });
@@ -163,11 +160,7 @@ export class FleetScheduler extends DurableObject<Env> {
       .filter((r) => r.started === 0 && now - r.granted_ms > GRANT_START_TIMEOUT_MS)
       .map((r) => ({ jobId: r.job_id, accountId: r.account_id }));
     await sendDispatches(this.env, [...grants, ...stale]);
-    const nextHeldBack = tables
-      .waitingRows(this.sql)
-      .map((r) => r.not_before_ms)
-      .filter((t) => t > now);
-    this.armAlarm(nextHeldBack.length > 0 ? Math.min(...nextHeldBack) : undefined);
+    this.armAlarm();
   }
 
   /** Gives back what jobs that already ended (or vanished) in D1 still hold here; how many engines that freed. */

@@ -7,7 +7,6 @@ export interface WaitingRow extends Record<string, SqlStorageValue> {
   job_id: string;
   account_id: string;
   seq: number;
-  not_before_ms: number;
 }
 
 export interface HoldingRow extends Record<string, SqlStorageValue> {
@@ -20,7 +19,7 @@ export interface HoldingRow extends Record<string, SqlStorageValue> {
 
 export function createFleetTables(sql: SqlStorage): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS waiting (
-    job_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, seq INTEGER NOT NULL, not_before_ms INTEGER NOT NULL DEFAULT 0)`);
+    job_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, seq INTEGER NOT NULL)`);
   sql.exec(`CREATE TABLE IF NOT EXISTS holding (
     job_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, granted_ms INTEGER NOT NULL, started INTEGER NOT NULL DEFAULT 0)`);
   sql.exec(`CREATE TABLE IF NOT EXISTS served (account_id TEXT PRIMARY KEY, turn INTEGER NOT NULL)`);
@@ -39,7 +38,7 @@ export function nextCounter(sql: SqlStorage, key: "seq" | "turn"): number {
 }
 
 export function waitingRows(sql: SqlStorage): WaitingRow[] {
-  return sql.exec<WaitingRow>(`SELECT job_id, account_id, seq, not_before_ms FROM waiting ORDER BY seq`).toArray();
+  return sql.exec<WaitingRow>(`SELECT job_id, account_id, seq FROM waiting ORDER BY seq`).toArray();
 }
 
 export function holdingRows(sql: SqlStorage): HoldingRow[] {
@@ -58,15 +57,14 @@ export function isWaiting(sql: SqlStorage, jobId: string): boolean {
   return sql.exec(`SELECT 1 FROM waiting WHERE job_id = ?`, jobId).toArray().length > 0;
 }
 
-export function addWaiting(sql: SqlStorage, jobId: string, accountId: string, seq: number, notBeforeMs: number): void {
-  sql.exec(
-    `INSERT INTO waiting (job_id, account_id, seq, not_before_ms) VALUES (?, ?, ?, ?)
-     ON CONFLICT (job_id) DO UPDATE SET not_before_ms = excluded.not_before_ms`,
-    jobId,
-    accountId,
-    seq,
-    notBeforeMs,
-  );
+export function addWaiting(sql: SqlStorage, jobId: string, accountId: string, seq: number): void {
+  sql.exec(`INSERT OR IGNORE INTO waiting (job_id, account_id, seq) VALUES (?, ?, ?)`, jobId, accountId, seq);
+}
+
+/** Puts the job first in line (it already waited its turn once). */
+export function addWaitingAtHead(sql: SqlStorage, jobId: string, accountId: string): void {
+  const first = sql.exec<{ seq: number | null }>(`SELECT MIN(seq) AS seq FROM waiting`).one().seq ?? 1;
+  addWaiting(sql, jobId, accountId, first - 1);
 }
 
 /** Moves a waiting job to holding (one engine granted to it). */
@@ -91,12 +89,11 @@ export function forget(sql: SqlStorage, jobId: string): boolean {
 }
 
 /** Gives a granted job's engine back and puts the job at the head of its account's waiting line. */
-export function ungrant(sql: SqlStorage, jobId: string, notBeforeMs: number): boolean {
+export function ungrant(sql: SqlStorage, jobId: string): boolean {
   const held = findHolding(sql, jobId);
   if (!held) return false;
   sql.exec(`DELETE FROM holding WHERE job_id = ?`, jobId);
-  const first = sql.exec<{ seq: number | null }>(`SELECT MIN(seq) AS seq FROM waiting`).one().seq ?? 1;
-  addWaiting(sql, jobId, held.account_id, first - 1, notBeforeMs);
+  addWaitingAtHead(sql, jobId, held.account_id);
   return true;
 }
 
