@@ -1,4 +1,4 @@
-import { stat, writeFile } from "node:fs/promises";
+import { rm, stat, writeFile } from "node:fs/promises";
 import { MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipReport, type StartJob, type Transcript } from "#contract";
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
 import { loadSpeechModel, type SpeechModelLoad } from "./analyse/speech-model.ts";
@@ -11,6 +11,7 @@ import { log } from "./log.ts";
 import { probeSource } from "./probe.ts";
 import { ProgressTracker } from "./progress.ts";
 import { planReframe, type ReframePlan } from "./reframe/plan.ts";
+import { runClipPipeline } from "./clip-pipeline.ts";
 import { renderClip } from "./render.ts";
 import { outputSize } from "./render-geometry.ts";
 import { CallbackError, JobReporter } from "./report.ts";
@@ -22,6 +23,7 @@ import { fetchCaptionsUrl } from "./transcript/captions-url.ts";
 import type { Cue } from "./transcript/cues.ts";
 import { obtainTranscript } from "./transcript/index.ts";
 import type { Candidate } from "./types.ts";
+import { thumbnailFrom } from "./thumbnail.ts";
 import { createWorkDir, type WorkDir } from "./workdir.ts";
 
 /**
@@ -111,6 +113,26 @@ async function optionalUpload(jobId: string, upload: () => Promise<void>): Promi
     }
     throw error;
   }
+}
+
+/** Stores the transcript; answers why not when it could not be stored, null when it was. */
+async function storeTranscript(transcript: Transcript, workDir: WorkDir, reporter: JobReporter, jobId: string, signal: AbortSignal): Promise<string | null> {
+  const body = JSON.stringify(transcript);
+  if (Buffer.byteLength(body) > MAX_TRANSCRIPT_UPLOAD_BYTES) {
+    log.warn("job_transcript_too_large", { job_id: jobId, bytes: Buffer.byteLength(body) });
+    return "The transcript is larger than the 8 MiB the service stores.";
+  }
+  const transcriptPath = workDir.file("transcript.json");
+  await writeFile(transcriptPath, body, "utf8");
+  const stored = await optionalUpload(jobId, () => reporter.putFile("transcript", transcriptPath, "application/json", undefined, signal));
+  return stored ? null : "The transcript could not be stored by this deployment.";
+}
+
+/** The step while clips render: "Rendering clip 2 of 5", or with several at once "Rendering clips 2 and 3 of 5". */
+export function renderingStep(running: number[], count: number): string {
+  const numbers = running.map((i) => i + 1);
+  if (numbers.length <= 1) return `Rendering clip ${numbers[0] ?? 1} of ${count}`;
+  return `Rendering clips ${numbers.slice(0, -1).join(", ")} and ${numbers.at(-1)} of ${count}`;
 }
 
 /** Maps anything thrown inside the pipeline to the failure the Worker is told. */
@@ -221,12 +243,14 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     const speechNote = speech && "unavailable" in speech ? " (speech detection unavailable: using loudness)" : "";
     progress.enter("analyse", `Analyzing video${speechNote}${note}`);
     let speechSpans: { start: number; end: number }[] | null = null;
+    let keyframes: number[] | null = null;
     const analysed = (
       await analyse(runner, source, job.video_type, job.config, {
         signal,
         onProgress: (f) => progress.update(f),
         speech: speech && "model" in speech ? speech.model : null,
         onSpeech: (spans) => (speechSpans = spans),
+        onKeyframes: (times) => (keyframes = times),
       })
     ).slice(0, job.config.max_clips);
     if (analysed.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
@@ -253,27 +277,44 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     if (candidates.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
     log.info("job_transcript", { job_id: jobId, source: transcript?.source ?? null, words: transcript?.words.length ?? 0, reason: transcriptReason });
 
-    const rendered: RenderedClip[] = [];
-    for (const [index, candidate] of candidates.entries()) {
-      progress.enter("render", `Rendering clip ${index + 1} of ${candidates.length}${note}`, { index, count: candidates.length });
-      const videoPath = workDir.file(`clip-${index}.mp4`);
-      const thumbnailPath = workDir.file(`clip-${index}.jpg`);
-      // Face detection (reframe faces/auto) takes the first DETECT_SHARE of the clip's progress.
-      const detectShare = job.config.reframe === "center" ? 0 : DETECT_SHARE;
+    // Captions use the transcript as heard, even when storing it fails while clips render.
+    const heardTranscript = transcript;
+    const count = candidates.length;
+    const concurrency = Math.min(config.renderConcurrency, count);
+    const renderShare = new Array<number>(count).fill(0);
+    const renderProgress = (index: number, fraction: number) => {
+      renderShare[index] = Math.max(renderShare[index]!, fraction);
+      progress.update(renderShare.reduce((a, b) => a + b, 0) / count);
+    };
+    const uploadBytes = new Array<number>(count).fill(0);
+    const uploadTotal = new Array<number>(count).fill(0);
+    let uploadsOnly = false;
+    const uploadProgress = () => {
+      if (!uploadsOnly) return;
+      const total = uploadTotal.reduce((a, b) => a + b, 0);
+      const sent = uploadBytes.reduce((a, b) => a + b, 0);
+      progress.update(total > 0 ? sent / total : 1);
+    };
+    // Face detection (reframe faces/auto) takes the first DETECT_SHARE of each clip's progress.
+    const detectShare = job.config.reframe === "center" ? 0 : DETECT_SHARE;
+    const planned = outputSize(job.config, source);
+    const render = async (index: number, renderSignal: AbortSignal): Promise<RenderedClip> => {
+      const candidate = candidates[index]!;
+      const videoPath = workDir!.file(`clip-${index}.mp4`);
+      const thumbnailPath = workDir!.file(`clip-${index}.jpg`);
       const plan = await planReframe({
         runner,
         source,
         candidate,
         config: job.config,
-        output: outputSize(job.config, source),
-        rawPath: workDir.file(`faces-${index}.rgb`),
-        signal,
-        onProgress: (f) => progress.update(detectShare * f),
+        output: planned,
+        rawPath: workDir!.file(`faces-${index}.rgb`),
+        signal: renderSignal,
+        onProgress: (f) => renderProgress(index, detectShare * f),
       });
       log.info("clip_reframe", { job_id: jobId, index, reframe: plan.used, faces: plan.facesCount, detection_ms: plan.detectionMs });
-      const planned = outputSize(job.config, source);
       const captions = await prepareClipCaptions({
-        transcript,
+        transcript: heardTranscript,
         config: job.config,
         start: candidate.start,
         end: candidate.end,
@@ -290,49 +331,54 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         config: job.config,
         outPath: videoPath,
         thumbnailPath,
-        signal,
-        onProgress: (f) => progress.update(detectShare + (1 - detectShare) * f),
+        signal: renderSignal,
+        onProgress: (f) => renderProgress(index, detectShare + (1 - detectShare) * f),
         plan,
         captionsPath: captions.assPath,
+        thumbnailFrom: thumbnailFrom(source, candidate, keyframes),
       });
-      rendered.push({ index, candidate, videoPath, thumbnailPath, ...size, plan, captions });
-    }
-
-    progress.enter("upload", "Uploading clips");
-    const sizes = await Promise.all(rendered.flatMap((c) => [stat(c.videoPath), stat(c.thumbnailPath)]));
-    const totalBytes = sizes.reduce((sum, s) => sum + s.size, 0);
-    let uploaded = 0;
-    const onBytes = (n: number) => {
-      uploaded += n;
-      progress.update(totalBytes > 0 ? uploaded / totalBytes : 1);
+      const [video, thumb] = await Promise.all([stat(videoPath), stat(thumbnailPath)]);
+      uploadTotal[index] = video.size + thumb.size;
+      return { index, candidate, videoPath, thumbnailPath, ...size, plan, captions };
     };
-    for (const clip of rendered) {
-      signal.throwIfAborted();
-      await reporter.putFile(`clips/${clip.index}`, clip.videoPath, "video/mp4", onBytes);
-      await reporter.putFile(`clips/${clip.index}/thumbnail`, clip.thumbnailPath, "image/jpeg", onBytes);
+    const upload = async (index: number, clip: RenderedClip, uploadSignal: AbortSignal): Promise<void> => {
+      const onBytes = (n: number) => {
+        uploadBytes[index] = uploadBytes[index]! + n;
+        uploadProgress();
+      };
+      await reporter.putFile(`clips/${index}`, clip.videoPath, "video/mp4", onBytes, uploadSignal);
+      await reporter.putFile(`clips/${index}/thumbnail`, clip.thumbnailPath, "image/jpeg", onBytes, uploadSignal);
       if (clip.captions.vttPath && clip.captions.srtPath) {
         const stored =
-          (await optionalUpload(jobId, () => reporter.putFile(`clips/${clip.index}/captions.vtt`, clip.captions.vttPath!, "text/vtt; charset=utf-8"))) &&
-          (await optionalUpload(jobId, () => reporter.putFile(`clips/${clip.index}/captions.srt`, clip.captions.srtPath!, "application/x-subrip; charset=utf-8")));
+          (await optionalUpload(jobId, () => reporter.putFile(`clips/${index}/captions.vtt`, clip.captions.vttPath!, "text/vtt; charset=utf-8", undefined, uploadSignal))) &&
+          (await optionalUpload(jobId, () => reporter.putFile(`clips/${index}/captions.srt`, clip.captions.srtPath!, "application/x-subrip; charset=utf-8", undefined, uploadSignal)));
         if (!stored) clip.captions = { ...clip.captions, vttPath: null, srtPath: null };
       }
-    }
-    if (transcript) {
-      const transcriptPath = workDir.file("transcript.json");
-      const body = JSON.stringify(transcript);
-      if (Buffer.byteLength(body) <= MAX_TRANSCRIPT_UPLOAD_BYTES) {
-        await writeFile(transcriptPath, body, "utf8");
-        if (!(await optionalUpload(jobId, () => reporter.putFile("transcript", transcriptPath, "application/json")))) {
+      // Stored: the work disk need not hold every clip until the end of a long job.
+      await Promise.all([rm(clip.videoPath, { force: true }), rm(clip.thumbnailPath, { force: true })]);
+    };
+    const rendered = await runClipPipeline({
+      count,
+      concurrency,
+      signal,
+      render,
+      upload,
+      // The transcript is small and ready now: stored first, while the first clips render.
+      uploadFirst: async (uploadSignal) => {
+        if (!transcript) return;
+        const unstored = await storeTranscript(transcript, workDir!, reporter, jobId, uploadSignal);
+        if (unstored) {
           transcript = null;
-          transcriptReason = "The transcript could not be stored by this deployment.";
+          transcriptReason = unstored;
         }
-      } else {
-        log.warn("job_transcript_too_large", { job_id: jobId, bytes: Buffer.byteLength(body) });
-        transcript = null;
-        transcriptReason = "The transcript is larger than the 8 MiB the service stores.";
-      }
-    }
-
+      },
+      onRendering: (running) => progress.enter("render", `${renderingStep(running, count)}${note}`),
+      onRendersDone: () => {
+        progress.enter("upload", "Uploading clips");
+        uploadsOnly = true;
+        uploadProgress();
+      },
+    });
     await progress.stop();
     signal.throwIfAborted();
     await reporter.complete({

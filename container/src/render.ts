@@ -12,9 +12,10 @@
  * - Audio-less sources get a silent AAC track: clients expect H.264/AAC and
  *   some players and platforms reject video without audio.
  * - The thumbnail is a JPEG of the same crop and size, taken 40% into the
- *   clip by a separate short run. (Taking it from the clip's own run with
- *   split+select made that run about ten times slower on this ffmpeg: 209 s
- *   instead of 22 s for a 10 s 1080x1920 clip.)
+ *   clip by a separate short run, from the source or from the rendered clip,
+ *   whichever is cheaper (thumbnail.ts). (Taking it from the clip's own run
+ *   with split+select made that run about ten times slower on this ffmpeg:
+ *   209 s instead of 22 s for a 10 s 1080x1920 clip.)
  * - Safety: argument array, `-nostdin`, `-protocol_whitelist file`, the
  *   probed demuxer pinned with `-f`, an output size cap (`-fs`, and a check
  *   that the cap was not hit) and a wall-clock limit.
@@ -25,15 +26,14 @@ import type { FfmpegRunner } from "./ffmpeg/runner.ts";
 import { assFilter } from "./captions/ass.ts";
 import { pinnedDemuxer } from "./probe.ts";
 import { reframeGraph } from "./reframe/filter.ts";
-import { viewsAt, viewsOf, type ReframePlan } from "./reframe/plan.ts";
+import { viewsOf, type ReframePlan } from "./reframe/plan.ts";
 import { outputSize } from "./render-geometry.ts";
+import { clipThumbnailArgs, sourceThumbnailArgs, type ThumbnailFrom } from "./thumbnail.ts";
 import type { Candidate, SourceInfo, StageProgress } from "./types.ts";
 
 export const VIDEO_PRESET = "veryfast";
 const VIDEO_CRF = "21";
 const AUDIO_BITRATE = "128k";
-/** Where in the clip the thumbnail is taken (fraction of its length). */
-const THUMBNAIL_AT = 0.4;
 const THUMBNAIL_TIMEOUT_MS = 120_000;
 
 export interface RenderArgs {
@@ -48,6 +48,8 @@ export interface RenderArgs {
   plan?: Pick<ReframePlan, "views">;
   /** ASS captions to burn in this same encode (see captions/), or none. */
   captionsPath?: string | null;
+  /** Where the thumbnail comes from (thumbnail.ts picks the cheaper); default the source. */
+  thumbnailFrom?: ThumbnailFrom;
 }
 
 /** Generous: the wasm backend encodes 1080x1920 at about 0.14x realtime. */
@@ -94,25 +96,6 @@ export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "c
   return { ffmpegArgs, ...size };
 }
 
-/**
- * The thumbnail: one frame seeked in the source (a short decode from the
- * nearest keyframe) with the crop that is in force at that moment of the clip.
- */
-export function buildThumbnailArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "thumbnailPath" | "plan">): string[] {
-  const { source, candidate, config } = args;
-  const size = outputSize(config, source);
-  const at = candidate.start + (candidate.end - candidate.start) * THUMBNAIL_AT;
-  const picture = reframeGraph(size, viewsAt(viewsOf(args.plan, config, candidate), at - candidate.start), "yuvj420p");
-  return [
-    ...inputArgs(source, at),
-    "-an", "-sn", "-dn",
-    "-filter_complex", `${picture}[thumb]`,
-    "-map", "[thumb]",
-    "-frames:v", "1", "-q:v", "3", "-update", "1",
-    "-f", "image2", args.thumbnailPath,
-  ];
-}
-
 export async function renderClip(runner: FfmpegRunner, args: RenderArgs): Promise<{ width: number; height: number }> {
   const { ffmpegArgs, width, height } = buildClipArgs(args);
   const duration = args.candidate.end - args.candidate.start;
@@ -141,9 +124,10 @@ export async function renderClip(runner: FfmpegRunner, args: RenderArgs): Promis
   if (written.size >= MAX_CLIP_UPLOAD_BYTES * 0.99) {
     throw new Error(`the clip reached the ${MAX_CLIP_UPLOAD_BYTES} byte size cap and was cut short`);
   }
+  const fromClip = args.thumbnailFrom === "clip";
   const thumbnail = await runner.ffmpeg({
-    args: buildThumbnailArgs(args),
-    inputs: [args.source.path],
+    args: fromClip ? clipThumbnailArgs({ clipPath: args.outPath, candidate: args.candidate, thumbnailPath: args.thumbnailPath }) : sourceThumbnailArgs(args),
+    inputs: [fromClip ? args.outPath : args.source.path],
     outputs: [args.thumbnailPath],
     timeoutMs: THUMBNAIL_TIMEOUT_MS,
     signal: args.signal,

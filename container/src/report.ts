@@ -137,8 +137,12 @@ export class JobReporter {
     });
   }
 
-  /** PUTs a file streamed from disk; onBytes sees each chunk's size as it goes out. */
-  async putFile(suffix: string, path: string, contentType: string, onBytes?: (bytes: number) => void): Promise<void> {
+  /**
+   * PUTs a file streamed from disk; onBytes sees each chunk's size as it goes
+   * out. `stop` ends the upload (and its retries) at once with its reason: the
+   * clip pipeline stops an upload when a render fails.
+   */
+  async putFile(suffix: string, path: string, contentType: string, onBytes?: (bytes: number) => void, stop?: AbortSignal): Promise<void> {
     const size = (await stat(path)).size;
     let sentInEarlierAttempts = 0;
     await this.withRetries(async (signal) => {
@@ -158,7 +162,7 @@ export class JobReporter {
         await pipeline(createReadStream(path), counter, req);
       });
       return this.parse(answer, CallbackAck);
-    });
+    }, stop);
   }
 
   private postJson<S extends z.ZodType>(suffix: string, body: unknown, schema: S): Promise<z.infer<S>> {
@@ -198,18 +202,21 @@ export class JobReporter {
     return parsed.data;
   }
 
-  private async withRetries<T>(attempt: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  private async withRetries<T>(attempt: (signal: AbortSignal) => Promise<T>, stop?: AbortSignal): Promise<T> {
+    const ended = stop ? AbortSignal.any([this.silence.signal, stop]) : this.silence.signal;
     for (let n = 1; ; n += 1) {
       if (this.silence.signal.aborted) throw new JobAborted("inactive");
-      const signal = AbortSignal.any([this.silence.signal, AbortSignal.timeout(this.opts.timeoutMs)]);
+      stop?.throwIfAborted();
+      const signal = AbortSignal.any([ended, AbortSignal.timeout(this.opts.timeoutMs)]);
       try {
         return await attempt(signal);
       } catch (error) {
         if (this.silence.signal.aborted || error instanceof JobAborted) throw new JobAborted("inactive");
+        stop?.throwIfAborted();
         const retryable = !(error instanceof CallbackError);
         if (!retryable || n >= this.opts.attempts) throw error;
         const delay = this.opts.retryBaseMs * 2 ** (n - 1) * (0.75 + Math.random() * 0.5);
-        await sleep(delay, this.silence.signal);
+        await sleep(delay, ended);
       }
     }
   }

@@ -2,7 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ENGINE_PORT } from "#contract";
-import { loadConfig } from "../src/config.ts";
+import { defaultRenderConcurrency, loadConfig } from "../src/config.ts";
 
 const SECRET = "a-secret-of-exactly-thirty-two-b";
 
@@ -39,5 +39,16 @@ describe("loadConfig", () => {
     const local = loadConfig({ PATH: "", ENGINE_SECRET: SECRET, HOST: "0.0.0.0", ALLOW_PRIVATE_SOURCES: "true", CALLBACK_BASE: "http://127.0.0.1:8787/" });
     expect(local).toMatchObject({ host: "0.0.0.0", allowPrivateHosts: true, callbackBase: "http://127.0.0.1:8787" });
     expect(() => loadConfig({ PATH: "", ENGINE_SECRET: SECRET, CALLBACK_BASE: "http://user:pw@worker.example/x" })).toThrow(/CALLBACK_BASE/);
+  });
+});
+
+describe("ENGINE_RENDER_CONCURRENCY", () => {
+  it("defaults to one render below 4 cores and two from 4, and takes a whole number from 1 to 8", () => {
+    expect([1, 2, 3, 4, 8, 64].map(defaultRenderConcurrency)).toEqual([1, 1, 1, 2, 2, 2]);
+    expect(loadConfig({ PATH: "", ENGINE_SECRET: SECRET }).renderConcurrency).toBe(defaultRenderConcurrency(os.availableParallelism()));
+    expect(loadConfig({ PATH: "", ENGINE_SECRET: SECRET, ENGINE_RENDER_CONCURRENCY: "2" }).renderConcurrency).toBe(2);
+    for (const bad of ["0", "1.5", "9", "two", "-1"]) {
+      expect(() => loadConfig({ PATH: "", ENGINE_SECRET: SECRET, ENGINE_RENDER_CONCURRENCY: bad })).toThrow(/ENGINE_RENDER_CONCURRENCY must be a whole number from 1 to 8/);
+    }
   });
 });

@@ -62,6 +62,8 @@ export interface AnalyseOptions {
   speech?: SpeechModel | null;
   /** Told where the audio has speech (between pauses), for speech-to-text to send only those parts. */
   onSpeech?: (spans: { start: number; end: number }[]) => void;
+  /** Told the source's keyframe times when the video pass read keyframes (null when it sampled frames instead). */
+  onKeyframes?: (times: number[] | null) => void;
 }
 
 /** Loudness and silence, then (with the model) voice activity on the PCM the same pass wrote. */
@@ -179,6 +181,7 @@ export async function analyse(
   if (audioResult.status === "rejected") throw audioResult.reason;
   if (videoResult.status === "rejected") throw videoResult.reason;
   const frames = videoResult.value;
+  opts.onKeyframes?.(frames.mode === "keyframes" ? frames.times : null);
 
   const frameAnalysis = analyseFrames(frames, duration);
   const features = buildFeatures(duration, audioResult.value, frameAnalysis, frames.times);

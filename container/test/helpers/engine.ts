@@ -22,6 +22,7 @@ export const TEST_ENGINE_SECRET = "test-engine-secret-0123456789abcdef-0123";
 export interface EngineSettings {
   callbackBase?: string;
   allowPrivateHosts?: boolean;
+  renderConcurrency?: number;
 }
 
 export function testConfig(workDir: string, settings: EngineSettings = {}): EngineConfig {
@@ -40,6 +41,7 @@ export function testConfig(workDir: string, settings: EngineSettings = {}): Engi
     callbackRetryBaseMs: 50,
     callbackTimeoutMs: 10_000,
     progressHeartbeatMs: 500,
+    renderConcurrency: settings.renderConcurrency ?? 1,
   };
 }
 
