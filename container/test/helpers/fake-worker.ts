@@ -20,6 +20,8 @@ export interface RecordedCall {
   file?: string;
   contentType?: string;
   at: number;
+  /** When the answer went out (after any `answerDelayMs`). */
+  answeredAt?: number;
 }
 
 export interface FakeWorkerBehaviour {
@@ -31,6 +33,8 @@ export interface FakeWorkerBehaviour {
    * Worker answers without an AI binding (local development).
    */
   transcribe?: (call: { jobId: string; startSeconds: number; wav: Buffer }) => { status: number; body: unknown };
+  /** Milliseconds to hold the answer after the body arrived (a slow store, e.g. R2 across the world). */
+  answerDelayMs?: (call: { jobId: string; kind: string; count: number }) => number;
 }
 
 export interface FakeWorker {
@@ -103,6 +107,9 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
         call.body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
       }
       calls.push(call);
+      const delay = behaviour.answerDelayMs?.({ jobId, kind, count }) ?? 0;
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      call.answeredAt = Date.now();
       const answer = kind === "probe" ? (behaviour.probeAck?.(jobId) ?? { proceed: true, credits_reserved: 1 }) : { ok: true };
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
     })().catch(() => {
