@@ -49,3 +49,31 @@ export function fitLine(points: { x: number; y: number }[]): { slope: number; in
   const slope = sxx > 0 ? sxy / sxx : 0;
   return { slope, intercept: my - slope * mx };
 }
+
+/**
+ * Least squares for y = fixed + perMinute * minutes + perClip * clips (a
+ * 1-minute source holds fewer 25-35 s clips than the config asks for, so the
+ * clip count is its own term). Solved through the 3x3 normal equations.
+ */
+export function fitMinutesAndClips(points: { minutes: number; clips: number; y: number }[]): { fixed: number; perMinute: number; perClip: number } {
+  const rows = points.map((p) => [1, p.minutes, p.clips]);
+  const ata = [0, 1, 2].map((i) => [0, 1, 2].map((j) => rows.reduce((s, r) => s + r[i]! * r[j]!, 0)));
+  const aty = [0, 1, 2].map((i) => rows.reduce((s, r, k) => s + r[i]! * points[k]!.y, 0));
+  // Gaussian elimination with partial pivoting on [ata | aty].
+  const m = ata.map((row, i) => [...row, aty[i]!]);
+  for (let c = 0; c < 3; c++) {
+    const pivot = [c, c + 1, c + 2].filter((r) => r < 3).reduce((best, r) => (Math.abs(m[r]![c]!) > Math.abs(m[best]![c]!) ? r : best), c);
+    [m[c], m[pivot]] = [m[pivot]!, m[c]!];
+    if (Math.abs(m[c]![c]!) < 1e-12) {
+      // Every length gave the same number of clips: their cost is inside the fixed part.
+      const line = fitLine(points.map((p) => ({ x: p.minutes, y: p.y })));
+      return { fixed: line.intercept, perMinute: line.slope, perClip: Number.NaN };
+    }
+    for (let r = 0; r < 3; r++) {
+      if (r === c) continue;
+      const f = m[r]![c]! / m[c]![c]!;
+      for (let k = c; k < 4; k++) m[r]![k]! -= f * m[c]![k]!;
+    }
+  }
+  return { fixed: m[0]![3]! / m[0]![0]!, perMinute: m[1]![3]! / m[1]![1]!, perClip: m[2]![3]! / m[2]![2]! };
+}

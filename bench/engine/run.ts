@@ -26,7 +26,7 @@ import { ClipConfig } from "#contract";
 import { PROJECT_ROOT } from "../../scripts/lib/dev-vars.ts";
 import { startEngineHarness, type JobFigures } from "./engine-job.ts";
 import { measureFloor } from "./floor.ts";
-import { GROWTH_MINUTES, QUICK_GROWTH_MINUTES, fitLine, growthSource } from "./growth.ts";
+import { GROWTH_MINUTES, QUICK_GROWTH_MINUTES, fitLine, fitMinutesAndClips, growthSource } from "./growth.ts";
 import { selectedBenchSource } from "./source.ts";
 import { measureThumbnails } from "./thumbnails.ts";
 
@@ -128,9 +128,9 @@ async function main(): Promise<void> {
       growth: GROWTH
         ? {
             rows: growth,
-            total: fitLine(growth.map((g) => ({ x: g.minutes, y: g.total_s }))),
+            total: fitMinutesAndClips(growth.map((g) => ({ minutes: g.minutes, clips: g.clips, y: g.total_s }))),
             analysis: fitLine(growth.map((g) => ({ x: g.minutes, y: g.analysis_s }))),
-            render: fitLine(growth.map((g) => ({ x: g.minutes, y: g.render_s }))),
+            render_per_clip: growth.map((g) => round(g.render_s / g.clips)),
           }
         : null,
       cpus: os.cpus().length,
@@ -156,8 +156,14 @@ async function main(): Promise<void> {
     if (figures.growth) {
       console.log("\ngrowth of the job with source length (same 5-clip config):");
       console.table(figures.growth.rows);
-      const line = (name: string, fit: { slope: number; intercept: number }) => `${name}: ${round(fit.intercept)} s + ${round(fit.slope, 2)} s per minute of source`;
-      console.log([line("total", figures.growth.total), line("analysis", figures.growth.analysis), line("render+upload", figures.growth.render)].join("\n"));
+      const { total, analysis, render_per_clip: perClip } = figures.growth;
+      console.log(`analysis fit:  ${round(analysis.intercept, 2)} s + ${round(analysis.slope, 2)} s per minute of source`);
+      console.log(`render+upload per clip, per length: ${perClip.join(" / ")} s`);
+      console.log(`total fit:     ${round(total.fixed)} s + ${round(total.perMinute, 2)} s per minute of source + ${round(total.perClip)} s per clip`);
+      for (const g of growth) {
+        const predicted = total.fixed + total.perMinute * g.minutes + (Number.isNaN(total.perClip) ? 0 : total.perClip * g.clips);
+        console.log(`  ${g.minutes} min, ${g.clips} clips: measured ${g.total_s} s, fit ${round(predicted)} s`);
+      }
     }
     const resultsDir = path.join(PROJECT_ROOT, "bench", "results");
     await mkdir(resultsDir, { recursive: true });
