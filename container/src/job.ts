@@ -174,6 +174,9 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
   log.info("job_started", { job_id: jobId, video_type: job.video_type, backend: runner.backend });
   try {
     workDir = await createWorkDir(config.workDir, jobId);
+    // The speech model (loaded once per process) loads while the source downloads, not after it.
+    const speechLoad = (deps.speechModel ?? loadSpeechModel)();
+    speechLoad.catch(() => undefined);
     progress.start();
 
     progress.enter("download", "Downloading video");
@@ -238,7 +241,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       return "refused";
     }
 
-    const speech = source.hasAudio ? await (deps.speechModel ?? loadSpeechModel)() : null;
+    const speech = source.hasAudio ? await speechLoad : null;
     if (speech && "unavailable" in speech) log.warn("speech_detection_unavailable", { job_id: jobId, reason: speech.unavailable });
     const speechNote = speech && "unavailable" in speech ? " (speech detection unavailable: using loudness)" : "";
     progress.enter("analyse", `Analyzing video${speechNote}${note}`);
