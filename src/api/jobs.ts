@@ -1,7 +1,8 @@
 /** The jobs resource (SPEC section 4): submit, status, list, cancel, delete. */
 import { Hono } from "hono";
 import { z } from "zod";
-import { deleteClipsOfJob, listClips, listClipsOfJobs } from "../db/clips";
+import { accountState } from "../account/stub";
+import { deleteClipsOfJob, listClipsOfJobs } from "../db/clips";
 import {
   claimIdempotencyKey,
   findIdempotencyRecord,
@@ -24,7 +25,7 @@ import { decodeCursor, encodeCursor } from "../jobs/cursor";
 import { isJobId } from "../jobs/ids";
 import { cancelJob } from "../jobs/lifecycle";
 import { presentJob, presentListItem } from "../jobs/present";
-import { withQueuePosition } from "../fleet/queue-position";
+import { answerJobRead } from "../jobs/read-path";
 import { checkVideoUrl } from "../jobs/source-url";
 import { deleteJobObjects } from "../jobs/storage";
 import { checkVideoType, createJob, type Submission } from "../jobs/submit";
@@ -150,11 +151,7 @@ export const jobs = new Hono<AppEnv>()
       next_cursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
     });
   })
-  .get("/:job_id", async (c) => {
-    const job = await withQueuePosition(c.env, await loadOwnJob(c.env.DB, c.get("auth").accountId, c.req.param("job_id")));
-    const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
-    return c.json(presentJob(c.env.CDN_URL, job, clips));
-  })
+  .get("/:job_id", (c) => answerJobRead(c, c.req.param("job_id")))
   .post("/:job_id/cancel", async (c) => {
     const { accountId } = c.get("auth");
     const job = await loadOwnJob(c.env.DB, accountId, c.req.param("job_id"));
@@ -175,6 +172,8 @@ export const jobs = new Hono<AppEnv>()
     if (ACTIVE_STATUSES.includes(job.status)) {
       throw new AppError("job_not_deletable", `Job ${job.id} is ${job.status}; cancel it first or wait until it finishes.`);
     }
+    // The cached view goes first, and no read may cache it again (src/jobs/read-path.ts).
+    await accountState(c.env, accountId).forgetJob(job.id);
     // Objects first: if anything fails, the job still exists and DELETE can be retried.
     await deleteJobObjects(c.env.CLIPS, job.id);
     const [, deleted] = await c.env.DB.batch([deleteClipsOfJob(c.env.DB, job.id), deleteFinishedJob(c.env.DB, accountId, job.id)]);

@@ -10,7 +10,8 @@ import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import { accountState } from "../account/stub";
 import { creditsForDuration, reserveJobCredits } from "../db/credits";
-import { findJob, recordProbe, recordProgress, recordReport, type Job } from "../db/jobs";
+import { findJob, recordProbe, type Job } from "../db/jobs";
+import type { Report } from "../account/live-jobs";
 import type { AppEnv } from "../http/app-env";
 import { bearerToken } from "../http/auth";
 import { AppError } from "../http/errors";
@@ -34,6 +35,7 @@ import {
   type ProbeAck,
 } from "./contract";
 import { keepEngineAwake, silenceTimeoutSeconds } from "./dispatch";
+import { knownJobAccount, rememberJobAccount } from "./job-accounts";
 import { verifyEngineToken } from "./token";
 
 interface CallbackEnv {
@@ -53,21 +55,54 @@ function badToken(): AppError {
   });
 }
 
-/** Token first (401 before anything about the job leaks), then the job must be processing. */
-const engineAuth = createMiddleware<CallbackEnv>(async (c, next) => {
+/** Token first: a 401 comes before anything about the job leaks. */
+const engineToken = createMiddleware<CallbackEnv>(async (c, next) => {
   const jobId = c.req.param("job_id") ?? "";
   const token = bearerToken(c.req.header("Authorization"));
   if (!token || !(await verifyEngineToken(c.env.ENGINE_SECRET, token, jobId))) throw badToken();
+  await next();
+});
+
+/** Transitions (probe, complete, fail, interrupted) check the job against D1, the durable record. */
+const processingInD1 = createMiddleware<CallbackEnv>(async (c, next) => {
+  const jobId = c.req.param("job_id") ?? "";
   const job = await findJob(c.env.DB, jobId);
   if (!job || job.status !== "processing") throw notActive(jobId);
+  rememberJobAccount(job.id, job.accountId);
   c.set("job", job);
   await next();
 });
 
+/**
+ * A report on the hot path (progress, heartbeat, upload): recorded in the
+ * account's Durable Object only, with the watchdog's deadline, in one call
+ * and with no D1 write. D1 is read only when this isolate does not know the
+ * job's account yet, or the Durable Object does not hold the job as
+ * processing (it missed a transition: D1 decides, and repairs it).
+ */
+async function reportLive(env: Env, jobId: string, report: Report): Promise<string> {
+  const silence = silenceTimeoutSeconds(env);
+  let accountId = knownJobAccount(jobId);
+  let checked: Job | null = null;
+  if (accountId === null) {
+    checked = await findJob(env.DB, jobId);
+    if (!checked || checked.status !== "processing") throw notActive(jobId);
+    accountId = checked.accountId;
+    rememberJobAccount(jobId, accountId);
+  }
+  const account = accountState(env, accountId);
+  if (await account.engineReport(jobId, report, silence)) return accountId;
+  checked ??= await findJob(env.DB, jobId);
+  if (!checked || checked.status !== "processing") throw notActive(jobId);
+  await account.seedJob(checked);
+  if (!(await account.engineReport(jobId, report, silence))) throw notActive(jobId);
+  return accountId;
+}
+
 /** Every report re-arms the watchdog and keeps the engine's container awake. */
-async function noteSignOfLife(env: Env, job: Job): Promise<void> {
-  await accountState(env, job.accountId).touchWatchdog(job.id, silenceTimeoutSeconds(env));
-  await keepEngineAwake(env, job.id);
+async function noteSignOfLife(env: Env, jobId: string, report: Report = {}): Promise<void> {
+  await reportLive(env, jobId, report);
+  await keepEngineAwake(env, jobId);
 }
 
 const ClipIndexParam = z.object({
@@ -81,7 +116,7 @@ const ClipIndexParam = z.object({
  * the length up front, so Content-Length is required (and capped). An upload
  * that raced a cancel is removed again, so no object outlives its job.
  */
-async function storeUpload(env: Env, job: Job, request: Request, key: string, contentType: string): Promise<void> {
+async function storeUpload(env: Env, jobId: string, request: Request, key: string, contentType: string): Promise<void> {
   const declared = request.headers.get("content-length");
   const length = declared === null ? Number.NaN : Number(declared);
   if (!Number.isInteger(length) || length <= 0) {
@@ -91,39 +126,46 @@ async function storeUpload(env: Env, job: Job, request: Request, key: string, co
     throw new AppError("payload_too_large", `Uploads are limited to ${MAX_CLIP_UPLOAD_BYTES} bytes.`);
   }
   if (!request.body) throw new AppError("invalid_request", "The upload has no body.");
+  await reportLive(env, jobId, {});
   const sized = new FixedLengthStream(length);
   const [, stored] = await Promise.all([
     request.body.pipeTo(sized.writable),
     env.CLIPS.put(key, sized.readable, {
       httpMetadata: { contentType, cacheControl: CLIP_CACHE_CONTROL },
-      customMetadata: { job_id: job.id },
+      customMetadata: { job_id: jobId },
     }),
   ]);
   if (!stored) throw new AppError("internal_error", `Storing ${key} failed.`);
-  if (!(await recordReport(env.DB, job.id, new Date().toISOString()))) {
+  // The job may have ended while the body streamed; its clean-up may have missed this object.
+  try {
+    await reportLive(env, jobId, {});
+  } catch (err) {
     await env.CLIPS.delete(key);
-    throw notActive(job.id);
+    throw err;
   }
 }
 
 export const callbacks = new Hono<CallbackEnv>()
-  .use("/:job_id/*", engineAuth)
+  .use("/:job_id/*", engineToken)
   .post("/:job_id/progress", validate("json", ProgressReport), async (c) => {
-    const job = c.get("job");
+    const jobId = c.req.param("job_id");
     const report = c.req.valid("json");
-    if (!(await recordProgress(c.env.DB, job.id, report.progress, report.step, new Date().toISOString()))) {
-      throw notActive(job.id);
-    }
-    await noteSignOfLife(c.env, job);
+    await noteSignOfLife(c.env, jobId, { progress: report.progress, step: report.step });
     return c.json(ACK);
   })
-  .post("/:job_id/probe", validate("json", ProbeReport), async (c) => {
+  .post("/:job_id/probe", processingInD1, validate("json", ProbeReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
     if (!(await recordProbe(c.env.DB, job.id, report.title, report.duration_seconds, new Date().toISOString()))) {
       throw notActive(job.id);
     }
-    await noteSignOfLife(c.env, job);
+    const account = accountState(c.env, job.accountId);
+    if (!(await account.jobProbed(job.id, report.title, report.duration_seconds, silenceTimeoutSeconds(c.env)))) {
+      // The Durable Object missed a transition: D1 has just said processing.
+      await account.seedJob({ ...job, title: report.title, sourceDurationSeconds: report.duration_seconds });
+      await account.engineReport(job.id, {}, silenceTimeoutSeconds(c.env));
+    }
+    await keepEngineAwake(c.env, job.id);
     const needed = creditsForDuration(report.duration_seconds);
     const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
     if (reservation.ok) {
@@ -137,20 +179,18 @@ export const callbacks = new Hono<CallbackEnv>()
     return c.json({ proceed: false, credits_reserved: 0, error } satisfies ProbeAck);
   })
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
-    const job = c.get("job");
-    const { index } = c.req.valid("param");
-    await storeUpload(c.env, job, c.req.raw, clipKey(job.id, index), CLIP_CONTENT_TYPE);
-    await noteSignOfLife(c.env, job);
+    const { job_id: jobId, index } = c.req.valid("param");
+    await storeUpload(c.env, jobId, c.req.raw, clipKey(jobId, index), CLIP_CONTENT_TYPE);
+    await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
   .put("/:job_id/clips/:index/thumbnail", validate("param", ClipIndexParam), async (c) => {
-    const job = c.get("job");
-    const { index } = c.req.valid("param");
-    await storeUpload(c.env, job, c.req.raw, thumbnailKey(job.id, index), THUMBNAIL_CONTENT_TYPE);
-    await noteSignOfLife(c.env, job);
+    const { job_id: jobId, index } = c.req.valid("param");
+    await storeUpload(c.env, jobId, c.req.raw, thumbnailKey(jobId, index), THUMBNAIL_CONTENT_TYPE);
+    await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
-  .post("/:job_id/complete", validate("json", CompleteReport), async (c) => {
+  .post("/:job_id/complete", processingInD1, validate("json", CompleteReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
     const indexes = report.clips.map((clip) => clip.index);
@@ -174,7 +214,7 @@ export const callbacks = new Hono<CallbackEnv>()
     if (!done) throw notActive(job.id);
     return c.json(ACK);
   })
-  .post("/:job_id/fail", validate("json", FailReport), async (c) => {
+  .post("/:job_id/fail", processingInD1, validate("json", FailReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
     const failed = await failJob(c.env, job.accountId, job.id, ["processing"], report, { engineReported: true });
@@ -182,7 +222,7 @@ export const callbacks = new Hono<CallbackEnv>()
     return c.json(ACK);
   })
   // The engine is being stopped (a redeploy): the job goes back to the queue instead of failing.
-  .post("/:job_id/interrupted", validate("json", InterruptedReport), async (c) => {
+  .post("/:job_id/interrupted", processingInD1, validate("json", InterruptedReport), async (c) => {
     const job = c.get("job");
     const outcome = await requeueAfterInterruption(c.env, job.accountId, job.id);
     if (outcome === "inactive") throw notActive(job.id);

@@ -119,9 +119,10 @@ export async function createJob(env: Env, submission: Submission): Promise<Job> 
       headers: { "Retry-After": "5" },
     });
   }
-  // A queued job has a deadline too: it fails with queue_timeout if no engine frees up in time.
-  await account.touchWatchdog(jobId, maxQueueSeconds(env));
   const job = await findAccountJob(env.DB, submission.accountId, jobId);
   if (!job) throw new Error(`job ${jobId} vanished right after insert`);
+  // Its live state (what reads answer from) starts in the account's Durable
+  // Object, with a deadline: queue_timeout if no engine frees up in time.
+  await account.jobAccepted(job, maxQueueSeconds(env));
   return job;
 }
