@@ -72,7 +72,18 @@ async function main(): Promise<number> {
     startChild(
       "worker",
       WRANGLER_BIN,
-      ["dev", "--local", "--ip", WORKER_HOST, "--port", String(WORKER_PORT), "--enable-containers=false", "--show-interactive-dev-session=false"],
+      [
+        "dev",
+        "--local",
+        "--ip",
+        WORKER_HOST,
+        "--port",
+        String(WORKER_PORT),
+        "--enable-containers=false",
+        "--show-interactive-dev-session=false",
+        // bench:api: every response reports the D1 statements it ran (src/http/d1-query-header.ts).
+        ...(process.argv.includes("--count-d1") ? ["--var", "D1_QUERY_COUNT:header"] : []),
+      ],
       { cwd: PROJECT_ROOT, env: wranglerEnv() },
     ),
   ];

@@ -1,4 +1,5 @@
 import { app } from "./app";
+import { countsD1Queries, fetchCountingD1 } from "./http/d1-query-header";
 import { handleQueue } from "./queue/consumer";
 import { handleDeadLetters, JOBS_DEAD_LETTER_QUEUE } from "./queue/dead-letter";
 import { handleWebhookQueue, WEBHOOK_QUEUE } from "./webhooks/consumer";
@@ -12,7 +13,10 @@ export { ClientGate } from "./gate/client-gate";
 export { ContainerProxy } from "@cloudflare/containers";
 
 export default {
-  fetch: app.fetch,
+  fetch(request, env, ctx) {
+    if (countsD1Queries(env)) return fetchCountingD1(app.fetch, request, env, ctx);
+    return app.fetch(request, env, ctx);
+  },
   async queue(batch, env, ctx) {
     if (batch.queue === WEBHOOK_QUEUE) return handleWebhookQueue(batch, env, ctx);
     if (batch.queue === JOBS_DEAD_LETTER_QUEUE) return handleDeadLetters(batch, env);
