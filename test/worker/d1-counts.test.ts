@@ -5,11 +5,13 @@
  * uploads write nothing to D1, and a job costs the same D1 writes whatever
  * the number of its reports.
  */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { withCountedD1, type D1Counts } from "../../src/db/query-count";
 import type { ProgressReport } from "../../src/engine/contract";
 import worker from "../../src/index";
+import { handleQueue } from "../../src/queue/consumer";
+import type { JobMessage } from "../../src/queue/message";
 import { clipReport, EngineClient, FakeEngine, waitFor } from "./engine-stub";
 import { BASE, createAccount, type TestAccount } from "./helpers";
 import { deliver, submitJob, type JobJson } from "./jobs-helpers";
@@ -64,13 +66,6 @@ function upload(client: EngineClient, token: string, suffix: string, size: numbe
   });
 }
 
-async function startedJob(account: TestAccount): Promise<{ client: EngineClient; token: string }> {
-  const jobId = await submitJob(account);
-  await deliver(account, jobId);
-  const start = await waitFor(() => engine.starts(jobId).at(-1), `a StartJob for ${jobId}`);
-  return { client: EngineClient.from(start), token: start.token };
-}
-
 function add(total: D1Counts, more: D1Counts): void {
   total.queries += more.queries;
   total.writes += more.writes;
@@ -87,7 +82,6 @@ async function runJob(client: EngineClient, token: string, reports: number): Pro
     reportCosts.push(result.counts);
     add(total, result.counts);
   };
-  for (let i = 0; i < reports; i += 1) await report(Math.floor((i * 50) / reports));
   const probe = await postJson(client, token, "probe", {
     title: "Counted",
     duration_seconds: 90,
@@ -98,6 +92,7 @@ async function runJob(client: EngineClient, token: string, reports: number): Pro
   });
   expect(probe.status, probe.text).toBe(200);
   add(total, probe.counts);
+  for (let i = 0; i < reports; i += 1) await report(Math.floor((i * 90) / reports));
   for (const [suffix, size, type] of [
     ["clips/0", 1024, "video/mp4"],
     ["clips/0/thumbnail", 128, "image/jpeg"],
@@ -107,7 +102,13 @@ async function runJob(client: EngineClient, token: string, reports: number): Pro
     expect(stored.counts).toEqual({ queries: 0, writes: 0 });
     add(total, stored.counts);
   }
-  const complete = await postJson(client, token, "complete", { title: "Counted", source_duration_seconds: 90, clips: [clipReport(0)] });
+  const complete = await postJson(client, token, "complete", {
+    title: "Counted",
+    source_duration_seconds: 90,
+    clips: [clipReport(0)],
+    transcript: null,
+    transcript_unavailable_reason: null,
+  });
   expect(complete.status, complete.text).toBe(200);
   add(total, complete.counts);
   return { total, reportCosts };
@@ -164,23 +165,61 @@ describe("D1 cost of a job read", () => {
   });
 });
 
-describe("D1 writes per job", () => {
-  it("are the same for a job with 10 reports and one with 200; a report writes nothing", async () => {
-    const account = await createAccount("unmetered");
-    const short = await startedJob(account);
-    const shortRun = await runJob(short.client, short.token, 10);
-    const long = await startedJob(account);
-    const longRun = await runJob(long.client, long.token, 200);
+/** Submits with a counted D1 and a queue that only records; the consumer then runs on a counted D1 too. */
+async function countedSubmitAndStart(account: TestAccount): Promise<{ client: EngineClient; token: string; counts: D1Counts }> {
+  const counts: D1Counts = { queries: 0, writes: 0 };
+  const quiet = { ...env, JOBS: { send: async () => undefined, sendBatch: async () => undefined } as unknown as Queue };
+  const ctx = createExecutionContext();
+  const submitted = await worker.fetch(
+    new Request(`${BASE}/api/v1/jobs`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${account.apiKey}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ video_url: "https://videos.example.com/counted.mp4", video_type: "podcast" }),
+    }) as Request<unknown, IncomingRequestCfProperties>,
+    withCountedD1(quiet, counts),
+    ctx,
+  );
+  const text = await submitted.text();
+  await waitOnExecutionContext(ctx);
+  expect(submitted.status, text).toBe(201);
+  const jobId = (JSON.parse(text) as JobJson).job_id;
+  const message: JobMessage = { job_id: jobId, account_id: account.accountId };
+  const batch = createMessageBatch<JobMessage>("clipjobs-jobs", [
+    { id: `msg-${jobId}`, timestamp: new Date(), attempts: 1, body: message },
+  ]);
+  const queueCtx = createExecutionContext();
+  await handleQueue(batch, withCountedD1(env, counts), queueCtx);
+  await getQueueResult(batch, queueCtx);
+  const start = await waitFor(() => engine.starts(jobId).at(-1), `a StartJob for ${jobId}`);
+  return { client: EngineClient.from(start), token: start.token, counts };
+}
 
-    expect(longRun.total.writes).toBe(shortRun.total.writes);
-    expect(longRun.total.queries).toBe(shortRun.total.queries);
-    // The first report of a job reads its account once per isolate; every later report costs nothing in D1.
-    for (const cost of [...shortRun.reportCosts.slice(1), ...longRun.reportCosts.slice(1)]) {
+describe("D1 writes per job", () => {
+  it("are the same for a job with 3 reports and one with 30 (submission to completion); a report writes nothing", async () => {
+    const account = await createAccount("unmetered");
+    // The key's lookup and its last_used_at hint are per key and interval, not per job: out of the count.
+    expect((await readJob(account, "job_000000000000000000000000")).status).toBe(404);
+    const runWhole = async (reports: number) => {
+      const started = await countedSubmitAndStart(account);
+      const run = await runJob(started.client, started.token, reports);
+      const whole: D1Counts = { queries: 0, writes: 0 };
+      add(whole, started.counts);
+      add(whole, run.total);
+      return { whole, run };
+    };
+    const short = await runWhole(3);
+    const long = await runWhole(30);
+
+    expect(long.whole.writes).toBe(short.whole.writes);
+    expect(long.whole.queries).toBe(short.whole.queries);
+    expect(short.whole.writes).toBeGreaterThan(0);
+    // A job's first report may read its account once per isolate; every later report costs nothing in D1.
+    for (const cost of [...short.run.reportCosts.slice(1), ...long.run.reportCosts.slice(1)]) {
       expect(cost).toEqual({ queries: 0, writes: 0 });
     }
     summary.push(
-      `engine callbacks per job: ${shortRun.total.writes} writes, ${shortRun.total.queries} queries with 10 reports; ` +
-        `${longRun.total.writes} writes, ${longRun.total.queries} queries with 200`,
+      `whole job (submit, queue, engine callbacks, one clip): ${short.whole.writes} writes, ${short.whole.queries} queries with 3 reports; ` +
+        `${long.whole.writes} writes, ${long.whole.queries} queries with 30`,
     );
   });
 });
