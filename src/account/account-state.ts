@@ -193,6 +193,11 @@ export class AccountState extends DurableObject<Env> {
     live.forgetJob(this.ctx.storage.sql, jobId, Date.now());
   }
 
+  /** The live state of those of `jobIds` that are active (for lists, which read D1). */
+  liveActiveJobs(jobIds: string[]): Job[] {
+    return live.activeJobs(this.ctx.storage.sql, jobIds);
+  }
+
   /** The job's view as a read would get it (tests and operators). */
   liveJob(jobId: string, cdnBase: string): live.LiveJobView {
     return live.viewJob(this.ctx.storage.sql, jobId, cdnBase);

@@ -258,6 +258,17 @@ export function processingJob(sql: SqlStorage, jobId: string): Job | null {
   return held?.state === "processing" ? liveJobOf(held) : null;
 }
 
+/** The live jobs among `jobIds` that are active here (lists overlay them on their D1 rows). */
+export function activeJobs(sql: SqlStorage, jobIds: readonly string[]): Job[] {
+  const found: Job[] = [];
+  for (const jobId of jobIds) {
+    const held = rowOf(sql, jobId);
+    const job = held === null ? null : liveJobOf(held);
+    if (job) found.push(job);
+  }
+  return found;
+}
+
 /** What a job read can answer from here: the live job, a cached finished view, or nothing. */
 export function viewJob(sql: SqlStorage, jobId: string, cdnBase: string): LiveJobView {
   const held = rowOf(sql, jobId);

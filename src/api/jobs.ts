@@ -22,7 +22,7 @@ import { decodeCursor, encodeCursor } from "../jobs/cursor";
 import { isJobId } from "../jobs/ids";
 import { cancelJob } from "../jobs/lifecycle";
 import { presentJob, presentListItem } from "../jobs/present";
-import { readJob } from "../jobs/read-path";
+import { readJob, withLiveStates } from "../jobs/read-path";
 import { checkCaptionsUrl, checkVideoUrl } from "../jobs/source-url";
 import { deleteJobObjects } from "../jobs/storage";
 import { checkVideoType, createJob, type Submission } from "../jobs/submit";
@@ -225,7 +225,7 @@ export const jobs = apiApp()
       limit: query.limit + 1,
       after,
     });
-    const page = rows.slice(0, query.limit);
+    const page = await withLiveStates(c.env, accountId, rows.slice(0, query.limit));
     const last = page.at(-1);
     const clipsByJob = await listClipsOfJobs(
       c.env.DB,

@@ -62,17 +62,28 @@ export async function readJob(c: Context<AppEnv>, jobId: string): Promise<Presen
 }
 
 /**
- * A job read from D1 elsewhere (the dashboard) with its live progress, step
- * and report time from the account's Durable Object while it is active:
- * D1 holds those as of the last transition only.
+ * Jobs read from D1 (lists, the dashboard) with the live progress, step and
+ * report time of the active ones from the account's Durable Object: D1 holds
+ * those as of the last transition only. One call for the whole list, none
+ * when nothing in it is active; on failure the D1 rows stand.
  */
-export async function withLiveState(env: Env, job: Job): Promise<Job> {
-  if (!ACTIVE_STATUSES.includes(job.status)) return job;
+export async function withLiveStates(env: Env, accountId: string, jobs: Job[]): Promise<Job[]> {
+  const active = jobs.filter((job) => ACTIVE_STATUSES.includes(job.status)).map((job) => job.id);
+  if (active.length === 0) return jobs;
   try {
-    const view = await accountState(env, job.accountId).liveJob(job.id, env.CDN_URL);
-    return view.kind === "active" ? view.job : job;
+    const live = new Map((await accountState(env, accountId).liveActiveJobs(active)).map((job) => [job.id, job]));
+    // A status that differs is a transition in flight (D1 moves first): the D1 row stands.
+    return jobs.map((job) => {
+      const current = live.get(job.id);
+      return current && current.status === job.status ? current : job;
+    });
   } catch (err) {
-    console.warn(`reading the live state of ${job.id} failed`, err);
-    return job;
+    console.warn(`reading the live state of ${active.length} jobs failed`, err);
+    return jobs;
   }
+}
+
+export async function withLiveState(env: Env, job: Job): Promise<Job> {
+  const [live] = await withLiveStates(env, job.accountId, [job]);
+  return live ?? job;
 }

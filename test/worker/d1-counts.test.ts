@@ -134,6 +134,9 @@ describe("D1 cost of a job read", () => {
     const live = JSON.parse(processing.text) as JobJson;
     expect(live).toMatchObject({ status: "processing", progress: 40, step: "Analysing audio" });
     expect(processing.counts.queries).toBe(0);
+    // Lists read D1, the durable record, with the live progress of the active jobs laid over it.
+    const listed = await counted(new Request(`${BASE}/api/v1/jobs?status=processing`, { headers: { Authorization: `Bearer ${account.apiKey}` } }));
+    expect((JSON.parse(listed.text) as { jobs: JobJson[] }).jobs).toMatchObject([{ job_id: jobId, progress: 40, step: "Analysing audio" }]);
     // Progress never decreases.
     await postJson(client, start.token, "progress", { progress: 10, step: "Rendering clip 1" });
     expect(JSON.parse((await readJob(account, jobId)).text)).toMatchObject({ progress: 40, step: "Rendering clip 1" });
