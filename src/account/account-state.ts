@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Job } from "../db/jobs";
 import { silenceTimeoutSeconds } from "../engine/dispatch";
+import { countsD1Queries, withD1Totals } from "../http/d1-query-header";
 import { expireOverdueJob } from "../jobs/lifecycle";
 import * as slots from "./active-slots";
 import { KeyRevocations } from "./key-revocations";
@@ -36,7 +37,8 @@ export class AccountState extends DurableObject<Env> {
   private accountIdStored = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    // The watchdog's expiries write D1: the local benches count them too (d1-query-header.ts).
+    super(ctx, countsD1Queries(env) ? withD1Totals(env) : env);
     const sql = ctx.storage.sql;
     sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     slots.createActiveSlotsTable(sql);

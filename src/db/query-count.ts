@@ -3,7 +3,7 @@
  * (one per first/all/run/raw call, one per statement of a batch) is counted,
  * and those that write (INSERT, UPDATE, DELETE, REPLACE) are counted again as
  * writes. Used where the cost of a path in D1 queries is measured: the
- * Workers-pool tests, and `npm run bench:api` through the D1_QUERY_COUNT
+ * Workers-pool tests, and the local benches through the D1_QUERY_COUNT
  * switch (src/http/d1-query-header.ts). Production never wraps its binding.
  */
 export interface D1Counts {
@@ -11,11 +11,37 @@ export interface D1Counts {
   writes: number;
 }
 
-const WRITE = /^\s*(?:WITH\b[\s\S]*?\)\s*)?(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+/** Running totals with the written tables named (the benches' per-job breakdown). */
+export interface D1Tally extends D1Counts {
+  writesByTable: Record<string, number>;
+}
 
-function count(counts: D1Counts, sql: string): void {
-  counts.queries += 1;
-  if (WRITE.test(sql)) counts.writes += 1;
+const WRITE = /^\s*(?:WITH\b[\s\S]*?\)\s*)?(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+const WRITTEN_TABLE = /\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+["`]?(\w+)/i;
+
+/** Receives the SQL of every statement that reaches D1. */
+type Sink = (sql: string, writes: boolean) => void;
+
+function countInto(counts: D1Counts): Sink {
+  return (_sql, writes) => {
+    counts.queries += 1;
+    if (writes) counts.writes += 1;
+  };
+}
+
+function tallyInto(tally: D1Tally): Sink {
+  return (sql, writes) => {
+    tally.queries += 1;
+    if (!writes) return;
+    tally.writes += 1;
+    const table = WRITTEN_TABLE.exec(sql)?.[1]?.toLowerCase() ?? "unknown";
+    tally.writesByTable[table] = (tally.writesByTable[table] ?? 0) + 1;
+  };
+}
+
+function count(sinks: readonly Sink[], sql: string): void {
+  const writes = WRITE.test(sql);
+  for (const sink of sinks) sink(sql, writes);
 }
 
 const EXECUTING = new Set<PropertyKey>(["first", "all", "run", "raw"]);
@@ -23,18 +49,18 @@ const EXECUTING = new Set<PropertyKey>(["first", "all", "run", "raw"]);
 /** The real statement behind each counted one, for batch(). */
 const realStatements = new WeakMap<D1PreparedStatement, { real: D1PreparedStatement; sql: string }>();
 
-function countedStatement(real: D1PreparedStatement, sql: string, counts: D1Counts): D1PreparedStatement {
+function countedStatement(real: D1PreparedStatement, sql: string, sinks: readonly Sink[]): D1PreparedStatement {
   const counted = new Proxy(real, {
     get(target, property) {
       if (property === "bind") {
-        return (...values: unknown[]) => countedStatement(target.bind(...values), sql, counts);
+        return (...values: unknown[]) => countedStatement(target.bind(...values), sql, sinks);
       }
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== "function") return value;
       const method = value as (...args: unknown[]) => unknown;
       if (EXECUTING.has(property)) {
         return (...args: unknown[]) => {
-          count(counts, sql);
+          count(sinks, sql);
           return method.apply(target, args);
         };
       }
@@ -45,17 +71,17 @@ function countedStatement(real: D1PreparedStatement, sql: string, counts: D1Coun
   return counted;
 }
 
-export function countingD1(db: D1Database, counts: D1Counts): D1Database {
+function countingD1(db: D1Database, sinks: readonly Sink[]): D1Database {
   return new Proxy(db, {
     get(target, property) {
       if (property === "prepare") {
-        return (sql: string) => countedStatement(target.prepare(sql), sql, counts);
+        return (sql: string) => countedStatement(target.prepare(sql), sql, sinks);
       }
       if (property === "batch") {
         return (statements: D1PreparedStatement[]) => {
           const reals = statements.map((statement) => {
             const known = realStatements.get(statement);
-            if (known) count(counts, known.sql);
+            if (known) count(sinks, known.sql);
             return known?.real ?? statement;
           });
           return target.batch(reals);
@@ -63,7 +89,7 @@ export function countingD1(db: D1Database, counts: D1Counts): D1Database {
       }
       if (property === "exec") {
         return (sql: string) => {
-          count(counts, sql);
+          count(sinks, sql);
           return target.exec(sql);
         };
       }
@@ -73,7 +99,12 @@ export function countingD1(db: D1Database, counts: D1Counts): D1Database {
   });
 }
 
-/** The env with its DB binding counted into `counts`. */
-export function withCountedD1(env: Env, counts: D1Counts): Env {
-  return { ...env, DB: countingD1(env.DB, counts) };
+/** The env with its DB binding counted into `counts` (and into each of `tallies`). */
+export function withCountedD1(env: Env, counts: D1Counts, ...tallies: D1Tally[]): Env {
+  return { ...env, DB: countingD1(env.DB, [countInto(counts), ...tallies.map(tallyInto)]) };
+}
+
+/** The env with its DB binding tallied into `tally` only. */
+export function withTalliedD1(env: Env, tally: D1Tally): Env {
+  return { ...env, DB: countingD1(env.DB, [tallyInto(tally)]) };
 }
