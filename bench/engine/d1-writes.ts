@@ -13,8 +13,11 @@
  * hint (at most one a minute per key while the client polls), a cost of the
  * client's activity rather than of the job, and are shown apart.
  *
- * Environment: BENCH_D1_SHORT_SECONDS (default 20), BENCH_D1_LONG_SECONDS
- * (default 120) source lengths.
+ * The engine sends its heartbeat every BENCH_D1_HEARTBEAT_SECONDS (default
+ * 0.25, production 2) so that, in a run of a minute, the longer job sends
+ * many times the reports of the short one. Source lengths:
+ * BENCH_D1_SHORT_SECONDS (default 20, 640x360) and BENCH_D1_LONG_SECONDS
+ * (default 600, 1280x720 at 30 fps with grain, so that it takes a while).
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -27,7 +30,8 @@ import { cachedMedia, type MediaSpec } from "../../test/media/generate.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const SHORT_SECONDS = Number(process.env.BENCH_D1_SHORT_SECONDS ?? 20);
-const LONG_SECONDS = Number(process.env.BENCH_D1_LONG_SECONDS ?? 120);
+const LONG_SECONDS = Number(process.env.BENCH_D1_LONG_SECONDS ?? 600);
+const HEARTBEAT_SECONDS = process.env.BENCH_D1_HEARTBEAT_SECONDS ?? "0.25";
 /** One clip for both, so the clip rows (one per clip) do not differ either. */
 const ONE_CLIP = { max_clips: 1, min_clip_seconds: 5, max_clip_seconds: 10, resolution: 720 } as const;
 const JOB_TIMEOUT_MS = 15 * 60_000;
@@ -41,10 +45,10 @@ interface Totals {
   engineCallbacks: number;
 }
 
-function talk(durationSeconds: number, seed: number): MediaSpec {
+function talk(durationSeconds: number, seed: number, size: Pick<MediaSpec, "width" | "height" | "fps" | "grain">): MediaSpec {
   const bursts = [0.3, 0.6].map((f) => Math.round(durationSeconds * f));
   const sceneChanges = [0.2, 0.45, 0.7].map((f) => Math.round(durationSeconds * f));
-  return { durationSeconds, width: 320, height: 180, fps: 15, bursts, sceneChanges, seed };
+  return { durationSeconds, ...size, bursts, sceneChanges, seed };
 }
 
 async function totalsOf(workerUrl: string): Promise<Totals> {
@@ -95,7 +99,9 @@ function withoutKeyHints(cost: Totals): number {
 }
 
 function print(rows: JobFigures[]): void {
-  console.log(`\nD1 writes per job (local stack, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")})`);
+  console.log(
+    `\nD1 writes per job (local stack, engine heartbeat ${HEARTBEAT_SECONDS} s, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")})`,
+  );
   console.log("job    source  status     clips  time(s)  engine callbacks  D1 writes (job)  api_keys hints  D1 queries  writes by table");
   for (const row of rows) {
     const tables = Object.entries(row.cost.writesByTable)
@@ -120,8 +126,8 @@ function print(rows: JobFigures[]): void {
 
 async function main(): Promise<void> {
   const [shortSource, longSource] = await Promise.all([
-    cachedMedia(talk(SHORT_SECONDS, 31), join(ROOT, ".tmp", "bench", "media")),
-    cachedMedia(talk(LONG_SECONDS, 37), join(ROOT, ".tmp", "bench", "media")),
+    cachedMedia(talk(SHORT_SECONDS, 31, { width: 640, height: 360, fps: 15 }), join(ROOT, ".tmp", "bench", "media")),
+    cachedMedia(talk(LONG_SECONDS, 37, { width: 1280, height: 720, fps: 30, grain: 10 }), join(ROOT, ".tmp", "bench", "media")),
   ]);
   let stack: LocalStack | null = null;
   let sources: SourceServer | null = null;
@@ -133,6 +139,7 @@ async function main(): Promise<void> {
         fresh: true,
         ephemeral: true,
         vars: { D1_QUERY_COUNT: "header" },
+        engineEnv: { PROGRESS_HEARTBEAT_SECONDS: HEARTBEAT_SECONDS },
       }),
       startSourceServer(),
     ]);
