@@ -177,6 +177,8 @@ async function main(): Promise<number> {
     const activeJobId = await submitJob(account.api_key);
     const auth = { Authorization: `Bearer ${account.api_key}` };
 
+    const loadAtStart = loadavg();
+    process.stdout.write(`load average at start (1/5/15 min): ${loadAtStart.map((l) => l.toFixed(2)).join(" ")} on ${cpus().length} cores\n`);
     process.stdout.write(
       `${CONNECTIONS} connections; ${ROUNDS} interleaved rounds of ${DURATION_SECONDS} s per endpoint (after ${WARMUP_SECONDS} s warm-up); medians\n`,
     );
@@ -194,7 +196,7 @@ async function main(): Promise<number> {
     const p99Ratio = Math.max(active.p99Ms, finished.p99Ms) / health.p99Ms;
 
     process.stdout.write("\n" + table(rows) + "\n\n");
-    process.stdout.write(`load average (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(" ")} on ${cpus().length} cores\n`);
+    process.stdout.write(`load average at end (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(" ")} on ${cpus().length} cores\n`);
     process.stdout.write(`ratio authenticated job read / health: active ${ratio.toFixed(2)}, finished ${finishedRatio.toFixed(2)} (target >= 0.50: ${Math.min(ratio, finishedRatio) >= 0.5 ? "met" : "NOT met"}; aim 0.80)\n`);
     process.stdout.write(`p99 job read / health: ${p99Ratio.toFixed(2)} (target < 2: ${p99Ratio < 2 ? "met" : "NOT met"})\n`);
     const readQueries = [active.d1Queries, finished.d1Queries];
@@ -203,7 +205,7 @@ async function main(): Promise<number> {
     const resultsDir = path.join(PROJECT_ROOT, "bench", "results");
     mkdirSync(resultsDir, { recursive: true });
     const file = path.join(resultsDir, `api-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-    writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), connections: CONNECTIONS, seconds: DURATION_SECONDS, rounds: ROUNDS, loadAverage: loadavg(), rows, ratio, finishedRatio, p99Ratio }, null, 2));
+    writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), connections: CONNECTIONS, seconds: DURATION_SECONDS, rounds: ROUNDS, loadAtStart, loadAverage: loadavg(), rows, ratio, finishedRatio, p99Ratio }, null, 2));
     process.stdout.write(`results written to ${path.relative(PROJECT_ROOT, file)}\n`);
     return rows.some((r) => r.non2xx > 0 || r.errors > 0) ? 1 : 0;
   } finally {
