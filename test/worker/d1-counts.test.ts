@@ -5,8 +5,9 @@
  * uploads write nothing to D1, and a job costs the same D1 writes whatever
  * the number of its reports.
  */
-import { createExecutionContext, createMessageBatch, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, env, getQueueResult, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { accountState } from "../../src/account/stub";
 import { withCountedD1, type D1Counts } from "../../src/db/query-count";
 import type { ProgressReport } from "../../src/engine/contract";
 import worker from "../../src/index";
@@ -157,6 +158,25 @@ describe("D1 cost of a job read", () => {
     expect(deleted.status).toBe(204);
     const after = await readJob(account, jobId);
     expect(after.status).toBe(404);
+  });
+
+  it("repairs a Durable Object that does not know a running job (one accepted before it kept live state) from D1", async () => {
+    const account = await createAccount("unmetered");
+    const jobId = await submitJob(account);
+    await deliver(account, jobId);
+    const start = await waitFor(() => engine.starts(jobId).at(-1), `a StartJob for ${jobId}`);
+    const stub = accountState(env, account.accountId);
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec(`DELETE FROM live_jobs WHERE job_id = ?`, jobId);
+    });
+    expect(await stub.liveJob(jobId, env.CDN_URL)).toEqual({ kind: "unknown" });
+
+    const report = await postJson(EngineClient.from(start), start.token, "progress", { progress: 55, step: "Rendering clip 1" });
+    expect(report.status, report.text).toBe(200);
+    expect(report.counts.writes).toBe(0);
+    const read = await readJob(account, jobId);
+    expect(JSON.parse(read.text)).toMatchObject({ status: "processing", progress: 55, step: "Rendering clip 1" });
+    expect(read.counts.queries).toBe(0);
   });
 
   it("never serves another account's job from its cache", async () => {
