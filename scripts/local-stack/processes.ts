@@ -87,19 +87,30 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
     log?.end(last);
   };
   const recent: string[] = [];
-  let partial = "";
-  const collect = (chunk: Buffer): void => {
-    if (logOpen) log?.write(chunk);
-    const lines = (partial + chunk.toString("utf8")).split("\n");
-    partial = lines.pop() ?? "";
-    for (const line of lines) {
-      recent.push(line);
-      if (prefix !== undefined) process.stdout.write(`${prefix}${line}\n`);
-    }
+  const keep = (line: string): void => {
+    recent.push(line);
     if (recent.length > KEPT_LINES) recent.splice(0, recent.length - KEPT_LINES);
+    if (prefix !== undefined) process.stdout.write(`${prefix}${line}\n`);
   };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
+  // stdout and stderr each keep their own unfinished last line.
+  const partials = new Map<NodeJS.ReadableStream, string>();
+  for (const stream of [child.stdout, child.stderr]) {
+    if (!stream) continue;
+    partials.set(stream, "");
+    // Decoded per stream, so a character split across chunks stays whole.
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      if (logOpen) log?.write(chunk);
+      const lines = ((partials.get(stream) ?? "") + chunk).split("\n");
+      partials.set(stream, lines.pop() ?? "");
+      for (const line of lines) keep(line);
+    });
+    stream.on("end", () => {
+      const rest = partials.get(stream) ?? "";
+      partials.set(stream, "");
+      if (rest !== "") keep(rest);
+    });
+  }
 
   let running = child.pid !== undefined;
   const finish = (): void => {
@@ -108,7 +119,6 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
   };
   // The log closes once the output pipes do: they can deliver lines after the exit.
   child.on("close", (code) => {
-    if (prefix !== undefined && partial !== "") process.stdout.write(`${prefix}${partial}\n`);
     closeLog(`--- exited with ${code ?? "signal"}\n`);
   });
   const exited = new Promise<number | null>((resolve) => {
@@ -133,7 +143,7 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
     logFile: spec.logFile,
     exited,
     isRunning: () => running,
-    tail: (lines = 30) => [...recent, partial].filter((l) => l !== "").slice(-lines).join("\n"),
+    tail: (lines = 30) => [...recent, ...partials.values()].filter((l) => l !== "").slice(-lines).join("\n"),
     async stop(graceMs = 5000) {
       if (!running) return;
       signalGroup(pid, "SIGTERM");
