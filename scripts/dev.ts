@@ -6,12 +6,7 @@
  * it). The Worker's variables come from .dev.vars, created from
  * .dev.vars.example with fresh secrets when missing. Ctrl-C (or SIGTERM)
  * stops both; if either dies, the other is stopped and this exits non-zero.
- *
- *   --no-engine           the Worker alone (API work): jobs stay queued
- *   --port N              the Worker's port (default 8787)
- *   --engine-port N       the engine's port (default 8788)
- *   --var NAME=VALUE      a Worker variable over .dev.vars (repeatable)
- *   --dir DIR             state, logs and engine work under DIR instead of .wrangler/
+ * Options: USAGE below (`npm run dev -- --help`).
  */
 import { join, relative, resolve } from "node:path";
 import { DEV_VARS_PATH, ensureDevVars, readDevVars } from "./local-stack/dev-vars.ts";
@@ -32,6 +27,13 @@ function say(message: string): void {
   process.stdout.write(`[dev] ${message}\n`);
 }
 
+const USAGE = `npm run dev [-- options]
+  --no-engine           the Worker alone (API work): jobs stay queued
+  --port N              the Worker's port (default 8787)
+  --engine-port N       the engine's port (default 8788)
+  --var NAME=VALUE      a Worker variable over .dev.vars (repeatable)
+  --dir DIR             state, logs and engine work under DIR instead of .wrangler/`;
+
 function portValue(flag: string, raw: string | undefined): number {
   const value = Number(raw);
   if (raw === undefined || !Number.isInteger(value) || value <= 0 || value > 65535) throw new Error(`${flag} needs a port number, got ${raw ?? "nothing"}`);
@@ -42,7 +44,10 @@ function parseDevArgs(argv: string[]): DevArgs {
   const args: DevArgs = { engine: true, dir: undefined, workerPort: 8787, enginePort: 8788, vars: {} };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i]!;
-    if (flag === "--no-engine") args.engine = false;
+    if (flag === "--help" || flag === "-h") {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    } else if (flag === "--no-engine") args.engine = false;
     else if (flag === "--port") args.workerPort = portValue(flag, argv[++i]);
     else if (flag === "--engine-port") args.enginePort = portValue(flag, argv[++i]);
     else if (flag === "--dir") {
@@ -53,7 +58,7 @@ function parseDevArgs(argv: string[]): DevArgs {
       const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(argv[++i] ?? "");
       if (!match) throw new Error("--var needs NAME=VALUE");
       args.vars[match[1]!] = match[2]!;
-    } else throw new Error(`unknown option ${flag} (--no-engine, --port N, --engine-port N, --var NAME=VALUE, --dir DIR)`);
+    } else throw new Error(`unknown option ${flag}\n${USAGE}`);
   }
   return args;
 }
