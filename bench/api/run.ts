@@ -5,18 +5,21 @@
  * per isolate, one call to the account's Durable Object that counts the
  * request and brings the job's view back, no D1) in the same run, plus an
  * authenticated route without the job read to show where the time goes. The
- * bench's stack reports the D1 statements of each request (--count-d1), and
- * the table prints them per endpoint.
- * Starts `npm run dev -- --no-engine` itself on BENCH_PORT (default 8797) and
- * stops it afterwards; with CLIPJOBS_URL set it measures that Worker instead.
+ * bench's stack reports the D1 statements of each request (the
+ * D1_QUERY_COUNT=header variable), and the table prints them per endpoint.
+ * Starts the local stack without an engine (scripts/local-stack) on
+ * BENCH_PORT (default 8797) with fresh storage and stops it afterwards; with
+ * CLIPJOBS_URL set it measures that Worker instead (ADMIN_TOKEN from the
+ * environment or .dev.vars).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { AdminClient } from "../../scripts/lib/admin-client.ts";
-import { startChild, stopChild, type Child } from "../../scripts/lib/children.ts";
-import { ensureDevVars, PROJECT_ROOT, readDevVars, TSX_BIN } from "../../scripts/lib/dev-vars.ts";
+import { readDevVars } from "../../scripts/local-stack/dev-vars.ts";
+import { PROJECT_ROOT } from "../../scripts/local-stack/paths.ts";
+import { startLocalStack, type LocalStack } from "../../scripts/local-stack/stack.ts";
 
 /** A Worker to measure; unset: the bench starts its own on BENCH_PORT, away from any `npm run dev`. */
 const EXTERNAL_URL = process.env.CLIPJOBS_URL?.replace(/\/+$/, "");
@@ -35,20 +38,20 @@ async function healthy(): Promise<boolean> {
   }
 }
 
-async function startDevStack(): Promise<Child> {
-  const child = startChild("npm run dev", TSX_BIN, [path.join(PROJECT_ROOT, "scripts", "dev.ts"), "--no-engine", "--count-d1", "--port", String(BENCH_PORT)], {
-    cwd: PROJECT_ROOT,
-    // Per-request log lines would cost wrangler CPU and flood the output.
-    env: { ...process.env, WRANGLER_LOG: "warn" },
+/** The bench's own Worker: the local stack without an engine on BENCH_PORT, with throwaway storage. */
+function startBenchStack(): Promise<LocalStack> {
+  return startLocalStack({
+    root: PROJECT_ROOT,
+    dir: path.join(PROJECT_ROOT, ".tmp", "bench", `api-${Date.now()}`),
+    fresh: true,
+    ephemeral: true,
+    workerPort: BENCH_PORT,
+    engine: false,
+    // Per-request log lines would cost wrangler CPU.
+    wranglerLogLevel: "warn",
+    // Every response reports the D1 statements it ran (src/http/d1-query-header.ts).
+    vars: { D1_QUERY_COUNT: "header" },
   });
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (child.process.exitCode !== null) throw new Error("npm run dev exited before the Worker was ready");
-    if (await healthy()) return child;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  await stopChild(child);
-  throw new Error("the Worker did not become healthy within 120 s");
 }
 
 /** Submits a job; with no engine running it stays active (queued, retried by the queue) during the bench. */
@@ -135,7 +138,7 @@ async function measureInterleaved(targets: Target[]): Promise<Measurement[]> {
 
 /**
  * D1 statements a warm request to the target runs, from the D1-Queries header
- * the bench's own stack adds (--count-d1). The last of a few requests counts:
+ * the bench's own stack adds (D1_QUERY_COUNT=header). The last of a few requests counts:
  * the first ones warm the per-isolate key cache and the job's cached view.
  */
 async function d1QueriesPerRequest(target: Target): Promise<number | null> {
@@ -158,19 +161,18 @@ function table(rows: Measurement[]): string {
 }
 
 async function main(): Promise<number> {
-  ensureDevVars();
-  let devStack: Child | null = null;
+  let stack: LocalStack | null = null;
   if (EXTERNAL_URL) {
     if (!(await healthy())) throw new Error(`no Worker answers at ${EXTERNAL_URL}`);
     process.stdout.write(`using the Worker at ${EXTERNAL_URL}\n`);
   } else {
     if (await healthy()) throw new Error(`port ${BENCH_PORT} is taken; set BENCH_PORT or CLIPJOBS_URL`);
-    process.stdout.write(`starting npm run dev -- --no-engine --port ${BENCH_PORT} ...\n`);
-    devStack = await startDevStack();
+    process.stdout.write(`starting the local stack without an engine on port ${BENCH_PORT} ...\n`);
+    stack = await startBenchStack();
   }
 
   try {
-    const token = process.env.ADMIN_TOKEN ?? readDevVars().ADMIN_TOKEN;
+    const token = stack?.adminToken ?? process.env.ADMIN_TOKEN ?? readDevVars().ADMIN_TOKEN;
     if (!token) throw new Error("ADMIN_TOKEN is not set (environment or .dev.vars)");
     const account = await new AdminClient(BASE_URL, token).createAccount(`bench-${Date.now()}@example.com`, "unmetered");
     const finishedJobId = await createFinishedJob(account.api_key);
@@ -209,7 +211,7 @@ async function main(): Promise<number> {
     process.stdout.write(`results written to ${path.relative(PROJECT_ROOT, file)}\n`);
     return rows.some((r) => r.non2xx > 0 || r.errors > 0) ? 1 : 0;
   } finally {
-    if (devStack) await stopChild(devStack);
+    await stack?.stop();
   }
 }
 

@@ -22,8 +22,8 @@ import http from "node:http";
 import os from "node:os";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { startChild, stopChild } from "../../scripts/lib/children.ts";
-import { PROJECT_ROOT, TSX_BIN } from "../../scripts/lib/dev-vars.ts";
+import { runToCompletion, startProcess } from "../../scripts/local-stack/processes.ts";
+import { PROJECT_ROOT, TSX_BIN } from "../../scripts/local-stack/paths.ts";
 import { ClipConfig, ENGINE_SIGNATURE_HEADER, signEngineRequest, type CompleteReport, type StartJob } from "#contract";
 
 /** Signs StartJob for the bench engine, as the Worker does with ENGINE_SECRET. */
@@ -81,8 +81,15 @@ async function main(): Promise<void> {
   const generationSeconds = (performance.now() - generationStart) / 1000;
   console.log(`source: ${sourcePath} (${round((await stat(sourcePath)).size / 1e6)} MB, ready in ${round(generationSeconds)} s)`);
 
-  const build = startChild("build", TSX_BIN, [path.join(PROJECT_ROOT, "scripts", "build-engine.ts")], { cwd: PROJECT_ROOT, env: process.env });
-  if ((await build.exited) !== 0) throw new Error("building the engine bundle failed");
+  const built = await runToCompletion({
+    name: "build",
+    command: TSX_BIN,
+    args: [path.join(PROJECT_ROOT, "scripts", "build-engine.ts")],
+    cwd: PROJECT_ROOT,
+    env: process.env,
+    echo: "build",
+  });
+  if (built !== 0) throw new Error("building the engine bundle failed");
 
   await rm(WORK, { recursive: true, force: true });
   await mkdir(WORK, { recursive: true });
@@ -91,7 +98,11 @@ async function main(): Promise<void> {
   const worker = await startFakeWorker(new Map([[jobId, token]]), WORK);
   const served = await serveFile(sourcePath);
   const port = await freePort();
-  const engine = startChild("engine", process.execPath, [path.join(PROJECT_ROOT, "container", "dist", "server.mjs")], {
+  const engine = startProcess({
+    name: "engine",
+    command: process.execPath,
+    args: [path.join(PROJECT_ROOT, "container", "dist", "server.mjs")],
+    echo: "engine",
     cwd: PROJECT_ROOT,
     env: {
       ...process.env,
@@ -107,11 +118,11 @@ async function main(): Promise<void> {
   const engineUrl = `http://127.0.0.1:${port}`;
   // An interrupted bench must not leave the engine (its own process group) running.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => void stopChild(engine, 2000).finally(() => process.exit(130)));
+    process.once(signal, () => void engine.stop(2000).finally(() => process.exit(130)));
   }
   try {
     await waitFor("the engine's /health", async () => ((await fetch(`${engineUrl}/health`).catch(() => null))?.ok ? true : undefined), 30_000);
-    const enginePid = engine.process.pid!;
+    const enginePid = engine.pid;
     const sampler = sampleFfmpegChildren(enginePid);
 
     const job: StartJob = {
@@ -193,7 +204,7 @@ async function main(): Promise<void> {
     console.log(`machine: ${figures.cpus} cores, 1-minute load average ${figures.load_average_1m_after_job} after the job, ${figures.load_average_1m_at_end} after the floor`);
     console.log(`figures written to ${path.relative(PROJECT_ROOT, file)}`);
   } finally {
-    await stopChild(engine);
+    await engine.stop();
     await served.close();
     await worker.close();
     await rm(WORK, { recursive: true, force: true });
