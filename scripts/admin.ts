@@ -4,7 +4,7 @@
  * from CLIPJOBS_URL (default http://127.0.0.1:8787).
  */
 import { AdminApiError, AdminClient } from "./lib/admin-client.ts";
-import { readDevVars } from "./lib/dev-vars.ts";
+import { readDevVars } from "./local-stack/dev-vars.ts";
 
 const HELP = `Usage: npm run admin -- <command> [arguments] [--json]
 

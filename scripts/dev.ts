@@ -1,145 +1,155 @@
 /**
- * `npm run dev`: the local stack. Creates .dev.vars when missing, applies the
- * D1 migrations locally, then runs `wrangler dev` (127.0.0.1:8787, containers
- * disabled) and the clip engine (127.0.0.1:8788) side by side with prefixed
- * logs. Ctrl-C (or SIGTERM) stops both; if either dies, the other is stopped
- * and this exits non-zero. `--no-engine` runs the Worker alone (API work,
- * benchmarks): jobs then stay queued until an engine is reachable.
- * `--port` / `--engine-port` move the two servers (defaults 8787 / 8788; the
- * engine and callback URLs in .dev.vars must then match).
+ * `npm run dev`: the local stack (scripts/local-stack/stack.ts) for a person
+ * at a terminal. The Worker on 127.0.0.1:8787 (API, dashboard, operator API)
+ * and the engine on 127.0.0.1:8788, with prefixed logs; state persists in
+ * .wrangler/state (wrangler's default, so `wrangler d1 execute --local` sees
+ * it). The Worker's variables come from .dev.vars, created from
+ * .dev.vars.example with fresh secrets when missing. Ctrl-C (or SIGTERM)
+ * stops both; if either dies, the other is stopped and this exits non-zero.
+ * Options: USAGE below (`npm run dev -- --help`).
  */
-import { existsSync } from "node:fs";
-import path from "node:path";
-import { runToCompletion, startChild, stopChild, type Child } from "./lib/children.ts";
-import { DEV_VARS_PATH, ensureDevVars, PROJECT_ROOT, readDevVars, TSX_BIN, WRANGLER_BIN, wranglerEnv } from "./lib/dev-vars.ts";
+import { join, relative, resolve } from "node:path";
+import { DEV_VARS_PATH, ensureDevVars, readDevVars } from "./local-stack/dev-vars.ts";
+import { PROJECT_ROOT } from "./local-stack/paths.ts";
+import { portInUse } from "./local-stack/ports.ts";
+import { startLocalStack, type LocalStack } from "./local-stack/stack.ts";
 
-const WORKER_HOST = "127.0.0.1";
-
-/** `--name value` from the command line, else the fallback. */
-function numberFlag(name: string, fallback: number): number {
-  const index = process.argv.indexOf(name);
-  const raw = index >= 0 ? process.argv[index + 1] : undefined;
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0 || value > 65535) throw new Error(`${name} needs a port number, got ${raw}`);
-  return value;
+interface DevArgs {
+  engine: boolean;
+  /** Holds state, logs and engine work; unset: .wrangler/ (state in .wrangler/state). */
+  dir: string | undefined;
+  workerPort: number;
+  enginePort: number;
+  vars: Record<string, string>;
 }
-
-const WORKER_PORT = numberFlag("--port", 8787);
-const ENGINE_PORT = numberFlag("--engine-port", 8788);
-const WORKER_URL = `http://${WORKER_HOST}:${WORKER_PORT}`;
-const ENGINE_ENTRY = path.join(PROJECT_ROOT, "container", "src", "server.ts");
 
 function say(message: string): void {
   process.stdout.write(`[dev] ${message}\n`);
 }
 
-async function waitForHealth(url: string, children: Child[], timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (children.some((child) => child.process.exitCode !== null)) return false;
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
-      if (res.ok) return true;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+const USAGE = `npm run dev [-- options]
+  --no-engine           the Worker alone (API work): jobs stay queued
+  --port N              the Worker's port (default 8787)
+  --engine-port N       the engine's port (default 8788)
+  --var NAME=VALUE      a Worker variable over .dev.vars (repeatable)
+  --dir DIR             state, logs and engine work under DIR instead of .wrangler/`;
+
+function portValue(flag: string, raw: string | undefined): number {
+  const value = Number(raw);
+  if (raw === undefined || !Number.isInteger(value) || value <= 0 || value > 65535) throw new Error(`${flag} needs a port number, got ${raw ?? "nothing"}`);
+  return value;
+}
+
+function parseDevArgs(argv: string[]): DevArgs {
+  const args: DevArgs = { engine: true, dir: undefined, workerPort: 8787, enginePort: 8788, vars: {} };
+  for (let i = 0; i < argv.length; i += 1) {
+    const flag = argv[i]!;
+    if (flag === "--help" || flag === "-h") {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    } else if (flag === "--no-engine") args.engine = false;
+    else if (flag === "--port") args.workerPort = portValue(flag, argv[++i]);
+    else if (flag === "--engine-port") args.enginePort = portValue(flag, argv[++i]);
+    else if (flag === "--dir") {
+      const dir = argv[++i];
+      if (!dir) throw new Error("--dir needs a directory");
+      args.dir = resolve(dir);
+    } else if (flag === "--var") {
+      const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(argv[++i] ?? "");
+      if (!match) throw new Error("--var needs NAME=VALUE");
+      args.vars[match[1]!] = match[2]!;
+    } else throw new Error(`unknown option ${flag}\n${USAGE}`);
   }
-  return false;
+  return args;
+}
+
+/**
+ * The addresses .dev.vars.example used to carry for the default ports. The
+ * launcher derives them from the ports in use, so these stock values are
+ * dropped (they would be wrong with --port); other values stay, to point
+ * the Worker at an engine or CDN elsewhere.
+ */
+const STOCK_ADDRESSES: Record<string, string> = {
+  ENGINE_URL: "http://127.0.0.1:8788",
+  CALLBACK_BASE: "http://127.0.0.1:8787",
+  CDN_URL: "http://127.0.0.1:8787/cdn",
+};
+
+function workerVars(fromFile: Record<string, string>, overrides: Record<string, string>): Record<string, string> {
+  const vars = Object.fromEntries(Object.entries(fromFile).filter(([name, value]) => STOCK_ADDRESSES[name] !== value));
+  return { ...vars, ...overrides };
+}
+
+function printReady(stack: LocalStack, args: DevArgs): void {
+  say("ready");
+  say(`  API        ${stack.workerUrl}/api/v1   (OpenAPI: ${stack.workerUrl}/api/v1/openapi.json)`);
+  say(`  dashboard  ${stack.workerUrl}/dashboard`);
+  say(`  operator   ${stack.workerUrl}/admin/v1 (ADMIN_TOKEN is in .dev.vars)`);
+  say(`  engine     ${args.engine ? `${stack.engineUrl} (${stack.engineBackend} ffmpeg)` : "not started (--no-engine)"}`);
+  say(`  logs       ${relative(PROJECT_ROOT, stack.logsDir)}`);
+  say("  try:");
+  say(`    npm run admin -- create-account you@example.com --plan free`);
+  say(`    curl -s -H "Authorization: Bearer $API_KEY" ${stack.workerUrl}/api/v1/usage`);
+  say(`    curl -s -H "Authorization: Bearer $ADMIN_TOKEN" ${stack.workerUrl}/admin/v1/plans`);
+  say(`Ctrl-C stops ${args.engine ? "both processes" : "the Worker"}.`);
 }
 
 async function main(): Promise<number> {
-  const withEngine = !process.argv.includes("--no-engine");
-  if (ensureDevVars()) say(`created ${path.relative(PROJECT_ROOT, DEV_VARS_PATH)} from .dev.vars.example`);
-  if (withEngine && !existsSync(ENGINE_ENTRY)) {
-    say(`the engine entry ${path.relative(PROJECT_ROOT, ENGINE_ENTRY)} is missing`);
-    return 1;
+  const args = parseDevArgs(process.argv.slice(2));
+  if (ensureDevVars()) say(`created ${relative(PROJECT_ROOT, DEV_VARS_PATH)} from .dev.vars.example`);
+  for (const [name, port] of [["--port", args.workerPort], ["--engine-port", args.enginePort]] as const) {
+    if ((name === "--port" || args.engine) && (await portInUse(port))) {
+      say(`port ${port} is in use (another npm run dev?); choose another with ${name}`);
+      return 1;
+    }
   }
 
-  say("applying D1 migrations locally");
-  const migrated = await runToCompletion("migrate", WRANGLER_BIN, ["d1", "migrations", "apply", "DB", "--local"], {
-    cwd: PROJECT_ROOT,
-    env: wranglerEnv({ CI: "true" }),
-  });
-  if (migrated !== 0) {
-    say(`migrations failed (exit ${migrated})`);
-    return 1;
-  }
-
-  const devVars = readDevVars();
-  const children: Child[] = [
-    startChild(
-      "worker",
-      WRANGLER_BIN,
-      ["dev", "--local", "--ip", WORKER_HOST, "--port", String(WORKER_PORT), "--enable-containers=false", "--show-interactive-dev-session=false"],
-      { cwd: PROJECT_ROOT, env: wranglerEnv() },
-    ),
-  ];
-  if (withEngine) {
-    children.push(
-      startChild("engine", TSX_BIN, [ENGINE_ENTRY], {
-        cwd: PROJECT_ROOT,
-        env: {
-          ...process.env,
-          HOST: "127.0.0.1",
-          PORT: String(ENGINE_PORT),
-          // The engine's own settings, from the same .dev.vars the Worker reads.
-          ENGINE_SECRET: devVars.ENGINE_SECRET ?? "",
-          CALLBACK_BASE: devVars.CALLBACK_BASE ?? "http://127.0.0.1:8787",
-          ALLOW_PRIVATE_SOURCES: devVars.ALLOW_PRIVATE_SOURCES ?? "false",
-        },
-      }),
-    );
-  }
-
-  let stopping = false;
-  const stopAll = async () => {
-    stopping = true;
-    await Promise.all(children.map((child) => stopChild(child)));
-  };
-  const finished = new Promise<number>((resolve) => {
+  say(`starting the Worker (wrangler dev --local)${args.engine ? " and the engine" : ""}`);
+  let stack: LocalStack | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => (stopping ??= stack?.stop() ?? Promise.resolve());
+  const interrupted = new Promise<number>((resolve) => {
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
       process.on(signal, () => {
         if (stopping) return;
         say(`${signal}: stopping`);
-        void stopAll().then(() => resolve(0));
-      });
-    }
-    for (const child of children) {
-      void child.exited.then((code) => {
-        if (stopping) return;
-        say(`${child.name} exited (code ${code}); stopping the rest`);
-        void stopAll().then(() => resolve(1));
+        void stop().then(() => resolve(0));
       });
     }
   });
 
-  const ready = await waitForHealth(`${WORKER_URL}/health`, children, 120_000);
-  if (ready && !stopping) {
-    const adminToken = readDevVars().ADMIN_TOKEN ?? "<ADMIN_TOKEN from .dev.vars>";
-    say("ready");
-    say(`  API        ${WORKER_URL}/api/v1   (OpenAPI: ${WORKER_URL}/api/v1/openapi.json)`);
-    say(`  dashboard  ${WORKER_URL}/dashboard`);
-    say(`  operator   ${WORKER_URL}/admin/v1 (ADMIN_TOKEN is in .dev.vars)`);
-    say(`  engine     ${withEngine ? `http://127.0.0.1:${ENGINE_PORT}` : "not started (--no-engine)"}`);
-    say("  try:");
-    say(`    npm run admin -- create-account you@example.com --plan free`);
-    say(`    curl -s -H "Authorization: Bearer $API_KEY" ${WORKER_URL}/api/v1/usage`);
-    say(`    curl -s -H "Authorization: Bearer ${adminToken}" ${WORKER_URL}/admin/v1/plans`);
-    say(`Ctrl-C stops ${withEngine ? "both processes" : "the Worker"}.`);
-  } else if (!stopping) {
-    say("the Worker did not become healthy in time");
-    await stopAll();
-    return 1;
+  const starting = startLocalStack({
+    root: PROJECT_ROOT,
+    dir: args.dir ?? join(PROJECT_ROOT, ".wrangler", "dev"),
+    stateDir: args.dir === undefined ? join(PROJECT_ROOT, ".wrangler", "state") : undefined,
+    workerPort: args.workerPort,
+    enginePort: args.enginePort,
+    engine: args.engine,
+    vars: workerVars(readDevVars(), args.vars),
+    echo: true,
+  });
+  // Ctrl-C during the start: the launcher stops whatever it started once the start settles.
+  const started = await Promise.race([starting.then((value) => ({ stack: value })), interrupted.then((code) => ({ code }))]);
+  if ("code" in started) {
+    await starting.then((value) => value.stop()).catch(() => undefined);
+    return started.code;
   }
-  return finished;
+  stack = started.stack;
+  printReady(stack, args);
+  return Promise.race([
+    interrupted,
+    stack.unexpectedExit.then(async (message) => {
+      say(`${message}; stopping the rest`);
+      await stop();
+      return 1;
+    }),
+  ]);
 }
 
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`[dev] ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(`[dev] ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   },
 );

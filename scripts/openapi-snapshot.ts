@@ -9,31 +9,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DOCUMENT_PATH, generateSchemaTypes, SCHEMA_TYPES_PATH } from "../client/codegen/generate-types.ts";
-import { freePort } from "./local-stack/ports.ts";
-import { startWorker } from "./local-stack/worker.ts";
+import { startLocalStack } from "./local-stack/stack.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "clipjobs-openapi-"));
-  const worker = await startWorker({
-    root,
-    port: await freePort(),
-    inspectorPort: await freePort(),
-    persistDir: join(dir, "state"),
-    vars: {},
-    envFile: join(dir, "worker.env"),
-    logFile: join(dir, "worker.log"),
-  });
+  // The Worker alone, on a free port, with throwaway storage.
+  const stack = await startLocalStack({ root, dir: join(dir, "stack"), engine: false, fresh: true, ephemeral: true });
   try {
-    const response = await fetch(`${worker.url}/api/v1/openapi.json`);
+    const response = await fetch(`${stack.workerUrl}/api/v1/openapi.json`);
     if (!response.ok) throw new Error(`GET /api/v1/openapi.json answered ${response.status}`);
     const document = `${JSON.stringify(await response.json(), null, 2)}\n`;
     await writeFile(DOCUMENT_PATH, document);
     await writeFile(SCHEMA_TYPES_PATH, await generateSchemaTypes(document));
     console.log(`wrote ${DOCUMENT_PATH}\nwrote ${SCHEMA_TYPES_PATH}`);
   } finally {
-    await worker.process.stop();
+    await stack.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }

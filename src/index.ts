@@ -1,4 +1,5 @@
 import { app } from "./app";
+import { countsD1Queries, fetchCountingD1, withD1Totals } from "./http/d1-query-header";
 import { handleQueue } from "./queue/consumer";
 import { handleDeadLetters, JOBS_DEAD_LETTER_QUEUE } from "./queue/dead-letter";
 import { handleWebhookQueue, WEBHOOK_QUEUE } from "./webhooks/consumer";
@@ -12,8 +13,12 @@ export { ClientGate } from "./gate/client-gate";
 export { ContainerProxy } from "@cloudflare/containers";
 
 export default {
-  fetch: app.fetch,
-  async queue(batch, env, ctx) {
+  fetch(request, env, ctx) {
+    if (countsD1Queries(env)) return fetchCountingD1(app.fetch, request, env, ctx);
+    return app.fetch(request, env, ctx);
+  },
+  async queue(batch, unwrapped, ctx) {
+    const env = countsD1Queries(unwrapped) ? withD1Totals(unwrapped) : unwrapped;
     if (batch.queue === WEBHOOK_QUEUE) return handleWebhookQueue(batch, env, ctx);
     if (batch.queue === JOBS_DEAD_LETTER_QUEUE) return handleDeadLetters(batch, env);
     return handleQueue(batch, env, ctx);

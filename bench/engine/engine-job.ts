@@ -13,8 +13,8 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type CompleteReport, type StartJob, type VideoType } from "#contract";
 import { startFakeWorker, type FakeWorker } from "../../container/test/helpers/fake-worker.ts";
-import { startChild, stopChild, type Child } from "../../scripts/lib/children.ts";
-import { PROJECT_ROOT, TSX_BIN } from "../../scripts/lib/dev-vars.ts";
+import { PROJECT_ROOT, TSX_BIN } from "../../scripts/local-stack/paths.ts";
+import { runToCompletion, startProcess, type ManagedProcess } from "../../scripts/local-stack/processes.ts";
 import { processTreeCpuSeconds } from "./cpu.ts";
 import { peakRssMb, sampleFfmpegChildren } from "./memory.ts";
 
@@ -83,8 +83,15 @@ export async function waitFor<T>(what: string, check: () => T | undefined | Prom
 }
 
 export async function startEngineHarness(work: string, env: NodeJS.ProcessEnv): Promise<EngineHarness> {
-  const build = startChild("build", TSX_BIN, [path.join(PROJECT_ROOT, "scripts", "build-engine.ts")], { cwd: PROJECT_ROOT, env: process.env });
-  if ((await build.exited) !== 0) throw new Error("building the engine bundle failed");
+  const built = await runToCompletion({
+    name: "build",
+    command: TSX_BIN,
+    args: [path.join(PROJECT_ROOT, "scripts", "build-engine.ts")],
+    cwd: PROJECT_ROOT,
+    env: process.env,
+    echo: "build",
+  });
+  if (built !== 0) throw new Error("building the engine bundle failed");
 
   const secret = randomBytes(32).toString("base64");
   const tokens = new Map<string, string>();
@@ -92,7 +99,11 @@ export async function startEngineHarness(work: string, env: NodeJS.ProcessEnv): 
   let currentSource = "";
   const served = await serveFiles(() => currentSource);
   const port = await freePort();
-  const engine: Child = startChild("engine", process.execPath, [path.join(PROJECT_ROOT, "container", "dist", "server.mjs")], {
+  const engine: ManagedProcess = startProcess({
+    name: "engine",
+    command: process.execPath,
+    args: [path.join(PROJECT_ROOT, "container", "dist", "server.mjs")],
+    echo: "engine",
     cwd: PROJECT_ROOT,
     env: {
       ...process.env,
@@ -109,10 +120,10 @@ export async function startEngineHarness(work: string, env: NodeJS.ProcessEnv): 
   const engineUrl = `http://127.0.0.1:${port}`;
   // An interrupted bench must not leave the engine (its own process group) running.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => void stopChild(engine, 2000).finally(() => process.exit(130)));
+    process.once(signal, () => void engine.stop(2000).finally(() => process.exit(130)));
   }
   const close = async () => {
-    await stopChild(engine);
+    await engine.stop();
     await served.close();
     await worker.close();
   };
@@ -122,7 +133,7 @@ export async function startEngineHarness(work: string, env: NodeJS.ProcessEnv): 
     await close();
     throw error;
   }
-  const enginePid = engine.process.pid!;
+  const enginePid = engine.pid;
 
   async function runJob(sourcePath: string, videoType: VideoType, config: ClipConfig): Promise<JobFigures> {
     currentSource = sourcePath;

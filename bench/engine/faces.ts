@@ -22,7 +22,7 @@ import { faceApi } from "../../container/src/reframe/detector.ts";
 import { planReframe } from "../../container/src/reframe/plan.ts";
 import { renderClip } from "../../container/src/render.ts";
 import { outputSize } from "../../container/src/render-geometry.ts";
-import { PROJECT_ROOT } from "../../scripts/lib/dev-vars.ts";
+import { PROJECT_ROOT } from "../../scripts/local-stack/paths.ts";
 import { ClipConfig } from "#contract";
 
 const WORK = path.join(PROJECT_ROOT, ".tmp", "bench-faces");

@@ -23,7 +23,7 @@ import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ClipConfig } from "#contract";
-import { PROJECT_ROOT } from "../../scripts/lib/dev-vars.ts";
+import { PROJECT_ROOT } from "../../scripts/local-stack/paths.ts";
 import { startEngineHarness, type JobFigures } from "./engine-job.ts";
 import { measureFloor } from "./floor.ts";
 import { GROWTH_MINUTES, QUICK_GROWTH_MINUTES, fitLine, fitMinutesAndClips, growthSource } from "./growth.ts";

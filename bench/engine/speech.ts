@@ -24,7 +24,7 @@ import { loadSpeechModel } from "../../container/src/analyse/speech-model.ts";
 import { detectSpeech } from "../../container/src/analyse/vad.ts";
 import { nativeRunner } from "../../container/test/helpers/media.ts";
 import { probeSource } from "../../container/src/probe.ts";
-import { PROJECT_ROOT, TSX_BIN } from "../../scripts/lib/dev-vars.ts";
+import { PROJECT_ROOT, TSX_BIN } from "../../scripts/local-stack/paths.ts";
 import { cachedSpeechSource } from "../../test/media/speech.ts";
 
 const run = promisify(execFile);

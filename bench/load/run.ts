@@ -14,7 +14,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { AdminClient } from "../../scripts/lib/admin-client.ts";
 import { startLocalStack } from "../../scripts/local-stack/stack.ts";
-import { PROJECT_ROOT } from "../../scripts/lib/dev-vars.ts";
+import { PROJECT_ROOT } from "../../scripts/local-stack/paths.ts";
 
 const FREE_ACCOUNTS = Number(process.env.BENCH_FREE_ACCOUNTS ?? 5);
 const FREE_REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);

@@ -10,6 +10,8 @@ export interface EngineOptions {
   logFile: string;
   /** Extra environment for the engine (FFMPEG_PATH, heartbeat, ...). */
   env?: Record<string, string>;
+  /** Also print the engine's output here, prefixed with this label. */
+  echo?: string;
   readyTimeoutMs?: number;
 }
 
@@ -35,6 +37,7 @@ export async function startEngine(options: EngineOptions): Promise<RunningEngine
       WORK_DIR: options.workDir,
     },
     logFile: options.logFile,
+    echo: options.echo,
   });
   try {
     const health = await waitForHttpOk(`${url}/health`, options.readyTimeoutMs ?? 60_000, child.isRunning, child.name);

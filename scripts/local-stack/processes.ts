@@ -1,11 +1,12 @@
 /**
- * Child processes of the local stack (wrangler dev, the engine). Each runs in
- * its own process group so that stopping it also stops what it spawned
- * (workerd under wrangler, ffmpeg under the engine). Output goes to a log file;
- * the last lines are kept in memory for error messages.
+ * Child processes of the local stack (wrangler dev, the engine, one-off
+ * commands). Each runs in its own process group so that stopping it also
+ * stops what it spawned (workerd under wrangler, ffmpeg under the engine).
+ * Output goes to a log file and, when asked, to this terminal with a
+ * `[name]` prefix; the last lines are kept in memory for error messages.
  */
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdirSync } from "node:fs";
+import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { dirname } from "node:path";
 
 export interface ProcessSpec {
@@ -14,14 +15,17 @@ export interface ProcessSpec {
   args: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
-  logFile: string;
+  /** Appended to; none: the output is only echoed (if asked) and kept for `tail()`. */
+  logFile?: string;
+  /** Also print each output line on this process's stdout, prefixed `[echo] `. */
+  echo?: string;
 }
 
 export interface ManagedProcess {
   readonly name: string;
   readonly pid: number;
-  readonly logFile: string;
-  /** Resolves with the exit code (null when killed by a signal). */
+  readonly logFile: string | undefined;
+  /** Resolves with the exit code (null when killed by a signal or when it could not start). */
   readonly exited: Promise<number | null>;
   isRunning(): boolean;
   /** The last lines the process wrote, for error messages. */
@@ -33,10 +37,13 @@ export interface ManagedProcess {
 }
 
 const KEPT_LINES = 80;
+const ECHO_COLORS = ["\x1b[36m", "\x1b[35m", "\x1b[33m", "\x1b[32m"];
+let echoCount = 0;
 const live = new Set<ManagedProcess>();
 let exitHookInstalled = false;
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  if (pid <= 0) return;
   try {
     process.kill(-pid, signal);
   } catch {
@@ -44,7 +51,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Last resort when the parent exits without stopping its children. */
+/** Last resort when the parent exits without stopping its children: no orphan wrangler, workerd or engine. */
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
@@ -53,54 +60,90 @@ function installExitHook(): void {
   });
 }
 
+function echoPrefix(label: string): string {
+  if (!process.stdout.isTTY) return `[${label}] `;
+  const color = ECHO_COLORS[echoCount++ % ECHO_COLORS.length]!;
+  return `${color}[${label}]\x1b[0m `;
+}
+
 export function startProcess(spec: ProcessSpec): ManagedProcess {
-  mkdirSync(dirname(spec.logFile), { recursive: true });
-  const log = createWriteStream(spec.logFile, { flags: "a" });
-  log.write(`\n--- ${new Date().toISOString()} ${spec.command} ${spec.args.join(" ")}\n`);
+  let log: WriteStream | undefined;
+  if (spec.logFile) {
+    mkdirSync(dirname(spec.logFile), { recursive: true });
+    log = createWriteStream(spec.logFile, { flags: "a" });
+    log.write(`\n--- ${new Date().toISOString()} ${spec.command} ${spec.args.join(" ")}\n`);
+  }
+  const prefix = spec.echo === undefined ? undefined : echoPrefix(spec.echo);
   const child = spawn(spec.command, spec.args, {
     cwd: spec.cwd,
     env: spec.env,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  if (child.pid === undefined) throw new Error(`${spec.name}: could not start ${spec.command}`);
-  const pid = child.pid;
-  const recent: string[] = [];
-  let partial = "";
-  const collect = (chunk: Buffer): void => {
-    log.write(chunk);
-    const lines = (partial + chunk.toString("utf8")).split("\n");
-    partial = lines.pop() ?? "";
-    for (const line of lines) recent.push(line);
-    if (recent.length > KEPT_LINES) recent.splice(0, recent.length - KEPT_LINES);
+  let logOpen = log !== undefined;
+  const closeLog = (last: string): void => {
+    if (!logOpen) return;
+    logOpen = false;
+    log?.end(last);
   };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
+  const recent: string[] = [];
+  const keep = (line: string): void => {
+    recent.push(line);
+    if (recent.length > KEPT_LINES) recent.splice(0, recent.length - KEPT_LINES);
+    if (prefix !== undefined) process.stdout.write(`${prefix}${line}\n`);
+  };
+  // stdout and stderr each keep their own unfinished last line.
+  const partials = new Map<NodeJS.ReadableStream, string>();
+  for (const stream of [child.stdout, child.stderr]) {
+    if (!stream) continue;
+    partials.set(stream, "");
+    // Decoded per stream, so a character split across chunks stays whole.
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      if (logOpen) log?.write(chunk);
+      const lines = ((partials.get(stream) ?? "") + chunk).split("\n");
+      partials.set(stream, lines.pop() ?? "");
+      for (const line of lines) keep(line);
+    });
+    stream.on("end", () => {
+      const rest = partials.get(stream) ?? "";
+      partials.set(stream, "");
+      if (rest !== "") keep(rest);
+    });
+  }
 
-  let running = true;
+  let running = child.pid !== undefined;
+  const finish = (): void => {
+    running = false;
+    live.delete(managed);
+  };
+  // The log closes once the output pipes do: they can deliver lines after the exit.
+  child.on("close", (code) => {
+    closeLog(`--- exited with ${code ?? "signal"}\n`);
+  });
   const exited = new Promise<number | null>((resolve) => {
     child.on("exit", (code) => {
-      running = false;
-      live.delete(managed);
-      log.write(`--- exited with ${code ?? "signal"}\n`);
-      log.end();
+      finish();
       resolve(code);
     });
     child.on("error", (error) => {
-      running = false;
-      live.delete(managed);
-      recent.push(`spawn error: ${error.message}`);
+      finish();
+      recent.push(`could not start ${spec.command}: ${error.message}`);
+      if (prefix !== undefined) process.stdout.write(`${prefix}could not start ${spec.command}: ${error.message}\n`);
+      closeLog(`--- could not start: ${error.message}\n`);
       resolve(null);
     });
   });
 
+  // A spawn failure (no pid) is reported through `exited` and `tail()`.
+  const pid = child.pid ?? -1;
   const managed: ManagedProcess = {
     name: spec.name,
     pid,
     logFile: spec.logFile,
     exited,
     isRunning: () => running,
-    tail: (lines = 30) => [...recent, partial].filter((l) => l !== "").slice(-lines).join("\n"),
+    tail: (lines = 30) => [...recent, ...partials.values()].filter((l) => l !== "").slice(-lines).join("\n"),
     async stop(graceMs = 5000) {
       if (!running) return;
       signalGroup(pid, "SIGTERM");
@@ -111,10 +154,17 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
       signalGroup(pid, "SIGKILL");
     },
     kill() {
-      signalGroup(pid, "SIGKILL");
+      if (running) signalGroup(pid, "SIGKILL");
     },
   };
-  live.add(managed);
-  installExitHook();
+  if (running) {
+    live.add(managed);
+    installExitHook();
+  }
   return managed;
+}
+
+/** Runs a command to its end; resolves with its exit code (null: killed or not started). */
+export function runToCompletion(spec: ProcessSpec): Promise<number | null> {
+  return startProcess(spec).exited;
 }

@@ -1,8 +1,10 @@
 /**
- * The whole local stack in one call: the engine process and the Worker under
- * `wrangler dev`, wired to each other on loopback ports, with state, logs and
- * the engine's work directories under one directory. Used by `npm run demo`
- * and the end-to-end tests; `npm run dev` is the interactive equivalent.
+ * The local stack in one call, and the only place that starts it: the Worker
+ * under `wrangler dev --local` and the engine process, wired to each other on
+ * loopback ports. `npm run dev` (scripts/dev.ts), `npm run demo`, the e2e
+ * harness, the benches and `npm run openapi:snapshot` all start it here,
+ * differing only in options: fixed or free ports, engine or not, persisted
+ * or throwaway storage, extra Worker variables.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
@@ -14,18 +16,35 @@ import { applyMigrations, startWorker, type RunningWorker } from "./worker.ts";
 export interface StackOptions {
   /** The project root (where wrangler.toml and container/ are). */
   root: string;
-  /** Holds state/ (D1, R2, queues, Durable Objects), logs/ and engine-work/. */
+  /** Holds logs/, engine-work/, the Worker's env file and (unless `stateDir` says otherwise) state/. */
   dir: string;
-  /** Start from empty storage (tests); otherwise state persists across runs (demo). */
+  /** D1, R2, queues and Durable Objects (wrangler's --persist-to); default `dir`/state. */
+  stateDir?: string;
+  /** Start from empty storage (tests); otherwise state persists across runs (demo, dev). */
   fresh?: boolean;
   /** Remove the storage and engine work directories on stop, keeping only the logs (tests). */
   ephemeral?: boolean;
+  /** Fixed ports (dev, demo); unset: any free ones, so stacks never collide (tests, benches). */
   workerPort?: number;
   enginePort?: number;
-  /** Worker variables on top of the local defaults (e.g. MAX_SOURCE_SECONDS). */
+  /** Start the engine (default). Without it jobs stay queued; ENGINE_URL still names `enginePort`. */
+  engine?: boolean;
+  /** `wrangler dev --local` (default): no remote bindings, no Cloudflare login needed. */
+  localOnly?: boolean;
+  /**
+   * Worker variables over the local defaults (random secrets, addresses from
+   * the ports, private sources allowed, one engine instance): e.g.
+   * MAX_SOURCE_SECONDS for tests, `.dev.vars` for `npm run dev`,
+   * D1_QUERY_COUNT for a bench. ENGINE_SECRET, CALLBACK_BASE and
+   * ALLOW_PRIVATE_SOURCES reach the engine too.
+   */
   vars?: Record<string, string>;
-  /** Engine environment on top of the defaults. */
+  /** Engine environment on top of what it gets from `vars`. */
   engineEnv?: Record<string, string>;
+  /** Also print both processes' output on this terminal, prefixed [worker] / [engine] (dev). */
+  echo?: boolean;
+  /** WRANGLER_LOG for the dev server ("warn" spares a log line per request under load). */
+  wranglerLogLevel?: string;
 }
 
 export interface LocalStack {
@@ -33,14 +52,21 @@ export interface LocalStack {
   cdnUrl: string;
   engineUrl: string;
   adminToken: string;
-  engineBackend: string;
+  /** "native" or "wasm", as the engine's /health reports it; null without an engine. */
+  engineBackend: string | null;
   logsDir: string;
+  /**
+   * Resolves with a sentence when the Worker or the engine exits without
+   * being asked to (stop, killEngine, stopEngine); never resolves otherwise.
+   */
+  unexpectedExit: Promise<string>;
   /** SIGKILL the engine and everything it spawned, as a crash would. */
   killEngine(): Promise<void>;
   /** SIGTERM to the engine, as a redeploy sends; resolves once it exited (SIGKILL after graceMs). */
   stopEngine(graceMs?: number): Promise<void>;
   /** Starts the engine again on the same port (after killEngine or stopEngine). */
   restartEngine(): Promise<void>;
+  /** Stops both processes and everything they started; resolves once they are gone. */
   stop(): Promise<void>;
 }
 
@@ -49,7 +75,8 @@ function secret(prefix: string): string {
 }
 
 export async function startLocalStack(options: StackOptions): Promise<LocalStack> {
-  const stateDir = join(options.dir, "state");
+  const withEngine = options.engine !== false;
+  const stateDir = options.stateDir ?? join(options.dir, "state");
   const logsDir = join(options.dir, "logs");
   const engineWorkDir = join(options.dir, "engine-work");
   if (options.fresh) rmSync(stateDir, { recursive: true, force: true });
@@ -61,15 +88,12 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
     freePort(),
   ]);
   const workerUrl = `http://127.0.0.1:${workerPort}`;
-  const engineUrl = `http://127.0.0.1:${enginePort}`;
-  const cdnUrl = `${workerUrl}/cdn`;
-  const adminToken = secret("local-admin");
   const vars: Record<string, string> = {
-    ADMIN_TOKEN: adminToken,
+    ADMIN_TOKEN: secret("local-admin"),
     ENGINE_SECRET: secret("local-engine"),
-    ENGINE_URL: engineUrl,
+    ENGINE_URL: `http://127.0.0.1:${enginePort}`,
     CALLBACK_BASE: workerUrl,
-    CDN_URL: cdnUrl,
+    CDN_URL: `${workerUrl}/cdn`,
     ALLOW_PRIVATE_SOURCES: "true",
     // One engine process: one job at a time, like one Container instance.
     ENGINE_MAX_INSTANCES: "1",
@@ -82,6 +106,7 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
       port: enginePort,
       workDir: engineWorkDir,
       logFile: join(logsDir, "engine.log"),
+      echo: options.echo ? "engine" : undefined,
       // The engine's own settings come from its environment, as in its Container.
       env: {
         ENGINE_SECRET: vars.ENGINE_SECRET!,
@@ -101,8 +126,11 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
       vars,
       envFile: join(options.dir, "worker.env"),
       logFile: join(logsDir, "worker.log"),
+      localOnly: options.localOnly,
+      logLevel: options.wranglerLogLevel,
+      echo: options.echo ? "worker" : undefined,
     });
-    const [migrated, worker] = await Promise.allSettled([applyMigrations(options.root, stateDir), starting]);
+    const [migrated, worker] = await Promise.allSettled([applyMigrations(options.root, stateDir, join(logsDir, "migrations.log")), starting]);
     if (migrated.status === "rejected") {
       if (worker.status === "fulfilled") await worker.value.process.stop();
       throw migrated.reason;
@@ -111,9 +139,9 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
     return worker.value;
   };
 
-  const [engineResult, workerResult] = await Promise.allSettled([launchEngine(), launchWorker()]);
+  const [engineResult, workerResult] = await Promise.allSettled([withEngine ? launchEngine() : Promise.resolve(null), launchWorker()]);
   if (engineResult.status === "rejected" || workerResult.status === "rejected") {
-    if (engineResult.status === "fulfilled") await engineResult.value.process.stop();
+    if (engineResult.status === "fulfilled") await engineResult.value?.process.stop();
     if (workerResult.status === "fulfilled") await workerResult.value.process.stop();
     const failure = engineResult.status === "rejected" ? engineResult.reason : (workerResult as PromiseRejectedResult).reason;
     throw failure instanceof Error ? failure : new Error(String(failure));
@@ -121,26 +149,59 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
   let engine = engineResult.value;
   const worker = workerResult.value;
 
+  // Exits the stack asked for are not news; any other exit is.
+  let stopping = false;
+  let engineStopAsked = false;
+  let reportExit: (message: string) => void = () => {};
+  const unexpectedExit = new Promise<string>((resolve) => {
+    reportExit = resolve;
+  });
+  const watch = (running: RunningEngine | RunningWorker, label: string, asked: () => boolean): void => {
+    void running.process.exited.then((code) => {
+      if (!stopping && !asked()) reportExit(`${label} exited (${code === null ? "killed" : `code ${code}`}); see ${running.process.logFile}`);
+    });
+  };
+  watch(worker, "the Worker (wrangler dev)", () => false);
+  const watchEngine = (running: RunningEngine): void => {
+    engineStopAsked = false;
+    watch(running, "the engine", () => engineStopAsked || running !== engine);
+  };
+  if (engine) watchEngine(engine);
+
+  const requireEngine = (): RunningEngine => {
+    if (!engine) throw new Error("this stack runs without an engine");
+    return engine;
+  };
+
   return {
     workerUrl,
-    cdnUrl,
-    engineUrl,
-    adminToken,
-    engineBackend: engine.backend,
+    cdnUrl: vars.CDN_URL!,
+    engineUrl: vars.ENGINE_URL!,
+    adminToken: vars.ADMIN_TOKEN!,
+    engineBackend: engine?.backend ?? null,
     logsDir,
+    unexpectedExit,
     async killEngine() {
-      engine.process.kill();
-      await engine.process.exited;
+      const running = requireEngine();
+      engineStopAsked = true;
+      running.process.kill();
+      await running.process.exited;
     },
     async stopEngine(graceMs = 30_000) {
-      await engine.process.stop(graceMs);
+      const running = requireEngine();
+      engineStopAsked = true;
+      await running.process.stop(graceMs);
     },
     async restartEngine() {
-      if (engine.process.isRunning()) await engine.process.stop();
+      const running = requireEngine();
+      engineStopAsked = true;
+      if (running.process.isRunning()) await running.process.stop();
       engine = await launchEngine();
+      watchEngine(engine);
     },
     async stop() {
-      await Promise.all([engine.process.stop(), worker.process.stop()]);
+      stopping = true;
+      await Promise.all([engine?.process.stop(), worker.process.stop()]);
       if (options.ephemeral) {
         for (const dir of [stateDir, engineWorkDir]) rmSync(dir, { recursive: true, force: true });
       }

@@ -1,11 +1,10 @@
 /**
  * The Worker under `wrangler dev`: D1 migrations applied to the persist
- * directory first, then the dev server with containers disabled and the
- * variables given here. They go in an env file of their own: wrangler then
- * skips the project's .dev.vars, whose values would otherwise win over
+ * directory, then the dev server with containers disabled and the variables
+ * given here. They go in an env file of their own: wrangler then skips the
+ * project's .dev.vars (and .env), whose values would otherwise win over
  * `--var`, and they override wrangler.toml's [vars].
  */
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startProcess, type ManagedProcess } from "./processes.ts";
@@ -20,6 +19,16 @@ export interface WorkerOptions {
   /** Where the variables are written for wrangler (a file in the stack's own directory). */
   envFile: string;
   logFile: string;
+  /**
+   * Local simulations only (`wrangler dev --local`; default). Workers AI has
+   * none, and without `--local` wrangler opens a remote session for it, which
+   * needs a Cloudflare login (README "Decisions").
+   */
+  localOnly?: boolean;
+  /** WRANGLER_LOG for the dev server, e.g. "warn" to skip a log line per request under load. */
+  logLevel?: string;
+  /** Also print wrangler's output here, prefixed with this label. */
+  echo?: string;
   readyTimeoutMs?: number;
 }
 
@@ -33,7 +42,7 @@ function wranglerBin(root: string): string {
 }
 
 /** wrangler without telemetry, without the Request.cf download, without prompts. */
-export function wranglerEnv(): NodeJS.ProcessEnv {
+export function wranglerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     ...process.env,
     WRANGLER_SEND_METRICS: "false",
@@ -41,34 +50,36 @@ export function wranglerEnv(): NodeJS.ProcessEnv {
     CI: "true",
     NO_COLOR: "1",
     FORCE_COLOR: "0",
+    ...extra,
   };
 }
 
 /** `wrangler d1 migrations apply DB --local` into `persistDir`; rejects with wrangler's output on failure. */
-export function applyMigrations(root: string, persistDir: string): Promise<void> {
-  const args = [wranglerBin(root), "d1", "migrations", "apply", "DB", "--local", "--persist-to", persistDir];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: root, env: wranglerEnv(), stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    const keep = (chunk: Buffer): void => {
-      output = (output + chunk.toString("utf8")).slice(-4000);
-    };
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code === 0) resolve();
-      else reject(new Error(`D1 migrations failed (exit ${code}):\n${output.trim()}`));
-    });
+export async function applyMigrations(root: string, persistDir: string, logFile: string): Promise<void> {
+  const child = startProcess({
+    name: "D1 migrations",
+    command: process.execPath,
+    args: [wranglerBin(root), "d1", "migrations", "apply", "DB", "--local", "--persist-to", persistDir],
+    cwd: root,
+    env: wranglerEnv(),
+    logFile,
   });
+  const code = await child.exited;
+  if (code !== 0) throw new Error(`D1 migrations failed (exit ${code ?? "signal"}):\n${child.tail()}`);
+}
+
+/**
+ * dotenv (which wrangler reads the file with) expands `$NAME` and treats
+ * quotes, `#` and backslashes specially: such values would not arrive as given.
+ */
+function envFileLine(name: string, value: string): string {
+  if (/[\s"'#\\$`]/.test(value)) throw new Error(`${name}: a value with spaces, quotes, #, $ or \\ does not fit the env file`);
+  return `${name}=${value}`;
 }
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const url = `http://127.0.0.1:${options.port}`;
-  const lines = Object.entries(options.vars).map(([name, value]) => {
-    if (/[\s"'#\\]/.test(value)) throw new Error(`${name}: a value with spaces, quotes or # does not fit the env file`);
-    return `${name}=${value}`;
-  });
+  const lines = Object.entries(options.vars).map(([name, value]) => envFileLine(name, value));
   writeFileSync(options.envFile, `${lines.join("\n")}\n`, { mode: 0o600 });
   const child = startProcess({
     name: "worker (wrangler dev)",
@@ -76,8 +87,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     args: [
       wranglerBin(options.root),
       "dev",
-      // Local bindings only: Workers AI has no local simulation (wrangler.toml [ai]).
-      "--local",
+      ...(options.localOnly === false ? [] : ["--local"]),
       "--ip", "127.0.0.1",
       "--port", String(options.port),
       "--inspector-port", String(options.inspectorPort),
@@ -87,8 +97,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       "--env-file", options.envFile,
     ],
     cwd: options.root,
-    env: wranglerEnv(),
+    env: wranglerEnv(options.logLevel ? { WRANGLER_LOG: options.logLevel } : {}),
     logFile: options.logFile,
+    echo: options.echo,
   });
   try {
     const health = await waitForHttpOk(`${url}/health`, options.readyTimeoutMs ?? 90_000, child.isRunning, child.name);

@@ -1,12 +1,22 @@
 import { DurableObject } from "cloudflare:workers";
+import type { Job } from "../db/jobs";
+import { silenceTimeoutSeconds } from "../engine/dispatch";
+import { countsD1Queries, withD1Totals } from "../http/d1-query-header";
 import { expireOverdueJob } from "../jobs/lifecycle";
 import * as slots from "./active-slots";
 import { KeyRevocations } from "./key-revocations";
+import * as live from "./live-jobs";
 import { PlanLimits } from "./plan-limits";
 import { RequestWindow, type HitResult } from "./request-window";
 import * as watchdog from "./watchdog";
 
-export type AdmitResult = { revoked: true } | ({ revoked: false } & HitResult);
+export type AdmitResult = { revoked: true } | ({ revoked: false } & HitResult & { job?: live.LiveJobView });
+
+/** A job read rides on the request's admission: the job's view comes back in the same call. */
+export interface JobReadRequest {
+  jobId: string;
+  cdnBase: string;
+}
 
 /** How long the watchdog waits before retrying an expiry that threw. */
 export const EXPIRY_RETRY_MS = 30_000;
@@ -27,11 +37,13 @@ export class AccountState extends DurableObject<Env> {
   private accountIdStored = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    // The watchdog's expiries write D1: the local benches count them too (d1-query-header.ts).
+    super(ctx, countsD1Queries(env) ? withD1Totals(env) : env);
     const sql = ctx.storage.sql;
     sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     slots.createActiveSlotsTable(sql);
     watchdog.createWatchdogTable(sql);
+    live.createLiveJobsTable(sql);
     this.requestWindow = new RequestWindow(sql);
     this.revocations = new KeyRevocations(sql);
     this.limits = new PlanLimits(sql);
@@ -61,11 +73,16 @@ export class AccountState extends DurableObject<Env> {
    * The per-request gate: refuses a key revoked since the caller looked it up,
    * otherwise counts the request against the window. The limit set by the
    * last plan change wins over the caller's (possibly cached) plan limit.
+   * With `read`, an admitted request also gets the job's view (live-jobs.ts),
+   * so a job read costs this one call and no D1 query.
    */
-  admit(request: { accountId: string; keyId: string; requestsPerMinute: number }): AdmitResult {
+  admit(request: { accountId: string; keyId: string; requestsPerMinute: number; read?: JobReadRequest }): AdmitResult {
     this.init(request.accountId);
     if (this.revocations.isRevoked(request.keyId)) return { revoked: true };
-    return { revoked: false, ...this.countRequest(this.limits.requestsPerMinute(request.requestsPerMinute)) };
+    const counted = this.countRequest(this.limits.requestsPerMinute(request.requestsPerMinute));
+    if (!counted.allowed || !request.read) return { revoked: false, ...counted };
+    const job = live.viewJob(this.ctx.storage.sql, request.read.jobId, request.read.cdnBase);
+    return { revoked: false, ...counted, job };
   }
 
   revokeKey(keyId: string): void {
@@ -115,6 +132,79 @@ export class AccountState extends DurableObject<Env> {
     await this.scheduleAlarm();
   }
 
+  /** A job was accepted (its D1 row is written): its live state starts here, with its queue deadline. */
+  async jobAccepted(job: Job, queueSeconds: number): Promise<void> {
+    live.trackJob(this.ctx.storage.sql, job);
+    await this.touchWatchdog(job.id, queueSeconds);
+  }
+
+  /** Repairs the live state from D1 (a transition this object missed); never revives an ended job. */
+  seedJob(job: Job): void {
+    live.trackJob(this.ctx.storage.sql, job);
+  }
+
+  /**
+   * queued -> processing (deadline: the silence timeout) or back to queued
+   * (deadline: the queue timeout), after D1 made the same move.
+   */
+  async jobMoved(jobId: string, transition: live.Transition, deadlineSeconds: number): Promise<void> {
+    live.moveJob(this.ctx.storage.sql, jobId, transition);
+    await this.touchWatchdog(jobId, deadlineSeconds);
+  }
+
+  /** The engine's probe (after D1 recorded it): also a report. False when the job is not processing here. */
+  async jobProbed(jobId: string, title: string, durationSeconds: number, silenceSeconds: number): Promise<boolean> {
+    if (!live.probeJob(this.ctx.storage.sql, jobId, title, durationSeconds, Date.now())) return false;
+    await this.touchWatchdog(jobId, silenceSeconds);
+    return true;
+  }
+
+  /**
+   * An engine report (progress, heartbeat, upload): progress, step and the
+   * deadline in one call and no D1 write. Returns the live job, or null when
+   * it is not processing here (ended, or unknown to this object).
+   */
+  async engineReport(jobId: string, report: live.Report, silenceSeconds: number): Promise<Job | null> {
+    const sql = this.ctx.storage.sql;
+    if (!live.recordReport(sql, jobId, report, Date.now())) return null;
+    await this.touchWatchdog(jobId, silenceSeconds);
+    return live.processingJob(sql, jobId);
+  }
+
+  /** The live job when it is processing here, else null (the engine's routes that are not reports). */
+  processingJob(jobId: string): Job | null {
+    return live.processingJob(this.ctx.storage.sql, jobId);
+  }
+
+  /** The job ended in D1: frees its slot and deadline and stops taking its reports. */
+  async jobEnded(jobId: string): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    slots.releaseSlot(sql, jobId);
+    watchdog.clearDeadline(sql, jobId);
+    live.endJob(sql, jobId, Date.now());
+    await this.scheduleAlarm();
+  }
+
+  /** Keeps a finished job's presented JSON for the next reads (see live-jobs.ts). */
+  cacheFinishedJob(jobId: string, cdnBase: string, json: string): void {
+    live.cacheFinished(this.ctx.storage.sql, jobId, cdnBase, json, Date.now());
+  }
+
+  /** Called before a job's D1 row is deleted. */
+  forgetJob(jobId: string): void {
+    live.forgetJob(this.ctx.storage.sql, jobId, Date.now());
+  }
+
+  /** The live state of those of `jobIds` that are active (for lists, which read D1). */
+  liveActiveJobs(jobIds: string[]): Job[] {
+    return live.activeJobs(this.ctx.storage.sql, jobIds);
+  }
+
+  /** The job's view as a read would get it (tests and operators). */
+  liveJob(jobId: string, cdnBase: string): live.LiveJobView {
+    return live.viewJob(this.ctx.storage.sql, jobId, cdnBase);
+  }
+
   /** The job's current deadline in epoch ms, or null (for operators and tests). */
   watchdogDeadline(jobId: string): number | null {
     return watchdog.deadlineOf(this.ctx.storage.sql, jobId);
@@ -133,11 +223,20 @@ export class AccountState extends DurableObject<Env> {
     for (const jobId of watchdog.dueJobs(sql, Date.now())) {
       const deadline = watchdog.deadlineOf(sql, jobId);
       if (deadline === null || deadline > Date.now()) continue;
+      // The last report is the truth for a processing job: one that moved it
+      // without moving the deadline keeps the job alive.
+      const reported = live.lastReportMs(sql, jobId);
+      const silentUntil = reported === null ? null : reported + silenceTimeoutSeconds(this.env) * 1000;
+      if (silentUntil !== null && silentUntil > Date.now()) {
+        watchdog.setDeadline(sql, jobId, silentUntil);
+        continue;
+      }
       try {
         if (!accountId) throw new Error("account id unknown to this Durable Object");
         await expireOverdueJob(this.env, accountId, jobId);
         watchdog.clearDeadline(sql, jobId);
         slots.releaseSlot(sql, jobId);
+        live.endJob(sql, jobId, Date.now());
       } catch (err) {
         console.error(`watchdog: expiring job ${jobId} failed, retrying later`, err);
         watchdog.setDeadline(sql, jobId, Date.now() + EXPIRY_RETRY_MS);

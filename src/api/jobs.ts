@@ -1,6 +1,7 @@
 /** The jobs resource (SPEC section 4): submit, status, list, cancel, delete. */
 import { z } from "@hono/zod-openapi";
-import { deleteClipsOfJob, listClips, listClipsOfJobs } from "../db/clips";
+import { accountState } from "../account/stub";
+import { deleteClipsOfJob, listClipsOfJobs } from "../db/clips";
 import {
   claimIdempotencyKey,
   findIdempotencyRecord,
@@ -21,7 +22,7 @@ import { decodeCursor, encodeCursor } from "../jobs/cursor";
 import { isJobId } from "../jobs/ids";
 import { cancelJob } from "../jobs/lifecycle";
 import { presentJob, presentListItem } from "../jobs/present";
-import { withQueuePosition } from "../fleet/queue-position";
+import { readJob, withLiveStates } from "../jobs/read-path";
 import { checkCaptionsUrl, checkVideoUrl } from "../jobs/source-url";
 import { deleteJobObjects } from "../jobs/storage";
 import { checkVideoType, createJob, type Submission } from "../jobs/submit";
@@ -224,7 +225,7 @@ export const jobs = apiApp()
       limit: query.limit + 1,
       after,
     });
-    const page = rows.slice(0, query.limit);
+    const page = await withLiveStates(c.env, accountId, rows.slice(0, query.limit));
     const last = page.at(-1);
     const clipsByJob = await listClipsOfJobs(
       c.env.DB,
@@ -237,11 +238,8 @@ export const jobs = apiApp()
       next_cursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
     });
   })
-  .openapi(getRoute, async (c) => {
-    const job = await withQueuePosition(c.env, await loadOwnJob(c.env.DB, c.get("auth").accountId, c.req.valid("param").job_id));
-    const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
-    return c.json(presentJob(c.env.CDN_URL, job, clips));
-  })
+  // Answered from the account's Durable Object where it can be (src/jobs/read-path.ts).
+  .openapi(getRoute, async (c) => c.json(await readJob(c, c.req.valid("param").job_id)))
   .openapi(cancelRoute, async (c) => {
     const { accountId } = c.get("auth");
     const job = await loadOwnJob(c.env.DB, accountId, c.req.valid("param").job_id);
@@ -262,6 +260,8 @@ export const jobs = apiApp()
     if (ACTIVE_STATUSES.includes(job.status)) {
       throw new AppError("job_not_deletable", `Job ${job.id} is ${job.status}; cancel it first or wait until it finishes.`);
     }
+    // The cached view goes first, and no read may cache it again (src/jobs/read-path.ts).
+    await accountState(c.env, accountId).forgetJob(job.id);
     // Objects first: if anything fails, the job still exists and DELETE can be retried.
     await deleteJobObjects(c.env.CLIPS, job.id);
     const [, deleted] = await c.env.DB.batch([deleteClipsOfJob(c.env.DB, job.id), deleteFinishedJob(c.env.DB, accountId, job.id)]);

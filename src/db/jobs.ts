@@ -264,32 +264,8 @@ export async function requeueInterrupted(db: D1Database, jobId: string, maxResta
 
 export const RESTART_STEP = "Engine restarted; waiting to resume";
 
-/** Progress never decreases; false when the job is not processing. */
-export async function recordProgress(
-  db: D1Database,
-  jobId: string,
-  progress: number,
-  step: string,
-  now: string,
-): Promise<boolean> {
-  const result = await db
-    .prepare(
-      `UPDATE jobs SET progress = MAX(progress, ?), step = ?, last_report_at = ?, updated_at = ?
-       WHERE id = ? AND status = 'processing'`,
-    )
-    .bind(progress, step, now, now, jobId)
-    .run();
-  return result.meta.changes === 1;
-}
-
-/** Any sign of life from the engine (uploads) without a new step text. */
-export async function recordReport(db: D1Database, jobId: string, now: string): Promise<boolean> {
-  const result = await db
-    .prepare(`UPDATE jobs SET last_report_at = ?, updated_at = ? WHERE id = ? AND status = 'processing'`)
-    .bind(now, now, jobId)
-    .run();
-  return result.meta.changes === 1;
-}
+// Progress, heartbeats and uploads are not written here: they live in the
+// account's Durable Object (src/account/live-jobs.ts) between transitions.
 
 export async function recordProbe(
   db: D1Database,

@@ -10,7 +10,8 @@ import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import { accountState } from "../account/stub";
 import { creditsForDuration, reserveJobCredits } from "../db/credits";
-import { findJob, recordProbe, recordProgress, recordReport, type Job } from "../db/jobs";
+import { recordProbe, type Job } from "../db/jobs";
+import type { Report } from "../account/live-jobs";
 import type { AppEnv } from "../http/app-env";
 import { bearerToken } from "../http/auth";
 import { AppError } from "../http/errors";
@@ -34,6 +35,7 @@ import {
   type ProbeAck,
 } from "./contract";
 import { keepEngineAwake, silenceTimeoutSeconds } from "./dispatch";
+import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from "./live-job";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { verifyEngineToken } from "./token";
 import { uploadSource } from "../uploads/source-route";
@@ -44,10 +46,6 @@ interface CallbackEnv {
 }
 
 const ACK: CallbackAck = { ok: true };
-
-function notActive(jobId: string): AppError {
-  return new AppError("job_not_active", `Job ${jobId} is no longer processing; stop work on it.`);
-}
 
 function insufficientCredits(needed: number) {
   return {
@@ -62,21 +60,28 @@ function badToken(): AppError {
   });
 }
 
-/** Token first (401 before anything about the job leaks), then the job must be processing. */
-const engineAuth = createMiddleware<CallbackEnv>(async (c, next) => {
+/** Token first: a 401 comes before anything about the job leaks. */
+const engineToken = createMiddleware<CallbackEnv>(async (c, next) => {
   const jobId = c.req.param("job_id") ?? "";
   const token = bearerToken(c.req.header("Authorization"));
   if (!token || !(await verifyEngineToken(c.env.ENGINE_SECRET, token, jobId))) throw badToken();
-  const job = await findJob(c.env.DB, jobId);
-  if (!job || job.status !== "processing") throw notActive(jobId);
-  c.set("job", job);
   await next();
 });
 
-/** Every report re-arms the watchdog and keeps the engine's container awake. */
-async function noteSignOfLife(env: Env, job: Job): Promise<void> {
-  await accountState(env, job.accountId).touchWatchdog(job.id, silenceTimeoutSeconds(env));
-  await keepEngineAwake(env, job.id);
+/** Transitions (probe, complete, fail, interrupted) check the job against D1, the durable record. */
+const processingInD1 = createMiddleware<CallbackEnv>(async (c, next) => {
+  c.set("job", await processingJobInD1(c.env, c.req.param("job_id") ?? ""));
+  await next();
+});
+
+/**
+ * Every report is a sign of life, kept in the account's Durable Object only
+ * (live-job.ts): it re-arms the watchdog; it also keeps the engine's
+ * container awake.
+ */
+async function noteSignOfLife(env: Env, jobId: string, report: Report = {}): Promise<void> {
+  await liveProcessingJob(env, jobId, report);
+  await keepEngineAwake(env, jobId);
 }
 
 const ClipIndexParam = z.object({
@@ -90,7 +95,7 @@ const ClipIndexParam = z.object({
  * the length up front, so Content-Length is required (and capped). An upload
  * that raced a cancel is removed again, so no object outlives its job.
  */
-async function storeUpload(env: Env, job: Job, request: Request, key: string, contentType: string): Promise<void> {
+async function storeUpload(env: Env, jobId: string, request: Request, key: string, contentType: string): Promise<void> {
   const declared = request.headers.get("content-length");
   const length = declared === null ? Number.NaN : Number(declared);
   if (!Number.isInteger(length) || length <= 0) {
@@ -100,39 +105,46 @@ async function storeUpload(env: Env, job: Job, request: Request, key: string, co
     throw new AppError("payload_too_large", `Uploads are limited to ${MAX_CLIP_UPLOAD_BYTES} bytes.`);
   }
   if (!request.body) throw new AppError("invalid_request", "The upload has no body.");
+  await liveProcessingJob(env, jobId, null);
   const sized = new FixedLengthStream(length);
   const [, stored] = await Promise.all([
     request.body.pipeTo(sized.writable),
     env.CLIPS.put(key, sized.readable, {
       httpMetadata: { contentType, cacheControl: CLIP_CACHE_CONTROL },
-      customMetadata: { job_id: job.id },
+      customMetadata: { job_id: jobId },
     }),
   ]);
   if (!stored) throw new AppError("internal_error", `Storing ${key} failed.`);
-  if (!(await recordReport(env.DB, job.id, new Date().toISOString()))) {
+  // The job may have ended while the body streamed; its clean-up may have missed this object.
+  try {
+    await liveProcessingJob(env, jobId, {});
+  } catch (err) {
     await env.CLIPS.delete(key);
-    throw notActive(job.id);
+    throw err;
   }
 }
 
 export const callbacks = new Hono<CallbackEnv>()
-  .use("/:job_id/*", engineAuth)
+  .use("/:job_id/*", engineToken)
   .post("/:job_id/progress", validate("json", ProgressReport), async (c) => {
-    const job = c.get("job");
+    const jobId = c.req.param("job_id");
     const report = c.req.valid("json");
-    if (!(await recordProgress(c.env.DB, job.id, report.progress, report.step, new Date().toISOString()))) {
-      throw notActive(job.id);
-    }
-    await noteSignOfLife(c.env, job);
+    await noteSignOfLife(c.env, jobId, { progress: report.progress, step: report.step });
     return c.json(ACK);
   })
-  .post("/:job_id/probe", validate("json", ProbeReport), async (c) => {
+  .post("/:job_id/probe", processingInD1, validate("json", ProbeReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
     if (!(await recordProbe(c.env.DB, job.id, report.title, report.duration_seconds, new Date().toISOString()))) {
       throw notActive(job.id);
     }
-    await noteSignOfLife(c.env, job);
+    const account = accountState(c.env, job.accountId);
+    if (!(await account.jobProbed(job.id, report.title, report.duration_seconds, silenceTimeoutSeconds(c.env)))) {
+      // The Durable Object missed a transition: D1 has just said processing.
+      await account.seedJob({ ...job, title: report.title, sourceDurationSeconds: report.duration_seconds });
+      await account.engineReport(job.id, {}, silenceTimeoutSeconds(c.env));
+    }
+    await keepEngineAwake(c.env, job.id);
     const needed = creditsForDuration(report.duration_seconds);
     const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
     if (reservation.ok) {
@@ -144,20 +156,18 @@ export const callbacks = new Hono<CallbackEnv>()
   })
   .route("/", speechChannel)
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
-    const job = c.get("job");
-    const { index } = c.req.valid("param");
-    await storeUpload(c.env, job, c.req.raw, clipKey(job.id, index), CLIP_CONTENT_TYPE);
-    await noteSignOfLife(c.env, job);
+    const { job_id: jobId, index } = c.req.valid("param");
+    await storeUpload(c.env, jobId, c.req.raw, clipKey(jobId, index), CLIP_CONTENT_TYPE);
+    await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
   .put("/:job_id/clips/:index/thumbnail", validate("param", ClipIndexParam), async (c) => {
-    const job = c.get("job");
-    const { index } = c.req.valid("param");
-    await storeUpload(c.env, job, c.req.raw, thumbnailKey(job.id, index), THUMBNAIL_CONTENT_TYPE);
-    await noteSignOfLife(c.env, job);
+    const { job_id: jobId, index } = c.req.valid("param");
+    await storeUpload(c.env, jobId, c.req.raw, thumbnailKey(jobId, index), THUMBNAIL_CONTENT_TYPE);
+    await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
-  .post("/:job_id/complete", validate("json", CompleteReport), async (c) => {
+  .post("/:job_id/complete", processingInD1, validate("json", CompleteReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
     const indexes = report.clips.map((clip) => clip.index);
@@ -194,7 +204,7 @@ export const callbacks = new Hono<CallbackEnv>()
     if (!done) throw notActive(job.id);
     return c.json(ACK);
   })
-  .post("/:job_id/fail", validate("json", FailReport), async (c) => {
+  .post("/:job_id/fail", processingInD1, validate("json", FailReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
     const failed = await failJob(c.env, job.accountId, job.id, ["processing"], report, { engineReported: true });
@@ -202,10 +212,10 @@ export const callbacks = new Hono<CallbackEnv>()
     return c.json(ACK);
   })
   // The engine is being stopped (a redeploy): the job goes back to the queue instead of failing.
-  .post("/:job_id/interrupted", validate("json", InterruptedReport), async (c) => {
+  .post("/:job_id/interrupted", processingInD1, validate("json", InterruptedReport), async (c) => {
     const job = c.get("job");
     const outcome = await requeueAfterInterruption(c.env, job.accountId, job.id);
     if (outcome === "inactive") throw notActive(job.id);
     return c.json(ACK);
   })
-  .route("/", uploadSource); // GET /:job_id/source: an upload job's source (behind engineAuth above)
+  .route("/", uploadSource); // GET /:job_id/source: an upload job's source (behind engineToken above)

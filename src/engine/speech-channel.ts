@@ -1,6 +1,7 @@
 /**
  * The speech routes of the engine channel (contract.ts, direction 2), mounted
- * inside `callbacks` so its token and job-state middleware runs first:
+ * inside `callbacks` so its token middleware runs first; the job comes from
+ * its account's Durable Object (live-job.ts), not D1:
  *
  *   POST /:job_id/transcribe                   audio/wav chunk -> TranscribeResult (Workers AI)
  *   PUT  /:job_id/transcript                   Transcript JSON -> R2 transcripts/{job_id}.json
@@ -10,8 +11,7 @@
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import { accountState } from "../account/stub";
-import { recordReport, type Job } from "../db/jobs";
+import type { Job } from "../db/jobs";
 import type { AppEnv } from "../http/app-env";
 import { mediaType, readBodyCapped } from "../http/capped-body";
 import { AppError } from "../http/errors";
@@ -33,7 +33,8 @@ import {
   type CallbackAck,
   type CompleteReport,
 } from "./contract";
-import { keepEngineAwake, silenceTimeoutSeconds } from "./dispatch";
+import { keepEngineAwake } from "./dispatch";
+import { liveProcessingJob } from "./live-job";
 import { inspectWav } from "./wav";
 import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable } from "./whisper";
 
@@ -65,13 +66,9 @@ const StoredTranscript = Transcript.superRefine((t, ctx) => {
   }
 });
 
-function notActive(jobId: string): AppError {
-  return new AppError("job_not_active", `Job ${jobId} is no longer processing; stop work on it.`);
-}
-
-/** The parent's engine middleware sets the job; without it (mounted wrongly) nothing here may run. */
-const requireJob = createMiddleware<ChannelEnv>(async (c, next) => {
-  if (!c.get("job")) throw new AppError("unauthorized", "A valid engine token for this job is required.");
+/** The job must be processing (409 job_not_active otherwise); the parent checked the token already. */
+const liveJob = createMiddleware<ChannelEnv>(async (c, next) => {
+  c.set("job", await liveProcessingJob(c.env, c.req.param("job_id") ?? "", null));
   await next();
 });
 
@@ -81,9 +78,9 @@ function jobOf(c: Context<ChannelEnv>): Job {
   return job;
 }
 
-/** Like every other report, these re-arm the watchdog and keep the engine's container awake. */
+/** Like every other report, these re-arm the watchdog (in the Durable Object) and keep the engine's container awake. */
 async function noteSignOfLife(env: Env, job: Job): Promise<void> {
-  await accountState(env, job.accountId).touchWatchdog(job.id, silenceTimeoutSeconds(env));
+  await liveProcessingJob(env, job.id, {});
   await keepEngineAwake(env, job.id);
 }
 
@@ -99,11 +96,13 @@ async function storeObject(env: Env, job: Job, key: string, body: Uint8Array | s
     httpMetadata: { contentType, cacheControl: CLIP_CACHE_CONTROL },
     customMetadata: { job_id: job.id },
   });
-  if (!(await recordReport(env.DB, job.id, new Date().toISOString()))) {
+  try {
+    await liveProcessingJob(env, job.id, {});
+  } catch (err) {
     await env.CLIPS.delete(key);
-    throw notActive(job.id);
+    throw err;
   }
-  await noteSignOfLife(env, job);
+  await keepEngineAwake(env, job.id);
 }
 
 function parseChunkStart(raw: string | undefined): number {
@@ -154,8 +153,8 @@ export function speechUploadKeys(jobId: string, report: Pick<CompleteReport, "cl
 }
 
 export const speechChannel = new Hono<ChannelEnv>()
-  .use("/:job_id/*", requireJob)
-  .post("/:job_id/transcribe", async (c) => {
+  // Per route, not `use("/:job_id/*")`: mounted at "/", that would run for every later route of the parent too.
+  .post("/:job_id/transcribe", liveJob, async (c) => {
     const job = jobOf(c);
     requireMediaType(c, [...WAV_MEDIA_TYPES]);
     const chunkStart = parseChunkStart(c.req.header(CHUNK_START_HEADER));
@@ -176,7 +175,7 @@ export const speechChannel = new Hono<ChannelEnv>()
       throw err;
     }
   })
-  .put("/:job_id/transcript", async (c) => {
+  .put("/:job_id/transcript", liveJob, async (c) => {
     const job = jobOf(c);
     requireMediaType(c, ["application/json"]);
     const text = decodeUtf8(await readBodyCapped(c.req.raw, MAX_TRANSCRIPT_UPLOAD_BYTES), "The transcript");
@@ -195,5 +194,5 @@ export const speechChannel = new Hono<ChannelEnv>()
     await storeObject(c.env, job, transcriptKey(job.id), JSON.stringify(parsed.data), TRANSCRIPT_CONTENT_TYPE);
     return c.json(ACK);
   })
-  .put("/:job_id/clips/:index/captions.vtt", validate("param", ClipIndexParam), (c) => putCaptions(c, "vtt", c.req.valid("param").index))
-  .put("/:job_id/clips/:index/captions.srt", validate("param", ClipIndexParam), (c) => putCaptions(c, "srt", c.req.valid("param").index));
+  .put("/:job_id/clips/:index/captions.vtt", liveJob, validate("param", ClipIndexParam), (c) => putCaptions(c, "vtt", c.req.valid("param").index))
+  .put("/:job_id/clips/:index/captions.srt", liveJob, validate("param", ClipIndexParam), (c) => putCaptions(c, "srt", c.req.valid("param").index));

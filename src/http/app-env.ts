@@ -1,3 +1,4 @@
+import type { LiveJobView } from "../account/live-jobs";
 import type { PlanLimits } from "../db/plans";
 
 /** Who is calling: set by the auth middleware on every authenticated route. */
@@ -13,5 +14,7 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     auth: AuthInfo;
+    /** A job read's view from the account's Durable Object (set by the rate limit, src/jobs/read-path.ts). */
+    liveJob?: LiveJobView;
   };
 }

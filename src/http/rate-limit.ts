@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { accountState } from "../account/stub";
 import { WINDOW_SECONDS } from "../account/request-window";
+import { jobReadTarget } from "../jobs/read-path";
 import type { AppEnv } from "./app-env";
 import { unauthorized } from "./auth";
 import { AppError } from "./errors";
@@ -14,7 +15,10 @@ import { AppError } from "./errors";
  */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   const { accountId, keyId, plan } = c.get("auth");
-  const result = await accountState(c.env, accountId).admit({ accountId, keyId, requestsPerMinute: plan.requestsPerMinute });
+  // A job read gets the job's view in the same call (src/jobs/read-path.ts).
+  const readJobId = jobReadTarget(c.req.method, c.req.path);
+  const read = readJobId === null ? undefined : { jobId: readJobId, cdnBase: c.env.CDN_URL };
+  const result = await accountState(c.env, accountId).admit({ accountId, keyId, requestsPerMinute: plan.requestsPerMinute, read });
   if (result.revoked) throw unauthorized();
   c.header("RateLimit-Policy", `"default";q=${result.limit};w=${WINDOW_SECONDS}`);
   c.header("RateLimit", `"default";r=${result.remaining};t=${result.resetSeconds}`);
@@ -24,5 +28,6 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
       extra: { retry_after_seconds: result.retryAfterSeconds },
     });
   }
+  if (result.job) c.set("liveJob", result.job);
   await next();
 });

@@ -12,7 +12,15 @@ import type { ClipReport, FailureCode, TranscriptSummary } from "../engine/contr
 import { maxQueueSeconds, stopEngine } from "../engine/dispatch";
 import { insertClipWhileProcessing } from "../db/clips";
 import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
-import { finishCompleted, finishUnsuccessful, findJob, recordTranscriptWhileProcessing, requeueInterrupted, type JobStatus } from "../db/jobs";
+import {
+  finishCompleted,
+  finishUnsuccessful,
+  findJob,
+  recordTranscriptWhileProcessing,
+  requeueInterrupted,
+  RESTART_STEP,
+  type JobStatus,
+} from "../db/jobs";
 import { sendDispatches } from "../fleet/fleet-scheduler";
 import { fleetCapacity, fleetScheduler } from "../fleet/stub";
 import { clipKey, deleteJobObjects, thumbnailKey } from "./storage";
@@ -32,11 +40,12 @@ export async function releaseCapacity(env: Env, jobId: string): Promise<void> {
   await sendDispatches(env, grants);
 }
 
-/** Frees everything an ended job held: the account's slot and deadline, and fleet capacity. */
+/**
+ * Frees everything an ended job held: the account's slot, deadline and live
+ * state (its reports are refused from here on), and fleet capacity.
+ */
 async function releaseHolds(env: Env, accountId: string, jobId: string): Promise<void> {
-  const account = accountState(env, accountId);
-  await account.releaseSlot(jobId);
-  await account.clearWatchdog(jobId);
+  await accountState(env, accountId).jobEnded(jobId);
   await releaseCapacity(env, jobId);
   await releaseJobUpload(env, jobId); // an uploaded source is deleted when its job ends
 }
@@ -172,8 +181,9 @@ export async function expireOverdueJob(env: Env, accountId: string, jobId: strin
  * were, at most MAX_ENGINE_RESTARTS times; after that it fails.
  */
 export async function requeueAfterInterruption(env: Env, accountId: string, jobId: string): Promise<"requeued" | "failed" | "inactive"> {
-  if (await requeueInterrupted(env.DB, jobId, MAX_ENGINE_RESTARTS, new Date().toISOString())) {
-    await accountState(env, accountId).touchWatchdog(jobId, maxQueueSeconds(env));
+  const now = new Date().toISOString();
+  if (await requeueInterrupted(env.DB, jobId, MAX_ENGINE_RESTARTS, now)) {
+    await accountState(env, accountId).jobMoved(jobId, { status: "queued", step: RESTART_STEP, at: now, restarted: true }, maxQueueSeconds(env));
     const grants = await fleetScheduler(env).requeue(jobId, accountId, fleetCapacity(env));
     await sendDispatches(env, grants);
     return "requeued";

@@ -61,8 +61,7 @@ async function acquireSlot(env: Env, accountId: string, jobId: string, maxActive
       const stale = held ? !ACTIVE_STATUSES.includes(held.status) : Date.now() - acquiredAtMs > SLOT_INSERT_GRACE_MS;
       if (stale) {
         console.warn(`freeing the slot of ${holder}: ${held ? held.status : "missing"} in D1`);
-        await account.releaseSlot(holder);
-        await account.clearWatchdog(holder);
+        await account.jobEnded(holder); // slot, deadline and live state
         freed = true;
       }
     }
@@ -150,20 +149,23 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
   }
   const message: JobMessage = { job_id: jobId, account_id: submission.accountId };
   try {
+    // Its live state (what reads answer from) starts in the account's Durable
+    // Object before the consumer can move it, with a deadline: queue_timeout
+    // if no engine frees up in time.
+    await account.jobAccepted(job, maxQueueSeconds(env));
     await env.JOBS.send(message);
   } catch (err) {
     console.error(`enqueueing ${jobId} failed`, err);
     await deleteQueuedJob(env.DB, jobId);
     // The job is gone, so its stored answer must go too: the client may retry the key.
     if (idempotent) await deleteIdempotencyRecord(env.DB, submission.accountId, idempotent.key);
-    await account.releaseSlot(jobId);
+    // Slot, deadline and live state go together.
+    await account.jobEnded(jobId);
     await giveUploadBack();
     throw new AppError("service_unavailable", "The job could not be queued; nothing was created. Retry shortly.", {
       headers: { "Retry-After": "5" },
     });
   }
-  // A queued job has a deadline too: it fails with queue_timeout if no engine frees up in time.
-  await account.touchWatchdog(jobId, maxQueueSeconds(env));
   await emitJobEvent(env, submission.accountId, jobId, "job.queued");
   return job;
 }

@@ -7,7 +7,7 @@
  * transition is conditional, StartJob is idempotent on the engine.
  */
 import { accountState } from "../account/stub";
-import { findJob, markProcessing, revertToQueued } from "../db/jobs";
+import { findJob, markProcessing, QUEUED_STEP, revertToQueued } from "../db/jobs";
 import {
   EngineBusyError,
   EngineMisconfiguredError,
@@ -41,8 +41,9 @@ export function isJobMessage(body: unknown): body is JobMessage {
 
 /** The engine did not take the job: back to queued (it keeps its place in the fleet as the caller decides). */
 async function notStarted(env: Env, accountId: string, jobId: string): Promise<void> {
-  if (await revertToQueued(env.DB, jobId, new Date().toISOString())) {
-    await accountState(env, accountId).touchWatchdog(jobId, maxQueueSeconds(env));
+  const now = new Date().toISOString();
+  if (await revertToQueued(env.DB, jobId, now)) {
+    await accountState(env, accountId).jobMoved(jobId, { status: "queued", step: QUEUED_STEP, at: now }, maxQueueSeconds(env));
   }
 }
 
@@ -69,11 +70,16 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
   }
 
   // Processing from here, so the engine's first report finds the job live.
-  if (!(await markProcessing(env.DB, jobId, new Date().toISOString()))) {
+  const startedAt = new Date().toISOString();
+  if (!(await markProcessing(env.DB, jobId, startedAt))) {
     message.ack(); // canceled in between: the cancel released the capacity
     return;
   }
-  await accountState(env, accountId).touchWatchdog(jobId, silenceTimeoutSeconds(env));
+  await accountState(env, accountId).jobMoved(
+    jobId,
+    { status: "processing", step: "Starting", at: startedAt, report: true },
+    silenceTimeoutSeconds(env),
+  );
   try {
     await startOnEngine(env, { ...job, status: "processing" });
   } catch (err) {

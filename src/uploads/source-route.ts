@@ -1,20 +1,21 @@
 /**
  * GET /internal/v1/jobs/:job_id/source on the engine channel: the engine
  * reads an upload job's source here (an upload has no public URL). Mounted
- * inside the channel's sub-app, so its token check and "job must be
- * processing" rule apply first. Single byte ranges are honoured, so an
+ * inside the channel's sub-app, so its token check applies first; the job
+ * must be processing, as its account's Durable Object holds it (no D1 read,
+ * src/engine/live-job.ts). Single byte ranges are honoured, so an
  * interrupted read can resume.
  */
 import { Hono } from "hono";
 import { parseRange } from "../cdn/range";
-import type { Job } from "../db/jobs";
+import { liveProcessingJob } from "../engine/live-job";
 import type { AppEnv } from "../http/app-env";
 import { AppError } from "../http/errors";
 import { uploadKey } from "./ids";
 
 interface ChannelEnv {
   Bindings: Env;
-  Variables: AppEnv["Variables"] & { job: Job };
+  Variables: AppEnv["Variables"];
 }
 
 /** RFC 6266 filename* for any Unicode name. */
@@ -23,7 +24,7 @@ function contentDisposition(fileName: string): string {
 }
 
 export const uploadSource = new Hono<ChannelEnv>().get("/:job_id/source", async (c) => {
-  const job = c.get("job");
+  const job = await liveProcessingJob(c.env, c.req.param("job_id"), null);
   if (job.uploadId === null) throw new AppError("not_found", `Job ${job.id} has no uploaded source; fetch its video_url.`);
   const key = uploadKey(job.uploadId);
   const meta = await c.env.UPLOADS.head(key);

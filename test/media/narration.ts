@@ -19,16 +19,15 @@
  * background. espeak-ng and ffmpeg (FFMPEG_PATH) must be installed; all
  * commands are argument arrays, never a shell.
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { ESPEAK_RATE, runTool, speakSentence } from "./espeak.ts";
 
 export const NARRATION_VOICES = ["en-us", "en-gb+f3"] as const;
-const RATE = 22050;
-const TRIM_LEVEL = 0.002;
+const RATE = ESPEAK_RATE;
 const VERSION = 1;
 
 export interface NarrationSpec {
@@ -63,41 +62,6 @@ export interface Narration {
   sentences: NarratedSentence[];
 }
 
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((done, fail) => {
-    const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-    child.on("error", fail);
-    child.on("close", (code) => (code === 0 ? done() : fail(new Error(`${command} exited ${code}: ${stderr}`))));
-  });
-}
-
-/** Mono 16-bit samples of a WAV's data chunk (espeak-ng may leave the chunk size unset). */
-function wavSamples(wav: Buffer): Float32Array {
-  let offset = 12;
-  while (offset + 8 <= wav.length) {
-    const id = wav.toString("ascii", offset, offset + 4);
-    const size = wav.readUInt32LE(offset + 4);
-    if (id === "data") {
-      const end = size === 0 || size === 0xffffffff ? wav.length : Math.min(wav.length, offset + 8 + size);
-      const samples = new Float32Array(Math.floor((end - offset - 8) / 2));
-      for (let i = 0; i < samples.length; i++) samples[i] = wav.readInt16LE(offset + 8 + i * 2) / 32768;
-      return samples;
-    }
-    offset += 8 + size + (size % 2);
-  }
-  throw new Error("espeak-ng wrote a WAV without a data chunk");
-}
-
-function trimmed(samples: Float32Array): Float32Array {
-  let first = 0;
-  while (first < samples.length && Math.abs(samples[first]!) < TRIM_LEVEL) first++;
-  let last = samples.length - 1;
-  while (last > first && Math.abs(samples[last]!) < TRIM_LEVEL) last--;
-  return samples.subarray(first, last + 1);
-}
-
 function seconds(t: number): string {
   const ms = Math.round(t * 1000);
   const pad = (n: number, w = 2) => String(n).padStart(w, "0");
@@ -116,9 +80,7 @@ export async function narrate(spec: NarrationSpec): Promise<Narration> {
     const spoken: { samples: Float32Array; voice: string; text: string }[] = [];
     for (const [i, text] of spec.sentences.entries()) {
       const voice = voices[i % voices.length]!;
-      const wav = join(work, `s${i}.wav`);
-      await run("espeak-ng", ["-v", voice, "-s", "165", "-w", wav, "--", text]);
-      spoken.push({ samples: trimmed(wavSamples(await readFile(wav))), voice, text });
+      spoken.push({ samples: await speakSentence(text, voice, 165, work, `s${i}`), voice, text });
     }
     let at = Math.round((spec.leadSeconds ?? 1) * RATE);
     const sentences: NarratedSentence[] = [];
@@ -155,7 +117,7 @@ export async function narrate(spec: NarrationSpec): Promise<Narration> {
     if (subtitles) await writeFile(subtitles, narrationSrt(sentences));
     await mkdir(dirname(resolve(spec.outPath)), { recursive: true });
     const partial = `${spec.outPath}.part.mp4`;
-    await run(process.env.FFMPEG_PATH || "ffmpeg", [
+    await runTool(process.env.FFMPEG_PATH || "ffmpeg", [
       "-nostdin", "-v", "error", "-y",
       ...picture,
       "-f", "s16le", "-ar", String(RATE), "-ac", "1", "-i", raw,

@@ -39,12 +39,12 @@
  * espeak-ng and ffmpeg (FFMPEG_PATH or ffmpeg) must be on the PATH;
  * arguments are arrays, never a shell.
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { ESPEAK_RATE, runTool, speakSentence } from "./espeak.ts";
 import { makeBed, rng, applauseBursts, type BedKind } from "./beds.ts";
 
 export type { BedKind };
@@ -57,7 +57,6 @@ export const REFERENCE_VOICE_DBFS = -20;
 const EMPHASIS_DB = 6;
 const SPEED_PLAIN = 160;
 const SPEED_EMPHASISED = 200;
-const TRIM_LEVEL = 0.002;
 const SWELL_DB = 10;
 /** Bump when the generator's output changes, so cached files are remade. */
 const VERSION = 1;
@@ -104,53 +103,7 @@ export interface SpeechSource {
   bursts: Interval[];
 }
 
-const RATE = 22050;
-
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolvePromise() : reject(new Error(`${command} exited ${code}: ${stderr}`))));
-  });
-}
-
-/** Mono 16-bit PCM from a WAV file (the "data" chunk; espeak-ng may leave its size unset). */
-function wavSamples(wav: Buffer): { samples: Float32Array; rate: number } {
-  let offset = 12;
-  let rate = RATE;
-  while (offset + 8 <= wav.length) {
-    const id = wav.toString("ascii", offset, offset + 4);
-    const size = wav.readUInt32LE(offset + 4);
-    if (id === "fmt ") rate = wav.readUInt32LE(offset + 12);
-    if (id === "data") {
-      const end = Math.min(wav.length, offset + 8 + size);
-      const count = Math.floor((end - offset - 8) / 2);
-      const samples = new Float32Array(count);
-      for (let i = 0; i < count; i++) samples[i] = wav.readInt16LE(offset + 8 + i * 2) / 32768;
-      return { samples, rate };
-    }
-    offset += 8 + size + (size % 2);
-  }
-  throw new Error("espeak-ng wrote a WAV without a data chunk");
-}
-
-function trimmed(samples: Float32Array): Float32Array {
-  let first = 0;
-  while (first < samples.length && Math.abs(samples[first]!) < TRIM_LEVEL) first++;
-  let last = samples.length - 1;
-  while (last > first && Math.abs(samples[last]!) < TRIM_LEVEL) last--;
-  return samples.slice(first, last + 1);
-}
-
-async function speak(text: string, voice: string, speed: number, dir: string, index: number): Promise<Float32Array> {
-  const path = join(dir, `sentence-${index}.wav`);
-  await run("espeak-ng", ["-v", voice, "-s", String(speed), "-w", path, "--", text]);
-  const { samples, rate } = wavSamples(await readFile(path));
-  if (rate !== RATE) throw new Error(`espeak-ng wrote ${rate} Hz, expected ${RATE}`);
-  return trimmed(samples);
-}
+const RATE = ESPEAK_RATE;
 
 function rms(samples: Float32Array, spans: Interval[]): number {
   let sum = 0;
@@ -209,7 +162,7 @@ export async function generateSpeechSource(spec: SpeechSourceSpec): Promise<Spee
       const sentence = typeof entry === "string" ? { text: entry } : entry;
       const voice = sentence.voice ?? voices[index % voices.length]!;
       const emphasised = sentence.emphasised ?? false;
-      const samples = await speak(sentence.text, voice, emphasised ? SPEED_EMPHASISED : SPEED_PLAIN, work, index);
+      const samples = await speakSentence(sentence.text, voice, emphasised ? SPEED_EMPHASISED : SPEED_PLAIN, work, `sentence-${index}`);
       // Whole samples, so the span in seconds is exactly where the samples go.
       const startSample = Math.round(at * RATE);
       sentences.push({ text: sentence.text, voice, emphasised, start: startSample / RATE, end: (startSample + samples.length) / RATE });
@@ -250,7 +203,7 @@ export async function generateSpeechSource(spec: SpeechSourceSpec): Promise<Spee
     const wavPath = join(work, "mix.wav");
     await writeFile(wavPath, wavFile(mix));
     await mkdir(dirname(spec.outPath), { recursive: true });
-    await run(process.env.FFMPEG_PATH ?? "ffmpeg", [
+    await runTool(process.env.FFMPEG_PATH ?? "ffmpeg", [
       "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
       "-filter_complex", videoFilter(spec, duration),
       "-i", wavPath,

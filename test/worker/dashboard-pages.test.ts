@@ -2,9 +2,9 @@ import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { configFromForm } from "../../src/dashboard/pages/config-input";
 import { DEFAULT_CLIP_CONFIG } from "../../src/engine/contract";
-import { FakeEngine } from "./engine-stub";
+import { EngineClient, FakeEngine, waitFor } from "./engine-stub";
 import { api, expectProblem } from "./helpers";
-import { VIDEO_URL } from "./jobs-helpers";
+import { deliver, VIDEO_URL } from "./jobs-helpers";
 import { alertText, csrfTokenIn, Visitor } from "./dashboard-helpers";
 
 let engine: FakeEngine;
@@ -170,6 +170,20 @@ describe("jobs page", () => {
     const other = await signedIn();
     expect((await other.visitor.get(`/dashboard/jobs/${jobId}/status.json`)).status).toBe(404);
     expect((await other.visitor.get(`/dashboard/jobs/${jobId}/card`)).status).toBe(404);
+  });
+
+  it("status.json shows a processing job's live progress, which lives in the account's Durable Object and not in D1", async () => {
+    const { visitor, token, accountId, email } = await signedIn();
+    const res = await visitor.post("/dashboard/jobs", { csrf_token: token, video_url: VIDEO_URL, video_type: "general", config_name: "" });
+    const jobId = /queued=(job_[A-Za-z0-9]+)/.exec(res.headers.get("Location") ?? "")?.[1] ?? "";
+    await deliver({ accountId, email, apiKey: "", keyId: "" }, jobId);
+    const start = await waitFor(() => engine.starts(jobId).at(-1), `a StartJob for ${jobId}`);
+    expect((await EngineClient.from(start).progress({ progress: 37, step: "Rendering clip 2 of 5" })).status).toBe(200);
+
+    const row = await env.DB.prepare(`SELECT progress FROM jobs WHERE id = ?`).bind(jobId).first<{ progress: number }>();
+    expect(row?.progress).toBe(0);
+    const body = await (await visitor.get(`/dashboard/jobs/${jobId}/status.json`)).json<{ status: string; progress: number; step: string }>();
+    expect(body).toMatchObject({ status: "processing", progress: 37, step: "Rendering clip 2 of 5" });
   });
 
   it("refuses what the API refuses: bad URL, unknown type or configuration, no credits", async () => {

@@ -3,7 +3,15 @@
  * credits checked at each step (reserve on probe, charge on completion,
  * release on failure and cancel).
  */
-import { createExecutionContext, createMessageBatch, env, getQueueResult, runDurableObjectAlarm, SELF } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  env,
+  getQueueResult,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  SELF,
+} from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { accountState } from "../../src/account/stub";
 import { app } from "../../src/app";
@@ -344,7 +352,10 @@ describe("engine callbacks", () => {
     await client.uploadClip(0);
     expect((await getUsage(account)).credits_remaining).toBe(58);
     const stub = accountState(env, account.accountId);
-    // Silence that has already lasted longer than allowed.
+    // Silence that has already lasted longer than allowed: the last report and the deadline are both past.
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec(`UPDATE live_jobs SET last_report_ms = ? WHERE job_id = ?`, Date.now() - 3_600_000, client.jobId);
+    });
     await stub.touchWatchdog(client.jobId, 0);
     await runDurableObjectAlarm(stub);
     const job = await waitFor(async () => {
@@ -357,6 +368,18 @@ describe("engine callbacks", () => {
     expect(await objectKeys(client.jobId)).toEqual([]);
     expect(engine.cancels(client.jobId).length).toBeGreaterThanOrEqual(1);
     await expectProblem(await client.progress({ progress: 60, step: "Uploading clips" }), 409, "job_not_active");
+  });
+
+  it("the watchdog spares a job whose engine reported after its deadline was set", async () => {
+    const account = await createAccount();
+    const client = await startJob(account, engine);
+    const stub = accountState(env, account.accountId);
+    await stub.touchWatchdog(client.jobId, 0);
+    // The deadline passed, but the live state shows a report within the silence timeout.
+    await runDurableObjectAlarm(stub);
+    expect((await getJob(account, client.jobId)).status).toBe("processing");
+    expect(await stub.watchdogDeadline(client.jobId)).toBeGreaterThan(Date.now());
+    await expectAck(await client.progress({ progress: 30, step: "Analysing" }));
   });
 
   it("refuses uploads over the size cap or without a length, before storing anything", async () => {

@@ -10,6 +10,7 @@ import { AppError } from "../../http/errors";
 import { decodeCursor, encodeCursor } from "../../jobs/cursor";
 import { isJobId } from "../../jobs/ids";
 import { presentJob } from "../../jobs/present";
+import { withLiveState } from "../../jobs/read-path";
 import { withQueuePosition } from "../../fleet/queue-position";
 import { checkCaptionsUrl, checkVideoUrl } from "../../jobs/source-url";
 import { checkVideoType, createJob } from "../../jobs/submit";
@@ -131,7 +132,9 @@ async function renderJobsPage(c: Context<DashboardEnv>, state: PageState, status
 
 async function ownJob(c: Context<DashboardEnv>): Promise<Job | null> {
   const id = c.req.param("id") ?? "";
-  return isJobId(id) ? findAccountJob(c.env.DB, sessionOf(c).accountId, id) : null;
+  const job = isJobId(id) ? await findAccountJob(c.env.DB, sessionOf(c).accountId, id) : null;
+  // Progress and step of an active job live in its account's Durable Object, not D1.
+  return job && withLiveState(c.env, job);
 }
 
 function field(body: Record<string, unknown>, name: string): string {

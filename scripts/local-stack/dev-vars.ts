@@ -1,10 +1,15 @@
+/**
+ * `.dev.vars`, the developer's own Worker variables for `npm run dev` (and the
+ * admin token `npm run admin` reads). Created from `.dev.vars.example` with
+ * fresh secrets when missing; never committed.
+ */
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import path from "node:path";
+import { join } from "node:path";
+import { PROJECT_ROOT } from "./paths.ts";
 
-export const PROJECT_ROOT = path.resolve(import.meta.dirname, "../..");
-export const DEV_VARS_PATH = path.join(PROJECT_ROOT, ".dev.vars");
-const DEV_VARS_EXAMPLE_PATH = path.join(PROJECT_ROOT, ".dev.vars.example");
+export const DEV_VARS_PATH = join(PROJECT_ROOT, ".dev.vars");
+const DEV_VARS_EXAMPLE_PATH = join(PROJECT_ROOT, ".dev.vars.example");
 
 /** Secrets the example only names: each new .dev.vars gets fresh random values for them. */
 const GENERATED_SECRETS = ["ADMIN_TOKEN", "ENGINE_SECRET"];
@@ -42,11 +47,3 @@ export function parseDevVars(text: string): Record<string, string> {
 export function readDevVars(): Record<string, string> {
   return existsSync(DEV_VARS_PATH) ? parseDevVars(readFileSync(DEV_VARS_PATH, "utf8")) : {};
 }
-
-/** Environment for wrangler children: no telemetry, no Request.cf download (no internet here). */
-export function wranglerEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...extra };
-}
-
-export const WRANGLER_BIN = path.join(PROJECT_ROOT, "node_modules", ".bin", "wrangler");
-export const TSX_BIN = path.join(PROJECT_ROOT, "node_modules", ".bin", "tsx");
