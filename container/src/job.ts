@@ -28,7 +28,8 @@ import { createWorkDir, type WorkDir } from "./workdir.ts";
 
 /**
  * One job from start to finish: fetch the source, probe it, let the Worker
- * reserve credits, analyse, render every clip, upload, complete. Any failure
+ * reserve credits, analyse, then render the clips and upload each while the
+ * next ones render (clip-pipeline.ts), complete. Any failure
  * becomes one fail callback with a SPEC failure code; a cancel or a 409 from
  * the Worker ends the job without another callback. The work directory goes
  * in every case.
@@ -291,6 +292,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     };
     const uploadBytes = new Array<number>(count).fill(0);
     const uploadTotal = new Array<number>(count).fill(0);
+    // The upload stage's share of progress starts once every clip is rendered (earlier uploads count then).
     let uploadsOnly = false;
     const uploadProgress = () => {
       if (!uploadsOnly) return;
