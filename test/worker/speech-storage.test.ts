@@ -47,6 +47,16 @@ describe("engine channel: transcript and caption uploads", () => {
     expect((await env.CLIPS.head(`clips/${client.jobId}/3.vtt`))?.httpMetadata?.contentType).toBe("text/vtt; charset=utf-8");
   });
 
+  it("stores captions sent with a byte-order mark without it (players and editors differ on BOMs)", async () => {
+    const account = await createAccount("unmetered");
+    const client = await processingJob(account);
+    await expectAck(await put(client, "clips/1/captions.srt", `\ufeff${CLIP_SRT}`, "application/x-subrip"));
+    await expectAck(await put(client, "clips/2/captions.srt", "\ufeff", "application/x-subrip"));
+    const bytes = async (key: string) => new Uint8Array(await (await env.CLIPS.get(key))!.arrayBuffer());
+    expect(await bytes(`clips/${client.jobId}/1.srt`)).toEqual(new TextEncoder().encode(CLIP_SRT));
+    expect((await bytes(`clips/${client.jobId}/2.srt`)).length).toBe(0);
+  });
+
   it("refuses bad uploads with clear errors and stores nothing", async () => {
     const account = await createAccount("unmetered");
     const client = await processingJob(account);
