@@ -1,13 +1,7 @@
 /** The SQL of one UploadState object: its one meta row, the stored parts and the staged bytes. */
-import type { UploadStatus } from "./upload-state";
+import type { NewUpload, UploadStatus } from "./upload-state";
 
-export interface UploadMeta {
-  uploadId: string;
-  accountId: string;
-  length: number;
-  partSize: number;
-  fileName: string | null;
-  metadata: string | null;
+export interface UploadMeta extends NewUpload {
   multipartId: string;
   status: UploadStatus;
   createdAt: string;

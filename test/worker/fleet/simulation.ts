@@ -12,6 +12,7 @@ import { ENGINE_SIGNATURE_HEADER, StartJob, verifyEngineRequest } from "../../..
 import { handleQueue } from "../../../src/queue/consumer";
 import type { JobMessage } from "../../../src/queue/message";
 import { ContainerStandIn, type SimProcess } from "./container-standin";
+import { rng } from "../../media/beds";
 
 export type AccountKind = "single" | "burst" | "looper";
 
@@ -65,18 +66,6 @@ export interface SimReport {
   simulatedSeconds: number;
   realSeconds: number;
   burstWindow: [number, number] | null;
-}
-
-/** Small deterministic PRNG (mulberry32), so runs are repeatable by seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 class SimClock {
