@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Job } from "../db/jobs";
-import { silenceTimeoutSeconds } from "../engine/dispatch";
+import { silenceTimeoutSeconds } from "../settings";
 import { countsD1Queries, withD1Totals } from "../http/d1-query-header";
 import { expireOverdueJob } from "../jobs/lifecycle";
 import * as slots from "./active-slots";

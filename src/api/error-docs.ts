@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { FAILURE_CODES } from "../engine/contract";
+import { FAILURE_CODES } from "#contract";
 import type { AppEnv } from "../http/app-env";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
 

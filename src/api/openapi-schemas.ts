@@ -5,7 +5,7 @@
  * components (the name given to `.openapi()`). Shapes follow SPEC section 3.
  */
 import { z } from "@hono/zod-openapi";
-import { ClipConfig, FailureCode, REFRAME_USED, TranscriptSource, VIDEO_TYPES, VideoType } from "../engine/contract";
+import { ClipConfig, FailureCode, REFRAME_USED, TranscriptSource, VIDEO_TYPES, VideoType } from "#contract";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
 
 const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp, UTC");

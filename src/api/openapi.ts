@@ -13,7 +13,7 @@
  * openapi test fails for such a route under /api/v1).
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
-import { VIDEO_TYPES } from "../engine/contract";
+import { VIDEO_TYPES } from "#contract";
 import { apiApp, apiRoute, HEADER_COMPONENTS, PROBLEM_COMPONENT } from "../http/api-app";
 import type { AppEnv } from "../http/app-env";
 import { Problem } from "./openapi-schemas";

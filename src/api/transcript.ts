@@ -5,7 +5,7 @@
  */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { findAccountJob } from "../db/jobs";
-import { TranscriptSentence, TranscriptSource, TranscriptWord } from "../engine/contract";
+import { TranscriptSentence, TranscriptSource, TranscriptWord } from "#contract";
 import type { AppEnv } from "../http/app-env";
 import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors";
 import { fieldErrors } from "../http/validate";

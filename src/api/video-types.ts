@@ -1,4 +1,4 @@
-import { VIDEO_TYPES, type VideoType } from "../engine/contract";
+import { VIDEO_TYPES, type VideoType } from "#contract";
 import { apiApp, apiRoute } from "../http/api-app";
 import { AppError } from "../http/errors";
 import { VideoTypes } from "./openapi-schemas";

@@ -1,5 +1,5 @@
 /** Every SQL statement on the `clips` table. */
-import type { REFRAME_USED } from "../engine/contract";
+import type { REFRAME_USED } from "#contract";
 
 export type ClipReframe = (typeof REFRAME_USED)[number];
 

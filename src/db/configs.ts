@@ -1,5 +1,5 @@
 /** Saved clip configurations, per account, named (SPEC section 3). */
-import type { ClipConfig } from "../engine/contract";
+import type { ClipConfig } from "#contract";
 
 export interface SavedConfig {
   name: string;

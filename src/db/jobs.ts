@@ -4,7 +4,7 @@
  * watchdog, the engine's callbacks, duplicate queue deliveries) resolve to one
  * outcome: the statement that matched a row won, the others changed nothing.
  */
-import { ClipConfig, type FailureCode, type TranscriptSource, type TranscriptSummary, type VideoType } from "../engine/contract";
+import { ClipConfig, type FailureCode, type TranscriptSource, type TranscriptSummary, type VideoType } from "#contract";
 
 export const JOB_STATUSES = ["queued", "processing", "completed", "failed", "canceled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

@@ -1,5 +1,5 @@
 /**
- * Direction 2 of the engine channel (contract.ts): the routes the engine calls
+ * Direction 2 of the engine channel (#contract): the routes the engine calls
  * under /internal/v1/jobs/:job_id. Only a per-job token signed by this Worker
  * opens them; API keys and the admin token never do. Once the job is no
  * longer processing every route answers 409 job_not_active, which tells the
@@ -33,8 +33,9 @@ import {
   ProbeReport,
   type CallbackAck,
   type ProbeAck,
-} from "./contract";
-import { keepEngineAwake, silenceTimeoutSeconds } from "./dispatch";
+} from "#contract";
+import { keepEngineAwake } from "../fleet/engine-host";
+import { silenceTimeoutSeconds } from "../settings";
 import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from "./live-job";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { verifyEngineToken } from "./token";

@@ -8,8 +8,8 @@
  */
 import { Container, type OutboundHandler } from "@cloudflare/containers";
 import { app } from "../app";
-import { CALLBACK_PREFIX, ENGINE_PORT } from "./contract";
-import { callbackBase, INTERNAL_CALLBACK_HOST } from "./dispatch";
+import { CALLBACK_PREFIX, ENGINE_PORT } from "#contract";
+import { callbackBase, INTERNAL_CALLBACK_HOST } from "../settings";
 
 export class ClipEngine extends Container {
   override defaultPort = ENGINE_PORT;

@@ -1,64 +1,18 @@
 /**
- * The Worker's side of direction 1 of the engine channel (contract.ts):
- * building and sending StartJob, and stopping a job's engine. Where the engine
- * lives is host.ts's business; every request after that choice is built and
- * read the same way.
+ * The Worker's side of direction 1 of the engine channel (#contract):
+ * building and sending StartJob. Where the engine lives (and stopping it) is
+ * fleet/engine-host.ts's business; every request after that choice is built
+ * and read the same way.
  */
-import { StartJob, StartJobAccepted, engineSecretProblem, type EngineLimits, type StartJob as StartJobBody } from "./contract";
-import { EngineBusyError, EngineUnavailableError, engineHosts } from "./host";
+import { StartJob, StartJobAccepted, type StartJob as StartJobBody } from "#contract";
+import { EngineBusyError, EngineUnavailableError, engineHosts } from "../fleet/engine-host";
+import { EngineMisconfiguredError, engineConfigProblem, engineLimits, tokenTtlSeconds } from "../settings";
 import { signEngineToken } from "./token";
 import type { Job } from "../db/jobs";
 
-export { EngineBusyError, EngineUnavailableError } from "./host";
-
-/** Host the Container's outbound handler answers with the Worker's app (container.ts). */
-export const INTERNAL_CALLBACK_HOST = "clipjobs.internal";
+export { EngineBusyError, EngineUnavailableError } from "../fleet/engine-host";
 
 const START_TIMEOUT_MS = 30_000;
-
-/** Dispatch refuses to sign anything with a weak secret (and submission answers 503). */
-export class EngineMisconfiguredError extends Error {
-  override readonly name = "EngineMisconfiguredError";
-}
-
-/** Example values that must never sign production tokens, whatever their length. */
-const EXAMPLE_SECRETS = new Set(["local-engine-secret-change-me-0123456789"]);
-
-/** Why this deployment's ENGINE_SECRET cannot be used, or null. */
-export function engineConfigProblem(env: Env): string | null {
-  if (EXAMPLE_SECRETS.has(env.ENGINE_SECRET)) return "ENGINE_SECRET is the example value from .dev.vars.example";
-  return engineSecretProblem(env.ENGINE_SECRET);
-}
-
-function positiveNumber(value: string | undefined, fallback: number): number {
-  const parsed = Number(value);
-  return Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
-}
-
-export function engineLimits(env: Env): EngineLimits {
-  return {
-    max_source_bytes: Math.floor(positiveNumber(env.MAX_SOURCE_BYTES, 4 * 1024 ** 3)),
-    max_source_seconds: positiveNumber(env.MAX_SOURCE_SECONDS, 3 * 3600),
-    download_timeout_seconds: positiveNumber(env.DOWNLOAD_TIMEOUT_SECONDS, 1800),
-  };
-}
-
-/** Origin the engine calls back to; handed to the engine through its environment, never a request. */
-export function callbackBase(env: Env): string {
-  return env.CALLBACK_BASE || `http://${INTERNAL_CALLBACK_HOST}`;
-}
-
-export function tokenTtlSeconds(env: Env): number {
-  return Math.floor(positiveNumber(env.ENGINE_TOKEN_TTL_SECONDS, 6 * 3600));
-}
-
-export function silenceTimeoutSeconds(env: Env): number {
-  return Math.floor(positiveNumber(env.ENGINE_SILENCE_TIMEOUT_SECONDS, 180));
-}
-
-export function maxQueueSeconds(env: Env): number {
-  return Math.floor(positiveNumber(env.MAX_QUEUE_SECONDS, 24 * 3600));
-}
 
 /**
  * The job's callback token, signed at dispatch: its lifetime counts from the
@@ -106,14 +60,4 @@ export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepte
   const accepted = StartJobAccepted.safeParse(await response.json().catch(() => null));
   if (!accepted.success) throw new EngineUnavailableError("engine answered StartJob with an unexpected body");
   return accepted.data;
-}
-
-/** Stops the job's engine (never starts one). Best effort: the engine also stops on its next callback's 409. */
-export async function stopEngine(env: Env, jobId: string, engineReported: boolean): Promise<void> {
-  await engineHosts.select(env).stop(jobId, engineReported);
-}
-
-/** The container's sleep timer only counts requests into it, so each engine report renews it. */
-export async function keepEngineAwake(env: Env, jobId: string): Promise<void> {
-  await engineHosts.select(env).keepAwake(jobId);
 }

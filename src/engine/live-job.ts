@@ -14,7 +14,7 @@ import type { Report } from "../account/live-jobs";
 import { accountState } from "../account/stub";
 import { findJob, type Job } from "../db/jobs";
 import { AppError } from "../http/errors";
-import { silenceTimeoutSeconds } from "./dispatch";
+import { silenceTimeoutSeconds } from "../settings";
 import { knownJobAccount, rememberJobAccount } from "./job-accounts";
 
 export function jobNotActive(jobId: string): AppError {

@@ -1,5 +1,5 @@
 /**
- * The speech routes of the engine channel (contract.ts, direction 2), mounted
+ * The speech routes of the engine channel (#contract, direction 2), mounted
  * inside `callbacks` so its token middleware runs first; the job comes from
  * its account's Durable Object (live-job.ts), not D1:
  *
@@ -32,8 +32,8 @@ import {
   TRANSCRIBE_MAX_CHUNK_BYTES,
   type CallbackAck,
   type CompleteReport,
-} from "./contract";
-import { keepEngineAwake } from "./dispatch";
+} from "#contract";
+import { keepEngineAwake } from "../fleet/engine-host";
 import { liveProcessingJob } from "./live-job";
 import { inspectWav } from "./wav";
 import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable } from "./whisper";

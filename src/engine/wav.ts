@@ -1,5 +1,5 @@
 /**
- * The one audio shape the /transcribe channel route takes (contract.ts):
+ * The one audio shape the /transcribe channel route takes (#contract):
  * RIFF/WAVE, PCM, 16-bit little-endian, mono, 16 kHz. Checked here so a
  * malformed chunk is refused with a clear 400 instead of being billed to
  * Workers AI and coming back as garbage.

@@ -8,7 +8,7 @@
  * answer per chunk, never a duplicate model run caused by its own retry.
  */
 import { z } from "zod";
-import type { TranscribeResult, TranscriptWord } from "./contract";
+import type { TranscribeResult, TranscriptWord } from "#contract";
 
 export const WHISPER_MODEL = "@cf/openai/whisper-large-v3-turbo";
 

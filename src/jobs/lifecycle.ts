@@ -8,8 +8,9 @@
  * cleanup, and stopping the job's engine instance.
  */
 import { accountState } from "../account/stub";
-import type { ClipReport, FailureCode, TranscriptSummary } from "../engine/contract";
-import { maxQueueSeconds, stopEngine } from "../engine/dispatch";
+import type { ClipReport, FailureCode, TranscriptSummary } from "#contract";
+import { stopEngine } from "../fleet/engine-host";
+import { maxQueueSeconds } from "../settings";
 import { insertClipWhileProcessing } from "../db/clips";
 import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
 import {

@@ -3,7 +3,7 @@
  * GET /api/v1/jobs/:id/transcript?format=. One cue per sentence; a sentence
  * too long for two lines is split at word boundaries, timed by its words.
  */
-import type { Transcript, TranscriptWord } from "../engine/contract";
+import type { Transcript, TranscriptWord } from "#contract";
 
 /** Line length readers can follow (the usual subtitle guideline), two lines per cue. */
 const LINE_CHARS = 42;

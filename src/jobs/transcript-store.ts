@@ -1,6 +1,6 @@
 /** Reading a job's transcript back from R2 (the engine stored it over the channel). */
 import type { Job } from "../db/jobs";
-import { Transcript } from "../engine/contract";
+import { Transcript } from "#contract";
 import { toPlainText, toSrt, toWebVtt } from "./transcript-formats";
 import { transcriptKey } from "./storage";
 

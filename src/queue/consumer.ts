@@ -8,14 +8,8 @@
  */
 import { accountState } from "../account/stub";
 import { findJob, markProcessing, QUEUED_STEP, revertToQueued } from "../db/jobs";
-import {
-  EngineBusyError,
-  EngineMisconfiguredError,
-  EngineUnavailableError,
-  maxQueueSeconds,
-  silenceTimeoutSeconds,
-  startOnEngine,
-} from "../engine/dispatch";
+import { EngineBusyError, EngineUnavailableError, startOnEngine } from "../engine/dispatch";
+import { EngineMisconfiguredError, maxQueueSeconds, silenceTimeoutSeconds } from "../settings";
 import { sendDispatches } from "../fleet/fleet-scheduler";
 import { fleetCapacity, fleetScheduler } from "../fleet/stub";
 import { failJob } from "../jobs/lifecycle";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CLIP_CONFIG } from "../../src/engine/contract";
+import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { api, createAccount, expectProblem } from "./helpers";
 
 function put(account: { apiKey: string }, name: string, body: unknown) {

@@ -9,7 +9,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult, runInD
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { accountState } from "../../src/account/stub";
 import { withCountedD1, type D1Counts } from "../../src/db/query-count";
-import type { ProgressReport } from "../../src/engine/contract";
+import type { ProgressReport } from "#contract";
 import worker from "../../src/index";
 import { handleQueue } from "../../src/queue/consumer";
 import type { JobMessage } from "../../src/queue/message";

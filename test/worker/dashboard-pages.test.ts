@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { configFromForm } from "../../src/dashboard/pages/config-input";
-import { DEFAULT_CLIP_CONFIG } from "../../src/engine/contract";
+import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { EngineClient, FakeEngine, waitFor } from "./engine-stub";
 import { api, expectProblem } from "./helpers";
 import { deliver, VIDEO_URL } from "./jobs-helpers";

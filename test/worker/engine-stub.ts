@@ -17,8 +17,8 @@ import type {
   ProbeReport,
   ProgressReport,
   StartJob,
-} from "../../src/engine/contract";
-import { ENGINE_SIGNATURE_HEADER, verifyEngineRequest } from "../../src/engine/contract";
+} from "#contract";
+import { ENGINE_SIGNATURE_HEADER, verifyEngineRequest } from "#contract";
 
 export const ENGINE_ORIGIN = "http://engine.test";
 

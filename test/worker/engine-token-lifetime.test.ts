@@ -7,7 +7,7 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { app } from "../../src/app";
 import { beforeEach, describe, expect, it } from "vitest";
-import { tokenTtlSeconds } from "../../src/engine/dispatch";
+import { tokenTtlSeconds } from "../../src/settings";
 import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
 import { createAccount } from "./helpers";
 import { deliver, getJob, submitJob } from "./jobs-helpers";

@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CompleteReport, FailReport, ProbeReport, ProgressReport } from "../../src/engine/contract";
+import { CompleteReport, FailReport, ProbeReport, ProgressReport } from "#contract";
 import { signEngineToken } from "../../src/engine/token";
 import { arbitraryFromSchema, bodyFor, contentType, inputSchema, jsonValue, malformedBody, type RawBody } from "./fuzz/bodies";
 import { fuzzEndpoint, describeCase } from "./fuzz/property";

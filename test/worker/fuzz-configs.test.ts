@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ASPECT_RATIOS, CAPTION_MODES, CAPTION_POSITIONS, CAPTION_STYLES, ClipConfig, LAYOUTS, REFRAME_MODES } from "../../src/engine/contract";
+import { ASPECT_RATIOS, CAPTION_MODES, CAPTION_POSITIONS, CAPTION_STYLES, ClipConfig, LAYOUTS, REFRAME_MODES } from "#contract";
 import { MAX_JSON_BODY_BYTES } from "../../src/http/body-guard";
 import { arbitraryFromSchema, bodyFor, contentType, inputSchema, type RawBody } from "./fuzz/bodies";
 import { fuzzEndpoint, describeCase } from "./fuzz/property";

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { VIDEO_TYPES } from "../../src/engine/contract";
+import { VIDEO_TYPES } from "#contract";
 import { FakeEngine } from "./engine-stub";
 import { arbitraryFromSchema, bodyFor, contentType, inputSchema, jsonValue, type RawBody } from "./fuzz/bodies";
 import { send } from "./fuzz/invoke";

@@ -15,7 +15,7 @@ import {
 import { beforeEach, describe, expect, it } from "vitest";
 import { accountState } from "../../src/account/stub";
 import { app } from "../../src/app";
-import { MAX_CLIP_UPLOAD_BYTES } from "../../src/engine/contract";
+import { MAX_CLIP_UPLOAD_BYTES } from "#contract";
 import { BUSY_RETRY_SECONDS, handleQueue, QUEUE_MAX_RETRIES } from "../../src/queue/consumer";
 import type { JobMessage } from "../../src/queue/message";
 import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Clip } from "../../src/db/clips";
 import type { Job } from "../../src/db/jobs";
 import { JobCard } from "../../src/dashboard/components/job-card";
-import { DEFAULT_CLIP_CONFIG } from "../../src/engine/contract";
+import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { reasonInWords, reasonsInWords } from "../../src/jobs/reason-words";
 
 describe("clip reasons in words", () => {

@@ -1,5 +1,5 @@
 /** Shared by the speech suites: a transcript, clip captions, and jobs that carry them. */
-import { type Transcript } from "../../src/engine/contract";
+import { type Transcript } from "#contract";
 import { clipReport, expectAck, type EngineClient, type FakeEngine } from "./engine-stub";
 import type { TestAccount } from "./helpers";
 import { startJob } from "./jobs-helpers";

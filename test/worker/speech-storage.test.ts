@@ -8,7 +8,7 @@ import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { Job as JobSchema } from "../../src/api/openapi-schemas";
 import { TranscriptDocument } from "../../src/api/transcript";
-import { MAX_TRANSCRIPT_UPLOAD_BYTES } from "../../src/engine/contract";
+import { MAX_TRANSCRIPT_UPLOAD_BYTES } from "#contract";
 import { clipReport, expectAck, FakeEngine, type EngineClient } from "./engine-stub";
 import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers";
 import { startJob } from "./jobs-helpers";

@@ -5,7 +5,7 @@
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { CHUNK_START_HEADER, TRANSCRIBE_MAX_CHUNK_BYTES, TranscribeResult } from "../../src/engine/contract";
+import { CHUNK_START_HEADER, TRANSCRIBE_MAX_CHUNK_BYTES, TranscribeResult } from "#contract";
 import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable, toTranscribeResult } from "../../src/engine/whisper";
 import worker from "../../src/index";
 import { type EngineClient, FakeEngine } from "./engine-stub";

@@ -2,7 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { EXPIRY_RETRY_MS, type AccountState } from "../../src/account/account-state";
 import { accountState } from "../../src/account/stub";
-import { DEFAULT_CLIP_CONFIG } from "../../src/engine/contract";
+import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { api, createAccount } from "./helpers";
 
 /** A processing job row, as the queue consumer leaves it once the engine has started. */

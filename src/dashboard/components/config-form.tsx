@@ -8,7 +8,7 @@ import {
   REFRAME_MODES,
   RESOLUTIONS,
   type ClipConfig,
-} from "../../engine/contract";
+} from "#contract";
 import { Alert, CsrfField, Field, type FieldErrors } from "./form";
 
 /** What the form shows: saved values, or what was typed when validation failed. */

@@ -5,7 +5,7 @@
  * anything else goes to the schema as typed, which then names the problem.
  */
 import type { z } from "zod";
-import { ClipConfig } from "../../engine/contract";
+import { ClipConfig } from "#contract";
 import type { FieldErrors } from "../components/form";
 import type { ConfigFormValues } from "../components/config-form";
 

@@ -2,7 +2,7 @@
 import { Hono, type Context } from "hono";
 import { ConfigName, MAX_CONFIGS_PER_ACCOUNT } from "../../api/configs";
 import { countConfigs, deleteConfig, getConfig, listConfigs, putConfig, type SavedConfig } from "../../db/configs";
-import { DEFAULT_CLIP_CONFIG } from "../../engine/contract";
+import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { ConfigForm, valuesOf, type ConfigFormProps } from "../components/config-form";
 import { ConfirmForm, Notice } from "../components/form";
 import { Layout } from "../components/layout";

@@ -5,7 +5,7 @@ import { getUsage } from "../../db/accounts";
 import { listClips, listClipsOfJobs } from "../../db/clips";
 import { listConfigs } from "../../db/configs";
 import { findAccountJob, listJobs, type Job } from "../../db/jobs";
-import { VIDEO_TYPES } from "../../engine/contract";
+import { VIDEO_TYPES } from "#contract";
 import { AppError } from "../../http/errors";
 import { decodeCursor, encodeCursor } from "../../jobs/cursor";
 import { isJobId } from "../../jobs/ids";

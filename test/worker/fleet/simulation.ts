@@ -8,7 +8,7 @@
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { app } from "../../../src/app";
-import { ENGINE_SIGNATURE_HEADER, StartJob, verifyEngineRequest } from "../../../src/engine/contract";
+import { ENGINE_SIGNATURE_HEADER, StartJob, verifyEngineRequest } from "#contract";
 import { handleQueue } from "../../../src/queue/consumer";
 import type { JobMessage } from "../../../src/queue/message";
 import { ContainerStandIn, type SimProcess } from "./container-standin";

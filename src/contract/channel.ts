@@ -1,7 +1,6 @@
 /**
- * The Worker <-> clip engine contract. This is the one module that both the
- * Worker (src/) and the engine (container/) import, so a change here is a
- * change on both sides of the channel at once. Schema and type share a name.
+ * The Worker <-> clip engine channel: the bodies each side sends and the
+ * routes it sends them to. Schema and type share a name.
  *
  * Direction 1, Worker -> engine (engine HTTP server, port ENGINE_PORT):
  *   GET  /health                        -> EngineHealth
@@ -32,84 +31,12 @@
  * the engine must stop work, clean up and send nothing more for that job.
  */
 import { z } from "zod";
+import { ClipConfig, FailureCode, REFRAME_USED, VideoType } from "./vocabulary.ts";
 
 export const ENGINE_PORT = 8788;
 
 /** Path prefix of the Worker's internal routes that the engine calls. */
 export const CALLBACK_PREFIX = "/internal/v1/jobs";
-
-export const VIDEO_TYPES = ["podcast", "lecture", "gaming", "sports", "vlog", "general"] as const;
-export const VideoType = z.enum(VIDEO_TYPES);
-export type VideoType = z.infer<typeof VideoType>;
-
-export const ASPECT_RATIOS = ["9:16", "1:1", "4:5", "16:9", "original"] as const;
-export const AspectRatio = z.enum(ASPECT_RATIOS);
-export type AspectRatio = z.infer<typeof AspectRatio>;
-
-export const RESOLUTIONS = [720, 1080] as const;
-export const REFRAME_MODES = ["center", "auto", "faces"] as const;
-/** Faces (issue 17): `single` frames one person (or a group that fits), `split` stacks the two main faces. */
-export const LAYOUTS = ["single", "split"] as const;
-/** What a clip's crop actually followed (ClipReport.reframe). */
-export const REFRAME_USED = ["faces", "activity", "center"] as const;
-
-/** Caption delivery: burned into the picture, WebVTT/SRT sidecar files, both or none. */
-export const CAPTION_MODES = ["off", "burned", "sidecar", "both"] as const;
-export const CaptionMode = z.enum(CAPTION_MODES);
-export type CaptionMode = z.infer<typeof CaptionMode>;
-
-/** Burned caption presets: bold (outlined, word highlighted as said), clean (white with shadow), boxed. */
-export const CAPTION_STYLES = ["bold", "clean", "boxed"] as const;
-export const CaptionStyle = z.enum(CAPTION_STYLES);
-export type CaptionStyle = z.infer<typeof CaptionStyle>;
-
-export const CAPTION_POSITIONS = ["bottom", "center"] as const;
-export const CaptionPosition = z.enum(CAPTION_POSITIONS);
-export type CaptionPosition = z.infer<typeof CaptionPosition>;
-
-/**
- * A clip configuration (SPEC section 3). The API's saved configurations and
- * the job sent to the engine use this same schema, so the dashboard, the API
- * and the engine validate identically.
- */
-export const ClipConfig = z
-  .object({
-    aspect_ratio: AspectRatio.default("9:16"),
-    resolution: z.union([z.literal(720), z.literal(1080)]).default(1080),
-    min_clip_seconds: z.number().int().min(5).max(120).default(15),
-    max_clip_seconds: z.number().int().min(10).max(180).default(60),
-    max_clips: z.number().int().min(1).max(20).default(5),
-    reframe: z.enum(REFRAME_MODES).default("center"),
-    layout: z.enum(LAYOUTS).default("single"),
-    captions: CaptionMode.default("both"),
-    caption_style: CaptionStyle.default("bold"),
-    caption_position: CaptionPosition.default("bottom"),
-  })
-  .strict()
-  .refine((c) => c.max_clip_seconds >= c.min_clip_seconds, {
-    message: "max_clip_seconds must be at least min_clip_seconds",
-    path: ["max_clip_seconds"],
-  });
-export type ClipConfig = z.infer<typeof ClipConfig>;
-
-export const DEFAULT_CLIP_CONFIG: ClipConfig = ClipConfig.parse({});
-
-/** Job failure codes (SPEC section 6), carried in `error.code` of a failed job. */
-export const FAILURE_CODES = [
-  "source_unreachable",
-  "source_not_video",
-  "source_too_large",
-  "source_too_long",
-  "unsupported_platform",
-  "insufficient_credits",
-  "no_clips_found",
-  "processing_timeout",
-  "queue_timeout",
-  "internal_error",
-  "captions_invalid",
-] as const;
-export const FailureCode = z.enum(FAILURE_CODES);
-export type FailureCode = z.infer<typeof FailureCode>;
 
 /**
  * Limits the Worker hands to the engine with every job (SPEC section 7).
@@ -291,79 +218,4 @@ export const MAX_CLIP_UPLOAD_BYTES = 512 * 1024 * 1024;
 
 export function callbackUrl(base: string, jobId: string, suffix: string): string {
   return `${base.replace(/\/+$/, "")}${CALLBACK_PREFIX}/${jobId}/${suffix}`;
-}
-
-// ---------------------------------------------------------------------------
-// Signed requests, Worker -> engine. Both sides hold ENGINE_SECRET (the Worker
-// as a secret, the engine in its environment); a request is accepted only
-// with a fresh signature over its method, path and body.
-
-export const ENGINE_SIGNATURE_HEADER = "Engine-Signature";
-/** A signature older or newer than this is refused (clock skew plus transit). */
-export const ENGINE_SIGNATURE_TOLERANCE_SECONDS = 300;
-/** ENGINE_SECRET must have at least this many bytes, on both sides. */
-export const MIN_ENGINE_SECRET_BYTES = 32;
-
-const utf8 = new TextEncoder();
-
-/** Why a secret is unusable, or null when it is fine. */
-export function engineSecretProblem(secret: string | undefined): string | null {
-  if (!secret) return "ENGINE_SECRET is not set";
-  if (utf8.encode(secret).length < MIN_ENGINE_SECRET_BYTES) {
-    return `ENGINE_SECRET must be at least ${MIN_ENGINE_SECRET_BYTES} bytes (e.g. openssl rand -base64 32)`;
-  }
-  return null;
-}
-
-function toBase64Url(bytes: ArrayBuffer): string {
-  let text = "";
-  for (const byte of new Uint8Array(bytes)) text += String.fromCharCode(byte);
-  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | null {
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(text)) return null;
-  try {
-    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4));
-    const bytes = new Uint8Array(new ArrayBuffer(binary.length));
-    for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
-    return bytes;
-  } catch {
-    return null;
-  }
-}
-
-async function signatureKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", utf8.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
-}
-
-function signedText(timestamp: number, method: string, path: string, body: string): string {
-  return `${timestamp}.${method.toUpperCase()}.${path}.${body}`;
-}
-
-/** The ENGINE_SIGNATURE_HEADER value for a request: `t=<unix seconds>,v1=<base64url HMAC-SHA256>`. */
-export async function signEngineRequest(
-  secret: string,
-  request: { method: string; path: string; body: string },
-  nowMs: number = Date.now(),
-): Promise<string> {
-  const timestamp = Math.floor(nowMs / 1000);
-  const mac = await crypto.subtle.sign("HMAC", await signatureKey(secret), utf8.encode(signedText(timestamp, request.method, request.path, request.body)));
-  return `t=${timestamp},v1=${toBase64Url(mac)}`;
-}
-
-/** True only for a fresh signature of exactly this method, path and body (compared in constant time by WebCrypto). */
-export async function verifyEngineRequest(
-  secret: string,
-  header: string | null | undefined,
-  request: { method: string; path: string; body: string },
-  nowMs: number = Date.now(),
-): Promise<boolean> {
-  const match = /^t=(\d{1,12}),v1=([A-Za-z0-9_-]{1,200})$/.exec(header ?? "");
-  if (!match) return false;
-  const timestamp = Number(match[1]);
-  if (Math.abs(nowMs / 1000 - timestamp) > ENGINE_SIGNATURE_TOLERANCE_SECONDS) return false;
-  const mac = fromBase64Url(match[2] ?? "");
-  if (!mac) return false;
-  return crypto.subtle.verify("HMAC", await signatureKey(secret), mac, utf8.encode(signedText(timestamp, request.method, request.path, request.body)));
 }

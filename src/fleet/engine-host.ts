@@ -8,7 +8,7 @@
  * and completion can call it freely.
  */
 import { getContainer } from "@cloudflare/containers";
-import { ENGINE_SIGNATURE_HEADER, signEngineRequest } from "./contract";
+import { ENGINE_SIGNATURE_HEADER, signEngineRequest } from "#contract";
 
 /** The platform has no instance free for the job right now (or the engine is shutting down): try later. */
 export class EngineBusyError extends Error {
@@ -128,3 +128,13 @@ export const engineHosts = {
       : containerHost(env.ENGINE as unknown as ContainerNamespace, env.ENGINE_SECRET);
   },
 };
+
+/** Stops the job's engine (never starts one). Best effort: the engine also stops on its next callback's 409. */
+export async function stopEngine(env: Env, jobId: string, engineReported: boolean): Promise<void> {
+  await engineHosts.select(env).stop(jobId, engineReported);
+}
+
+/** The container's sleep timer only counts requests into it, so each engine report renews it. */
+export async function keepEngineAwake(env: Env, jobId: string): Promise<void> {
+  await engineHosts.select(env).keepAwake(jobId);
+}

@@ -1,0 +1,81 @@
+/**
+ * The service's vocabulary: video types, clip configurations and the job
+ * failure codes. The API, the dashboard, D1 rows and the engine all speak it,
+ * so it lives at the bottom of src/, below every other module.
+ */
+import { z } from "zod";
+
+
+
+export const VIDEO_TYPES = ["podcast", "lecture", "gaming", "sports", "vlog", "general"] as const;
+export const VideoType = z.enum(VIDEO_TYPES);
+export type VideoType = z.infer<typeof VideoType>;
+
+export const ASPECT_RATIOS = ["9:16", "1:1", "4:5", "16:9", "original"] as const;
+export const AspectRatio = z.enum(ASPECT_RATIOS);
+export type AspectRatio = z.infer<typeof AspectRatio>;
+
+export const RESOLUTIONS = [720, 1080] as const;
+export const REFRAME_MODES = ["center", "auto", "faces"] as const;
+/** Faces (issue 17): `single` frames one person (or a group that fits), `split` stacks the two main faces. */
+export const LAYOUTS = ["single", "split"] as const;
+/** What a clip's crop actually followed (ClipReport.reframe). */
+export const REFRAME_USED = ["faces", "activity", "center"] as const;
+
+/** Caption delivery: burned into the picture, WebVTT/SRT sidecar files, both or none. */
+export const CAPTION_MODES = ["off", "burned", "sidecar", "both"] as const;
+export const CaptionMode = z.enum(CAPTION_MODES);
+export type CaptionMode = z.infer<typeof CaptionMode>;
+
+/** Burned caption presets: bold (outlined, word highlighted as said), clean (white with shadow), boxed. */
+export const CAPTION_STYLES = ["bold", "clean", "boxed"] as const;
+export const CaptionStyle = z.enum(CAPTION_STYLES);
+export type CaptionStyle = z.infer<typeof CaptionStyle>;
+
+export const CAPTION_POSITIONS = ["bottom", "center"] as const;
+export const CaptionPosition = z.enum(CAPTION_POSITIONS);
+export type CaptionPosition = z.infer<typeof CaptionPosition>;
+
+/**
+ * A clip configuration (SPEC section 3). The API's saved configurations and
+ * the job sent to the engine use this same schema, so the dashboard, the API
+ * and the engine validate identically.
+ */
+export const ClipConfig = z
+  .object({
+    aspect_ratio: AspectRatio.default("9:16"),
+    resolution: z.union([z.literal(720), z.literal(1080)]).default(1080),
+    min_clip_seconds: z.number().int().min(5).max(120).default(15),
+    max_clip_seconds: z.number().int().min(10).max(180).default(60),
+    max_clips: z.number().int().min(1).max(20).default(5),
+    reframe: z.enum(REFRAME_MODES).default("center"),
+    layout: z.enum(LAYOUTS).default("single"),
+    captions: CaptionMode.default("both"),
+    caption_style: CaptionStyle.default("bold"),
+    caption_position: CaptionPosition.default("bottom"),
+  })
+  .strict()
+  .refine((c) => c.max_clip_seconds >= c.min_clip_seconds, {
+    message: "max_clip_seconds must be at least min_clip_seconds",
+    path: ["max_clip_seconds"],
+  });
+export type ClipConfig = z.infer<typeof ClipConfig>;
+
+export const DEFAULT_CLIP_CONFIG: ClipConfig = ClipConfig.parse({});
+
+/** Job failure codes (SPEC section 6), carried in `error.code` of a failed job. */
+export const FAILURE_CODES = [
+  "source_unreachable",
+  "source_not_video",
+  "source_too_large",
+  "source_too_long",
+  "unsupported_platform",
+  "insufficient_credits",
+  "no_clips_found",
+  "processing_timeout",
+  "queue_timeout",
+  "internal_error",
+  "captions_invalid",
+] as const;
+export const FailureCode = z.enum(FAILURE_CODES);
+export type FailureCode = z.infer<typeof FailureCode>;
