@@ -1,7 +1,8 @@
 /**
- * podcast: speech-driven. Clips start and end inside pauses (never
- * mid-phrase) and are scored on speech density and vocal emphasis; scene
- * cuts are ignored.
+ * podcast: speech-driven. Clips start and end inside pauses between
+ * sentences (features.edgePauses: never mid-phrase, never in a hesitation)
+ * and are scored on speech density and vocal emphasis; scene cuts are
+ * ignored.
  */
 import { boundaryPairs, clamp01, endInPause, lengthFit, scoreWith, startInPause } from "../select.ts";
 import type { Strategy } from "./strategy.ts";
@@ -10,9 +11,11 @@ import type { Strategy } from "./strategy.ts";
 const MIN_VOICED = 0.4;
 
 export const podcast: Strategy = {
-  requiresAudio: true,
+  requiresSpeech: true,
   windows(features, limits) {
-    const pairs = boundaryPairs(features.pauses.map(startInPause), features.pauses.map(endInPause), limits);
+    let pairs = boundaryPairs(features.edgePauses.map(startInPause), features.edgePauses.map(endInPause), limits);
+    // Talk with no pause between sentences within the maximum length: the shorter pauses are all there is.
+    if (pairs.length === 0) pairs = boundaryPairs(features.pauses.map(startInPause), features.pauses.map(endInPause), limits);
     return pairs.flatMap(({ start, end }) => {
       const voiced = features.voiced.mean(start, end);
       if (voiced < MIN_VOICED) return [];
