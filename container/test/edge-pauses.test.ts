@@ -8,7 +8,7 @@
  * without speech weigh what can be seen and heard instead.
  */
 import { describe, expect, it } from "vitest";
-import { buildFeatures, cutsBetweenSpeech, hasSpeech, SENTENCE_PAUSE_SECONDS, type Features } from "../src/analyse/features.ts";
+import { BIN, buildFeatures, cutsBetweenSpeech, hasSpeech, SENTENCE_PAUSE_SECONDS, Series, type Features } from "../src/analyse/features.ts";
 import type { FrameAnalysis } from "../src/analyse/frames.ts";
 import { LOUDNESS_HOP } from "../src/analyse/signals.ts";
 import { podcast } from "../src/analyse/strategies/podcast.ts";
@@ -93,5 +93,18 @@ describe("quiet stretches and pauses between sentences", () => {
     expect(moved.speech_density + moved.vocal_emphasis).toBe(0);
     expect(moved.loudness_peak + moved.motion_burst + moved.scene_change).toBeCloseTo(0.9, 9);
     expect(moved.motion_burst / moved.loudness_peak).toBeCloseTo(2, 9);
+  });
+});
+
+describe("sustained emphasis", () => {
+  it("is the largest mean over the given seconds inside the window, or the window's mean when it is shorter", () => {
+    // 30 s: calm, then 5 s fully emphatic from 10 s, then calm.
+    const values = new Float64Array(30 / BIN);
+    for (let b = 10 / BIN; b < 15 / BIN; b++) values[b] = 1;
+    const series = new Series(values);
+    expect(series.sustained(0, 30, 5)).toBeCloseTo(1, 9);
+    expect(series.sustained(0, 30, 10)).toBeCloseTo(0.5, 9);
+    expect(series.sustained(12, 14, 5)).toBeCloseTo(1, 9);
+    expect(series.sustained(20, 30, 5)).toBe(0);
   });
 });

@@ -45,6 +45,15 @@ export class Series {
     for (let i = from; i < to; i++) if (this.values[i]! > this.values[best]!) best = i;
     return { time: (best + 0.5) * BIN, value: this.values[best] ?? 0 };
   }
+  /** The largest mean over `width` seconds inside [start, end) (the whole window's mean when it is shorter). */
+  sustained(start: number, end: number, width: number): number {
+    const from = Math.max(0, Math.floor(start / BIN));
+    const to = Math.min(this.values.length, Math.max(from + 1, Math.ceil(end / BIN)));
+    const span = Math.max(1, Math.min(to - from, Math.round(width / BIN)));
+    let best = 0;
+    for (let i = from; i + span <= to; i++) best = Math.max(best, this.prefix[i + span]! - this.prefix[i]!);
+    return best / span;
+  }
 }
 
 export interface Features {
@@ -98,6 +107,18 @@ export interface Features {
 export const SENTENCE_PAUSE_SECONDS = 0.55;
 /** An edge placed inside a quiet stretch keeps this far from its ends (they are accurate to about 0.07 s). */
 export const QUIET_MARGIN_SECONDS = 0.1;
+/** How long the most emphatic stretch of a window that counts is (an exchange of two or three sentences). */
+const EMPHATIC_SECONDS = 5;
+
+/**
+ * Vocal emphasis of a window (0-1): half its mean emphasis, half its most
+ * emphatic EMPHATIC_SECONDS, so a heated exchange is not diluted by the calm
+ * talk around it and a clip can keep a natural length around it.
+ */
+export function emphasisIn(features: Features, start: number, end: number): number {
+  return clamp01(0.5 * (features.emphasis.mean(start, end) / 0.3) + 0.5 * (features.emphasis.sustained(start, end, EMPHATIC_SECONDS) / 0.6));
+}
+
 /** Less speech than this in the whole source (seconds) is no speech: a stray shout in a song, a cough. */
 export const MIN_SPEECH_SECONDS = 2;
 

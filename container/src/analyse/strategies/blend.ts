@@ -10,7 +10,7 @@
  * its scale and a source that moves and swells clips as well as one that
  * talks.
  */
-import { cutsBetweenSpeech, hasSpeech, type Features } from "../features.ts";
+import { cutsBetweenSpeech, emphasisIn, hasSpeech, type Features } from "../features.ts";
 import { boundaryPairs, clamp01, endInPause, gridPairs, lengthFit, scoreWith, startInPause, type Limits, type ScoredWindow } from "../select.ts";
 import { cutRate } from "./strategy.ts";
 
@@ -56,7 +56,7 @@ export function blendWindows(features: Features, limits: Limits, given: BlendWei
         ...(speech
           ? {
               speech_density: weights.speech_density * density,
-              vocal_emphasis: weights.vocal_emphasis * clamp01(features.emphasis.mean(start, end) / 0.3),
+              vocal_emphasis: weights.vocal_emphasis * emphasisIn(features, start, end),
             }
           : {}),
         loudness_peak: weights.loudness_peak * features.loudPeak.peak(start, end).value,

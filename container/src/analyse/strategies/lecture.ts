@@ -10,7 +10,7 @@
  * stretch without speech (a music intro, a silent title slide) moves to just
  * before the speech resumes, or just after it stops.
  */
-import { cutsBetweenSpeech, type Features } from "../features.ts";
+import { cutsBetweenSpeech, emphasisIn, type Features } from "../features.ts";
 import { boundaryPairs, clamp01, endInPause, lengthFit, scoreWith, startInPause, type Interval, type Limits } from "../select.ts";
 import type { Strategy } from "./strategy.ts";
 
@@ -25,7 +25,7 @@ function score(features: Features, limits: Limits, { start, end }: Interval) {
   const changes = features.sceneChanges;
   const aligned = (near(start, changes) || start === 0 ? 0.5 : 0) + (near(end, changes) || end >= limits.duration ? 0.5 : 0);
   const density = features.hasAudio ? clamp01((features.voiced.mean(start, end) - 0.3) / 0.55) : 0;
-  const emphasis = clamp01(features.emphasis.mean(start, end) / 0.3);
+  const emphasis = emphasisIn(features, start, end);
   const result = scoreWith(
     { speech_density: 0.45 * density, scene_change: 0.25 * aligned, vocal_emphasis: 0.15 * emphasis },
     0.15 * lengthFit(end - start, limits),

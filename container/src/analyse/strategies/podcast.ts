@@ -4,6 +4,7 @@
  * and are scored on speech density and vocal emphasis; scene cuts are
  * ignored.
  */
+import { emphasisIn } from "../features.ts";
 import { boundaryPairs, clamp01, endInPause, lengthFit, scoreWith, startInPause } from "../select.ts";
 import type { Strategy } from "./strategy.ts";
 
@@ -20,7 +21,7 @@ export const podcast: Strategy = {
       const voiced = features.voiced.mean(start, end);
       if (voiced < MIN_VOICED) return [];
       const density = clamp01((voiced - 0.3) / 0.55);
-      const emphasis = clamp01(features.emphasis.mean(start, end) / 0.3);
+      const emphasis = emphasisIn(features, start, end);
       const { score, reasons } = scoreWith(
         { speech_density: 0.5 * density, vocal_emphasis: 0.35 * emphasis },
         0.15 * lengthFit(end - start, limits),
