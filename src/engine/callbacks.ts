@@ -201,6 +201,7 @@ export const callbacks = new Hono<CallbackEnv>()
       clips,
       transcript: report.transcript,
       transcriptUnavailableReason: report.transcript_unavailable_reason,
+      translation: report.translation,
     });
     if (!done) throw notActive(job.id);
     return c.json(ACK);

@@ -8,7 +8,7 @@
  * cleanup, and stopping the job's engine instance.
  */
 import { accountState } from "../account/stub";
-import type { ClipReport, FailureCode, TranscriptSummary } from "#contract";
+import type { ClipReport, FailureCode, TranscriptSummary, TranslationOutcome } from "#contract";
 import { stopEngine } from "../fleet/engine-host";
 import { maxQueueSeconds } from "../settings";
 import { insertClipWhileProcessing } from "../db/clips";
@@ -57,6 +57,7 @@ export interface Completion {
   clips: ClipReport[];
   transcript: TranscriptSummary | null;
   transcriptUnavailableReason: string | null;
+  translation?: TranslationOutcome | null;
 }
 
 /** processing -> completed: writes the clip rows and charges the reservation. False if no longer processing. */
@@ -86,7 +87,7 @@ export async function completeJob(env: Env, accountId: string, jobId: string, do
   const results = await env.DB.batch([
     chargeJobCredits(env.DB, jobId, fallbackCharge),
     ...clipStatements,
-    recordTranscriptWhileProcessing(env.DB, jobId, done.transcript, done.transcriptUnavailableReason),
+    recordTranscriptWhileProcessing(env.DB, jobId, done.transcript, done.transcriptUnavailableReason, done.translation ?? null),
     finishCompleted(env.DB, jobId, done.title, done.sourceDurationSeconds, fallbackCharge, now),
   ]);
   if (!wonTransition(results.at(-1))) return false;
