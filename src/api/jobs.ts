@@ -255,7 +255,7 @@ export const jobs = apiApp()
     if (!ACTIVE_STATUSES.includes(job.status)) {
       throw new AppError("job_not_cancelable", `Job ${job.id} is ${job.status}; only queued or processing jobs can be canceled.`);
     }
-    await cancelJob(c.env, accountId, job.id);
+    await cancelJob(c.env, job);
     // Whoever won the race, answer with the job as it now stands.
     const current = await loadOwnJob(c.env.DB, accountId, job.id);
     if (current.status !== "canceled") {

@@ -13,7 +13,8 @@ import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type ClipConfig, type VideoType } fro
 import { findLogo } from "../db/logos";
 import { AppError } from "../http/errors";
 import type { JobMessage } from "../queue/message";
-import { emitJobEvent } from "../webhooks/emit";
+import { deleteUndispatchedJobEvents } from "../db/webhooks";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
 import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source";
 import { newJobId } from "./ids";
 
@@ -145,13 +146,19 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     captionsUrl: submission.captionsUrl ?? null,
   };
   const job = queuedJob(row);
-  const writes = [insertJobStatement(env.DB, row)];
+  // The job and its job.queued event in one batch (the outbox); the event goes out once the job is queued.
+  const transitionId = newTransitionId();
+  const writes = [
+    insertJobStatement(env.DB, row, transitionId),
+    jobEventStatement(env, { id: transitionId, type: "job.queued", job, at: row.now }),
+  ];
   if (idempotent) {
     const answer = JSON.stringify(idempotent.present(job));
     writes.push(storeIdempotentResponseStatement(env.DB, submission.accountId, idempotent.key, 201, answer));
   }
+  let written: boolean;
   try {
-    await env.DB.batch(writes);
+    written = eventWritten((await env.DB.batch(writes))[1]);
   } catch (err) {
     await account.releaseSlot(jobId);
     await giveUploadBack();
@@ -166,7 +173,8 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     await env.JOBS.send(message);
   } catch (err) {
     console.error(`enqueueing ${jobId} failed`, err);
-    await deleteQueuedJob(env.DB, jobId);
+    // Its event goes with it, undispatched: a job that was never created has no events.
+    await env.DB.batch([deleteUndispatchedJobEvents(env.DB, jobId), deleteQueuedJob(env.DB, jobId)]);
     // The job is gone, so its stored answer must go too: the client may retry the key.
     if (idempotent) await deleteIdempotencyRecord(env.DB, submission.accountId, idempotent.key);
     // Slot, deadline and live state go together.
@@ -176,6 +184,6 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
       headers: { "Retry-After": "5" },
     });
   }
-  await emitJobEvent(env, submission.accountId, jobId, "job.queued");
+  if (written) await dispatchJobEvents(env, jobId);
   return job;
 }

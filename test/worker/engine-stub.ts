@@ -39,6 +39,8 @@ let activeSpy: MockInstance<typeof fetch> | undefined;
 export class FakeEngine {
   readonly requests: EngineRequest[] = [];
   mode: EngineMode = "up";
+  /** Cancels fail as an unreachable engine's would (a stop that could not be delivered); everything else answers. */
+  failCancels = false;
   private readonly running = new Set<string>();
 
   install(): void {
@@ -80,6 +82,7 @@ export class FakeEngine {
       return Response.json({ job_id: start.job_id, started }, { status: 202 });
     }
     const cancel = /^\/jobs\/([^/]+)\/cancel$/.exec(path);
+    if (request.method === "POST" && cancel && this.failCancels) throw new TypeError("fetch failed: connection refused");
     if (request.method === "POST" && cancel) {
       this.running.delete(cancel[1]!);
       return new Response(null, { status: 202 });
