@@ -24,6 +24,7 @@ import {
   analysedClips,
   figuresLine,
   judgeClips,
+  NO_SPEECH_VLOG,
   probeFile,
   qualityCases,
   trackTranscript,
@@ -73,14 +74,7 @@ async function main(): Promise<void> {
     }
   }
 
-  const music = await cachedSpeechSource({
-    sentences: [],
-    minDurationSeconds: 60,
-    bed: { kind: "music", gainDb: 0, swells: [{ start: 14, end: 18 }, { start: 38, end: 42 }] },
-    video: { sceneChanges: [12, 30, 47], still: true },
-    seed: 2504,
-  });
-  const source = await probeFile(runner, music.path);
+  const source = await probeFile(runner, (await cachedSpeechSource(NO_SPEECH_VLOG)).path);
   for (const type of VIDEO_TYPES) {
     const needsSpeech = type === "podcast" || type === "lecture";
     try {

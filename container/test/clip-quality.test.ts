@@ -20,7 +20,7 @@ import { cachedConversation, type Conversation } from "../../test/media/conversa
 import { cachedSpeechSource } from "../../test/media/speech.ts";
 import { NoClipsFoundError } from "../src/analyse/index.ts";
 import type { SourceInfo } from "../src/types.ts";
-import { analysedClips, figuresLine, judgeClips, probeFile, qualityCases, trackTranscript, withTranscript, type Judgement } from "./helpers/clip-quality.ts";
+import { analysedClips, figuresLine, judgeClips, NO_SPEECH_VLOG, probeFile, qualityCases, trackTranscript, withTranscript, type Judgement } from "./helpers/clip-quality.ts";
 import { nativeRunner, removeTempDirs, tempDir } from "./helpers/media.ts";
 
 const runner = nativeRunner();
@@ -81,15 +81,7 @@ describe("a vlog without speech: scene changes, loud moments, a music-like bed",
   const config = ClipConfig.parse({ min_clip_seconds: 10, max_clip_seconds: 30, max_clips: 3 });
 
   beforeAll(async () => {
-    // A still picture (no motion to lean on): only the cuts and the music's swells stand out.
-    const made = await cachedSpeechSource({
-      sentences: [],
-      minDurationSeconds: 60,
-      bed: { kind: "music", gainDb: 0, swells: [{ start: 14, end: 18 }, { start: 38, end: 42 }] },
-      video: { sceneChanges: [12, 30, 47], still: true },
-      seed: 2504,
-    });
-    source = await probeFile(runner, made.path);
+    source = await probeFile(runner, (await cachedSpeechSource(NO_SPEECH_VLOG)).path);
   }, 120_000);
 
   it.each(["general", "vlog", "gaming", "sports"] as const)("%s clips on what can be seen and heard", async (type) => {

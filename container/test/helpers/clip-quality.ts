@@ -14,6 +14,7 @@
 import { stat } from "node:fs/promises";
 import type { ClipConfig, Transcript, VideoType } from "#contract";
 import type { Conversation, ConversationSpec, Interval } from "../../../test/media/conversation.ts";
+import type { SpeechSourceSpec } from "../../../test/media/speech.ts";
 import { analyse } from "../../src/analyse/index.ts";
 import { SENTENCE_SNAPPED_TYPES, snapToSentences } from "../../src/analyse/sentence-cuts.ts";
 import type { FfmpegRunner } from "../../src/ffmpeg/runner.ts";
@@ -64,6 +65,15 @@ export function qualityCases(opts: { longMinutes: number; types?: VideoType[] })
     },
   ];
 }
+
+/** A vlog without speech: a still picture (no motion to lean on), scene changes, music with two loud swells. */
+export const NO_SPEECH_VLOG: Omit<SpeechSourceSpec, "outPath"> = {
+  sentences: [],
+  minDurationSeconds: 60,
+  bed: { kind: "music", gainDb: 0, swells: [{ start: 14, end: 18 }, { start: 38, end: 42 }] },
+  video: { sceneChanges: [12, 30, 47], still: true },
+  seed: 2504,
+};
 
 export interface Judgement {
   clips: number;
