@@ -4,7 +4,7 @@
  * watchdog, the engine's callbacks, duplicate queue deliveries) resolve to one
  * outcome: the statement that matched a row won, the others changed nothing.
  */
-import { ClipConfig, type FailureCode, type TranscriptSource, type TranscriptSummary, type VideoType } from "#contract";
+import { ClipConfig, TranslationOutcome, type FailureCode, type TranscriptSource, type TranscriptSummary, type VideoType } from "#contract";
 
 export const JOB_STATUSES = ["queued", "processing", "completed", "failed", "canceled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -40,6 +40,8 @@ export interface Job {
   /** Set at completion when the engine had a transcript. */
   transcript: TranscriptSummary | null;
   transcriptUnavailableReason: string | null;
+  /** Set at completion when the job asked for caption_language (issue 29). */
+  translation: TranslationOutcome | null;
 }
 
 interface JobRow {
@@ -69,6 +71,15 @@ interface JobRow {
   transcript_language: string | null;
   transcript_word_count: number | null;
   transcript_unavailable_reason: string | null;
+  translation_language?: string | null;
+  translation_status?: string | null;
+  translation_detail?: string | null;
+}
+
+/** The stored outcome; a row written before migration 0029, or without a translation asked for, has none. */
+function translationOf(row: JobRow): TranslationOutcome | null {
+  const parsed = TranslationOutcome.safeParse({ language: row.translation_language, status: row.translation_status, detail: row.translation_detail ?? null });
+  return parsed.success ? parsed.data : null;
 }
 
 function toJob(row: JobRow): Job {
@@ -104,6 +115,7 @@ function toJob(row: JobRow): Job {
             word_count: row.transcript_word_count ?? 0,
           },
     transcriptUnavailableReason: row.transcript_unavailable_reason,
+    translation: translationOf(row),
   };
 }
 
@@ -150,6 +162,7 @@ export function queuedJob(job: NewJob): Job {
     captionsUrl: job.captionsUrl ?? null,
     transcript: null,
     transcriptUnavailableReason: null,
+    translation: null,
   };
 }
 
@@ -343,10 +356,12 @@ export function recordTranscriptWhileProcessing(
   jobId: string,
   transcript: TranscriptSummary | null,
   unavailableReason: string | null,
+  translation: TranslationOutcome | null = null,
 ): D1PreparedStatement {
   return db
     .prepare(
-      `UPDATE jobs SET transcript_source = ?, transcript_language = ?, transcript_word_count = ?, transcript_unavailable_reason = ?
+      `UPDATE jobs SET transcript_source = ?, transcript_language = ?, transcript_word_count = ?, transcript_unavailable_reason = ?,
+         translation_language = ?, translation_status = ?, translation_detail = ?
        WHERE id = ? AND status = 'processing'`,
     )
     .bind(
@@ -354,6 +369,9 @@ export function recordTranscriptWhileProcessing(
       transcript?.language ?? null,
       transcript?.word_count ?? null,
       transcript ? null : unavailableReason,
+      translation?.language ?? null,
+      translation?.status ?? null,
+      translation?.detail ?? null,
       jobId,
     );
 }

@@ -226,6 +226,7 @@ export const callbacks = new Hono<CallbackEnv>()
         clips,
         transcript: report.transcript,
         transcriptUnavailableReason: report.transcript_unavailable_reason,
+        translation: report.translation,
       });
     } catch (err) {
       if (!(err instanceof StagedObjectMissing)) throw err;

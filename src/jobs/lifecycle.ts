@@ -10,7 +10,7 @@
  * can lose the event or keep a hold for good.
  */
 import { accountState } from "../account/stub";
-import type { ClipReport, FailureCode, TranscriptSummary } from "#contract";
+import type { ClipReport, FailureCode, TranscriptSummary, TranslationOutcome } from "#contract";
 import { maxQueueSeconds } from "../settings";
 import { insertClipWhileProcessing, type Clip } from "../db/clips";
 import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
@@ -53,6 +53,7 @@ export interface Completion {
   clips: ClipReport[];
   transcript: TranscriptSummary | null;
   transcriptUnavailableReason: string | null;
+  translation?: TranslationOutcome | null;
 }
 
 function clipRow(jobId: string, clip: ClipReport, published: PublishedClip): Clip {
@@ -121,11 +122,12 @@ export async function completeJob(env: Env, job: Job, done: Completion): Promise
     completedAt: now,
     transcript: done.transcript,
     transcriptUnavailableReason: done.transcript ? null : done.transcriptUnavailableReason,
+    translation: done.translation ?? null,
   };
   const results = await env.DB.batch([
     chargeJobCredits(env.DB, job.id, fallbackCharge),
     ...clips.map((clip) => insertClipWhileProcessing(env.DB, clip)),
-    recordTranscriptWhileProcessing(env.DB, job.id, done.transcript, done.transcriptUnavailableReason),
+    recordTranscriptWhileProcessing(env.DB, job.id, done.transcript, done.transcriptUnavailableReason, done.translation ?? null),
     finishCompleted(env.DB, job.id, done.title, done.sourceDurationSeconds, fallbackCharge, now, transitionId),
     jobEventStatement(env, { id: transitionId, type: "job.completed", job: completed, clips, at: now }),
   ]);

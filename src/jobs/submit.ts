@@ -9,7 +9,8 @@ import { getConfig } from "../db/configs";
 import { deleteIdempotencyRecord, storeIdempotentResponseStatement } from "../db/idempotency";
 import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
 import { engineConfigProblem, maxQueueSeconds } from "../settings";
-import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type VideoType } from "#contract";
+import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type ClipConfig, type VideoType } from "#contract";
+import { findLogo } from "../db/logos";
 import { AppError } from "../http/errors";
 import type { JobMessage } from "../queue/message";
 import { deleteUndispatchedJobEvents } from "../db/webhooks";
@@ -38,6 +39,8 @@ export interface Submission {
   configName: string | null;
   /** SRT/WebVTT file for the transcript, already checked like video_url. */
   captionsUrl: string | null;
+  /** `language` / `caption_language` sent with the submission: they override the configuration's. */
+  languages?: Partial<Pick<ClipConfig, "language" | "caption_language">>;
 }
 
 /**
@@ -106,6 +109,13 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     const saved = await getConfig(env.DB, submission.accountId, submission.configName);
     if (!saved) throw new AppError("config_not_found", `No saved configuration named "${submission.configName}".`);
     config = saved.config;
+  }
+  config = { ...config, ...submission.languages };
+  if (config.logo_position !== "off" && !(await findLogo(env.DB, submission.accountId))) {
+    throw new AppError(
+      "logo_not_uploaded",
+      `The configuration places a logo (logo_position ${config.logo_position}) but this account has none: upload it with PUT /api/v1/logo.`,
+    );
   }
 
   const jobId = newJobId();

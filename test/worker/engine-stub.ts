@@ -184,7 +184,7 @@ export class EngineClient {
 
   /** The speech fields default to "no transcript", as the engine reports a source without speech. */
   complete(report: StubCompleteReport): Promise<Response> {
-    const full: CompleteReport = { transcript: null, transcript_unavailable_reason: null, ...report };
+    const full: CompleteReport = { ...report, transcript: report.transcript ?? null, transcript_unavailable_reason: report.transcript_unavailable_reason ?? null, translation: report.translation ?? null };
     return this.postJson("complete", full);
   }
 
@@ -193,8 +193,8 @@ export class EngineClient {
   }
 }
 
-export type StubCompleteReport = Omit<CompleteReport, "transcript" | "transcript_unavailable_reason"> &
-  Partial<Pick<CompleteReport, "transcript" | "transcript_unavailable_reason">>;
+export type StubCompleteReport = Omit<CompleteReport, "transcript" | "transcript_unavailable_reason" | "translation"> &
+  Partial<Pick<CompleteReport, "transcript" | "transcript_unavailable_reason" | "translation">>;
 
 export function clipReport(index: number, overrides: Partial<ClipReport> = {}): ClipReport {
   return {

@@ -15,7 +15,7 @@ import {
 import { beforeEach, describe, expect, it } from "vitest";
 import { accountState } from "../../src/account/stub";
 import { app } from "../../src/app";
-import { MAX_CLIP_UPLOAD_BYTES } from "#contract";
+import { DEFAULT_CLIP_CONFIG, MAX_CLIP_UPLOAD_BYTES } from "#contract";
 import { BUSY_RETRY_SECONDS, handleQueue, QUEUE_MAX_RETRIES } from "../../src/queue/consumer";
 import type { JobMessage } from "../../src/queue/message";
 import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub";
@@ -54,7 +54,9 @@ describe("queue consumer", () => {
     // Signed with ENGINE_SECRET; the callback origin and private-host rule are the engine's own settings.
     expect(engine.requests.filter((r) => r.path === "/jobs").every((r) => r.signed)).toBe(true);
     expect(start).not.toHaveProperty("callback_base");
-    expect(start.config).toEqual({
+    // Every member of the contract's configuration, at its default (brand and language ones included).
+    expect(start.config).toEqual(DEFAULT_CLIP_CONFIG);
+    expect(start.config).toMatchObject({
       aspect_ratio: "9:16",
       resolution: 1080,
       min_clip_seconds: 15,
