@@ -94,6 +94,8 @@ function clipReport(clip: RenderedClip): ClipReport {
     title: clip.captions.title,
     captions_burned: clip.captions.assPath !== null,
     sidecars: clip.captions.vttPath !== null && clip.captions.srtPath !== null,
+    prompt_match: null,
+    removed: [],
   };
 }
 

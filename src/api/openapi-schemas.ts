@@ -5,7 +5,17 @@
  * components (the name given to `.openapi()`). Shapes follow SPEC section 3.
  */
 import { z } from "@hono/zod-openapi";
-import { ClipConfig, FailureCode, REFRAME_USED, TranscriptSource, VIDEO_TYPES, VideoType } from "#contract";
+import {
+  ClipConfig,
+  FailureCode,
+  MAX_PROMPT_CHARS,
+  REFRAME_USED,
+  REMOVE_SILENCE_MODES,
+  REMOVED_KINDS,
+  TranscriptSource,
+  VIDEO_TYPES,
+  VideoType,
+} from "#contract";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
 
 const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp, UTC");
@@ -37,6 +47,29 @@ export const SubmitJobBody = z.object({
     .string()
     .nullish()
     .openapi({ format: "uri", description: "An SRT or WebVTT file of the video's speech (same URL rules as video_url); used when no better transcript source exists" }),
+  prompt: z
+    .string()
+    .max(MAX_PROMPT_CHARS)
+    .regex(/\S/, { message: "prompt must contain a word" })
+    .nullish()
+    .describe(
+      "Clip only moments whose words match this topic (any language the speech may be in); ranked by the match with the video type's signals. Omitted: the configuration's prompt; null: none. Needs a transcript (else the job fails prompt_needs_transcript).",
+    ),
+  time_range: z
+    .object({ start_seconds: z.number(), end_seconds: z.number() })
+    .strict()
+    .nullish()
+    .describe(
+      "Analyse and clip only this part of the video, in seconds from its start; credits are charged on its length inside the video. 0 <= start_seconds < end_seconds, at least min_clip_seconds long (else 400 invalid_time_range); a range starting after the video ends fails the job time_range_outside_source, uncharged.",
+    ),
+  remove_silence: z
+    .enum(REMOVE_SILENCE_MODES)
+    .optional()
+    .describe("Shorten pauses inside each clip: off, pauses (over 0.8 s become 0.4 s), tight (over 0.35 s become 0.15 s). Omitted: the configuration's."),
+  remove_fillers: z
+    .boolean()
+    .optional()
+    .describe("Cut filler words (um, uh, erm, ...) out of each clip, from the transcript's word times. Omitted: the configuration's."),
 }).refine((body) => (body.video_url === undefined) !== (body.upload_id === undefined), {
   path: ["video_url"],
   message: "Send exactly one of video_url and upload_id.",
@@ -58,6 +91,13 @@ const JobCommon = {
   video_type: VideoType,
   config_name: z.string().nullable(),
   captions_url: z.string().nullable(),
+  prompt: z.string().nullable().describe("The topic the clips were chosen for; null without one"),
+  time_range: z
+    .object({ start_seconds: z.number(), end_seconds: z.number() })
+    .nullable()
+    .describe("The part of the video analysed and clipped; null: all of it"),
+  remove_silence: z.enum(REMOVE_SILENCE_MODES),
+  remove_fillers: z.boolean(),
   created_at: Timestamp,
   updated_at: Timestamp,
   source_duration_seconds: z.number().optional(),
@@ -82,6 +122,16 @@ export const ClipDetail = z.object({
     .nullable()
     .describe("WebVTT and SRT captions timed from the clip's start, on {cdn_url}; null when none were made"),
   captions_burned: z.boolean().describe("Captions are drawn into the picture"),
+  prompt_match: z.number().min(0).max(1).nullable().describe("How well the clip's words match the job's prompt (0-1); null without a prompt"),
+  removed: z
+    .array(
+      z.object({
+        start_seconds: z.number(),
+        end_seconds: z.number(),
+        kind: z.enum(REMOVED_KINDS),
+      }),
+    )
+    .describe("Pauses (silence) and filler words cut out of the clip, in seconds of the source; duration_seconds is the clip's real length after them"),
 }).openapi("ClipDetail");
 
 const ActiveJob = z.object({
@@ -168,6 +218,9 @@ export const SavedConfig = z.object({
   captions: z.string(),
   caption_style: z.string(),
   caption_position: z.string(),
+  prompt: z.string().nullable(),
+  remove_silence: z.string(),
+  remove_fillers: z.boolean(),
   created_at: Timestamp,
   updated_at: Timestamp,
 }).openapi("SavedConfig");

@@ -31,7 +31,7 @@
  * the engine must stop work, clean up and send nothing more for that job.
  */
 import { z } from "zod";
-import { ClipConfig, FailureCode, REFRAME_USED, VideoType } from "./vocabulary.ts";
+import { ClipConfig, FailureCode, REFRAME_USED, RemovedSpan, TimeRange, VideoType } from "./vocabulary.ts";
 
 export const ENGINE_PORT = 8788;
 
@@ -63,6 +63,8 @@ export const StartJob = z.object({
   limits: EngineLimits,
   /** SRT or WebVTT file named at submission; fetched under the same rules as video_url. */
   captions_url: z.string().url().nullish(),
+  /** Only this part of the source is analysed and clipped (issue 27); absent or null: all of it. */
+  time_range: TimeRange.nullish(),
 });
 export type StartJob = z.infer<typeof StartJob>;
 
@@ -169,6 +171,9 @@ export const CHUNK_START_HEADER = "Chunk-Start-Seconds";
 /** Largest transcript JSON the Worker accepts on the channel. */
 export const MAX_TRANSCRIPT_UPLOAD_BYTES = 8 * 1024 * 1024;
 
+/** Most removed spans one clip reports (a 180 s clip with a filler or pause every half second). */
+export const MAX_REMOVED_SPANS = 400;
+
 export const ClipReport = z.object({
   /** 0-based rank: 0 is the best clip. Matches the uploaded clip index. */
   index: z.number().int().min(0).max(19),
@@ -188,6 +193,12 @@ export const ClipReport = z.object({
   captions_burned: z.boolean(),
   /** true when captions.vtt and captions.srt were uploaded for this clip. */
   sidecars: z.boolean(),
+  /** How well the clip's words match the job's prompt, 0-1; null without a prompt (issue 27). */
+  prompt_match: z.number().min(0).max(1).nullable().default(null),
+  /** Pauses and fillers cut out of the clip, in source seconds, in order (issue 27). */
+  removed: z.array(RemovedSpan).max(MAX_REMOVED_SPANS).default([]),
+  /** The rendered clip's real length; absent: end_seconds - start_seconds (nothing removed). */
+  duration_seconds: z.number().positive().optional(),
 });
 export type ClipReport = z.infer<typeof ClipReport>;
 

@@ -1,5 +1,5 @@
 /** Every SQL statement on the `clips` table. */
-import type { REFRAME_USED } from "#contract";
+import type { REFRAME_USED, RemovedSpan } from "#contract";
 
 export type ClipReframe = (typeof REFRAME_USED)[number];
 
@@ -23,6 +23,12 @@ export interface Clip {
   captionsBurned: boolean;
   /** WebVTT and SRT files were uploaded next to the clip. */
   sidecars: boolean;
+  /** 0-1 match with the job's prompt; null without a prompt (issue 27). */
+  promptMatch: number | null;
+  /** Pauses and fillers cut out of the clip, in source seconds. */
+  removed: RemovedSpan[];
+  /** The rendered clip's real length; null: endSeconds - startSeconds. */
+  durationSeconds: number | null;
 }
 
 interface ClipRow {
@@ -42,6 +48,9 @@ interface ClipRow {
   title: string | null;
   captions_burned: number;
   sidecars: number;
+  prompt_match: number | null;
+  removed_json: string | null;
+  duration_seconds: number | null;
 }
 
 function toClip(row: ClipRow): Clip {
@@ -63,6 +72,10 @@ function toClip(row: ClipRow): Clip {
     title: row.title,
     captionsBurned: row.captions_burned === 1,
     sidecars: row.sidecars === 1,
+    promptMatch: row.prompt_match ?? null,
+    // Written only from a ClipReport that passed the contract schema.
+    removed: JSON.parse(row.removed_json ?? "[]") as RemovedSpan[],
+    durationSeconds: row.duration_seconds ?? null,
   };
 }
 
@@ -74,8 +87,8 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
   return db
     .prepare(
       `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
-         reframe, faces_count, text, title, captions_burned, sidecars)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16
+         reframe, faces_count, text, title, captions_burned, sidecars, prompt_match, removed_json, duration_seconds)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19
        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
     )
     .bind(
@@ -95,6 +108,9 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
       clip.title,
       clip.captionsBurned ? 1 : 0,
       clip.sidecars ? 1 : 0,
+      clip.promptMatch,
+      JSON.stringify(clip.removed),
+      clip.durationSeconds,
     );
 }
 

@@ -20,12 +20,15 @@ interface ConfigRow {
   captions: string;
   caption_style: string;
   caption_position: string;
+  prompt: string | null;
+  remove_silence: string;
+  remove_fillers: number;
   created_at: string;
   updated_at: string;
 }
 
 const CONFIG_COLUMNS =
-  "name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, layout, captions, caption_style, caption_position, created_at, updated_at";
+  "name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, layout, captions, caption_style, caption_position, prompt, remove_silence, remove_fillers, created_at, updated_at";
 
 // Rows are only ever written from a ClipConfig that passed the contract schema.
 function configFromRow(row: ConfigRow): SavedConfig {
@@ -42,6 +45,9 @@ function configFromRow(row: ConfigRow): SavedConfig {
       captions: row.captions as ClipConfig["captions"],
       caption_style: row.caption_style as ClipConfig["caption_style"],
       caption_position: row.caption_position as ClipConfig["caption_position"],
+      prompt: row.prompt,
+      remove_silence: row.remove_silence as ClipConfig["remove_silence"],
+      remove_fillers: row.remove_fillers === 1,
     },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -89,12 +95,15 @@ export async function putConfig(
     config.captions,
     config.caption_style,
     config.caption_position,
+    config.prompt,
+    config.remove_silence,
+    config.remove_fillers ? 1 : 0,
   ];
   const inserted = await db
     .prepare(
       `INSERT INTO configs (account_id, name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, layout,
-         captions, caption_style, caption_position, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, name) DO NOTHING`,
+         captions, caption_style, caption_position, prompt, remove_silence, remove_fillers, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, name) DO NOTHING`,
     )
     .bind(accountId, name, ...values, at, at)
     .run();
@@ -103,7 +112,7 @@ export async function putConfig(
     await db
       .prepare(
         `UPDATE configs SET aspect_ratio = ?, resolution = ?, min_clip_seconds = ?, max_clip_seconds = ?, max_clips = ?, reframe = ?, layout = ?,
-           captions = ?, caption_style = ?, caption_position = ?, updated_at = ?
+           captions = ?, caption_style = ?, caption_position = ?, prompt = ?, remove_silence = ?, remove_fillers = ?, updated_at = ?
          WHERE account_id = ? AND name = ?`,
       )
       .bind(...values, at, accountId, name)

@@ -9,7 +9,7 @@ import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import { accountState } from "../account/stub";
-import { creditsForDuration, reserveJobCredits } from "../db/credits";
+import { chargeableSeconds, creditsForDuration, reserveJobCredits } from "../db/credits";
 import { recordProbe, type Job } from "../db/jobs";
 import type { Report } from "../account/live-jobs";
 import type { AppEnv } from "../http/app-env";
@@ -53,6 +53,24 @@ function insufficientCredits(needed: number) {
     code: "insufficient_credits" as const,
     message: `The source needs ${needed} credits, more than the account has left.`,
   };
+}
+
+/**
+ * A time_range that leaves less than a clip of the source (issue 27): known
+ * only once the source's length is, so the job fails after the probe,
+ * before anything is reserved.
+ */
+function rangeOutsideSource(job: Job, durationSeconds: number) {
+  const range = job.timeRange ?? null;
+  if (!range) return null;
+  const inside = chargeableSeconds(durationSeconds, range);
+  if (inside >= job.config.min_clip_seconds) return null;
+  const source = `The video is ${durationSeconds.toFixed(1)} s long`;
+  const message =
+    inside <= 0
+      ? `${source}; time_range starts at ${range.start_seconds} s, after its end.`
+      : `${source}; time_range leaves ${inside.toFixed(1)} s of it, less than the ${job.config.min_clip_seconds} s minimum clip length.`;
+  return { code: "time_range_outside_source" as const, message };
 }
 
 function badToken(): AppError {
@@ -146,7 +164,13 @@ export const callbacks = new Hono<CallbackEnv>()
       await account.engineReport(job.id, {}, silenceTimeoutSeconds(c.env));
     }
     await keepEngineAwake(c.env, job.id);
-    const needed = creditsForDuration(report.duration_seconds);
+    const outside = rangeOutsideSource(job, report.duration_seconds);
+    if (outside) {
+      await failJob(c.env, job.accountId, job.id, ["processing"], outside, { engineReported: true });
+      return c.json({ proceed: false, credits_reserved: 0, error: outside } satisfies ProbeAck);
+    }
+    // With a time_range, only its length inside the source is charged (issue 27).
+    const needed = creditsForDuration(chargeableSeconds(report.duration_seconds, job.timeRange ?? null));
     const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
     if (reservation.ok) {
       return c.json({ proceed: true, credits_reserved: reservation.credits } satisfies ProbeAck);
@@ -186,8 +210,9 @@ export const callbacks = new Hono<CallbackEnv>()
     }
     // Completing without a probe: the charge is checked against the balance exactly as a
     // probe's reservation is (reserveJobCredits finds an existing reservation and keeps it).
+    const chargedSeconds = chargeableSeconds(report.source_duration_seconds, job.timeRange ?? null);
     if (job.creditsReserved <= 0) {
-      const needed = creditsForDuration(report.source_duration_seconds);
+      const needed = creditsForDuration(chargedSeconds);
       const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
       if (!reservation.ok) {
         await failJob(c.env, job.accountId, job.id, ["processing"], insufficientCredits(needed), { engineReported: true });
@@ -201,6 +226,7 @@ export const callbacks = new Hono<CallbackEnv>()
       clips,
       transcript: report.transcript,
       transcriptUnavailableReason: report.transcript_unavailable_reason,
+      chargedSeconds,
     });
     if (!done) throw notActive(job.id);
     return c.json(ACK);

@@ -57,12 +57,14 @@ export interface Completion {
   clips: ClipReport[];
   transcript: TranscriptSummary | null;
   transcriptUnavailableReason: string | null;
+  /** Seconds the job is charged for when nothing was reserved (a time_range's length); default the source's. */
+  chargedSeconds?: number;
 }
 
 /** processing -> completed: writes the clip rows and charges the reservation. False if no longer processing. */
 export async function completeJob(env: Env, accountId: string, jobId: string, done: Completion): Promise<boolean> {
   const now = new Date().toISOString();
-  const fallbackCharge = creditsForDuration(done.sourceDurationSeconds);
+  const fallbackCharge = creditsForDuration(done.chargedSeconds ?? done.sourceDurationSeconds);
   const clipStatements = done.clips.map((clip) =>
     insertClipWhileProcessing(env.DB, {
       jobId,
@@ -81,6 +83,9 @@ export async function completeJob(env: Env, accountId: string, jobId: string, do
       title: clip.title,
       captionsBurned: clip.captions_burned,
       sidecars: clip.sidecars,
+      promptMatch: clip.prompt_match,
+      removed: clip.removed,
+      durationSeconds: clip.duration_seconds ?? null,
     }),
   );
   const results = await env.DB.batch([

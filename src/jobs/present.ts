@@ -13,7 +13,8 @@ function presentClip(cdnBase: string, clip: Clip) {
     thumbnail_url: cdnUrl(cdnBase, clip.thumbnailKey),
     start_seconds: round3(clip.startSeconds),
     end_seconds: round3(clip.endSeconds),
-    duration_seconds: round3(clip.endSeconds - clip.startSeconds),
+    // Removed pauses and fillers make a clip shorter than its span (issue 27).
+    duration_seconds: round3(clip.durationSeconds ?? clip.endSeconds - clip.startSeconds),
     score: clip.score,
     reasons: clip.reasons,
     width: clip.width,
@@ -29,6 +30,12 @@ function presentClip(cdnBase: string, clip: Clip) {
         }
       : null,
     captions_burned: clip.captionsBurned,
+    prompt_match: clip.promptMatch,
+    removed: clip.removed.map((span) => ({
+      start_seconds: round3(span.start_seconds),
+      end_seconds: round3(span.end_seconds),
+      kind: span.kind,
+    })),
   };
 }
 
@@ -50,6 +57,11 @@ function commonFields(job: Job) {
     video_type: job.videoType,
     config_name: job.configName,
     captions_url: job.captionsUrl,
+    // Steering (issue 27); a job stored before it has the defaults in its config.
+    prompt: job.config.prompt ?? null,
+    time_range: job.timeRange ?? null,
+    remove_silence: job.config.remove_silence ?? "off",
+    remove_fillers: job.config.remove_fillers ?? false,
     created_at: job.createdAt,
     updated_at: job.updatedAt,
     ...(job.sourceDurationSeconds !== null ? { source_duration_seconds: job.sourceDurationSeconds } : {}),

@@ -8,13 +8,14 @@ import { getUsage } from "../db/accounts";
 import { getConfig } from "../db/configs";
 import { deleteIdempotencyRecord, storeIdempotentResponseStatement } from "../db/idempotency";
 import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
-import { engineConfigProblem, maxQueueSeconds } from "../settings";
+import { engineConfigProblem, engineLimits, maxQueueSeconds } from "../settings";
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type VideoType } from "#contract";
 import { AppError } from "../http/errors";
 import type { JobMessage } from "../queue/message";
 import { emitJobEvent } from "../webhooks/emit";
 import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source";
 import { newJobId } from "./ids";
+import { checkTimeRange, steeredConfig, type SteeringInput } from "./steering";
 
 export function checkVideoType(value: string): VideoType {
   const allowed: readonly string[] = VIDEO_TYPES;
@@ -37,6 +38,8 @@ export interface Submission {
   configName: string | null;
   /** SRT/WebVTT file for the transcript, already checked like video_url. */
   captionsUrl: string | null;
+  /** prompt, time_range and removal settings sent with the job (issue 27). */
+  steering?: SteeringInput;
 }
 
 /**
@@ -106,6 +109,8 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     if (!saved) throw new AppError("config_not_found", `No saved configuration named "${submission.configName}".`);
     config = saved.config;
   }
+  config = steeredConfig(config, submission.steering ?? {});
+  const timeRange = checkTimeRange(submission.steering?.timeRange, config, engineLimits(env).max_source_seconds);
 
   const jobId = newJobId();
   // The upload first: a second job on the same upload is refused as upload_in_use, whatever the slot says.
@@ -133,6 +138,7 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     uploadId: upload?.uploadId ?? null,
     title: upload?.title ?? null,
     captionsUrl: submission.captionsUrl ?? null,
+    timeRange,
   };
   const job = queuedJob(row);
   const writes = [insertJobStatement(env.DB, row)];

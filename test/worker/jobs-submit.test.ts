@@ -130,7 +130,7 @@ describe("POST /api/v1/jobs", () => {
     const row = await env.DB.prepare(`SELECT config_name, config_json FROM jobs WHERE id = ?`).bind(job_id).first<{ config_name: string; config_json: string }>();
     expect(row?.config_name).toBe("square");
     // Omitted fields are frozen with their defaults.
-    expect(JSON.parse(row!.config_json)).toEqual({ ...saved, layout: "single" });
+    expect(JSON.parse(row!.config_json)).toEqual({ ...saved, layout: "single", prompt: null, remove_silence: "off", remove_fillers: false });
   });
 
   it("answers 409 active_job_limit with active_job_id for a second job", async () => {

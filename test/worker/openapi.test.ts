@@ -98,7 +98,7 @@ describe("GET /api/v1/openapi.json", () => {
     const clipConfig = bodyOf("put", "/api/v1/configs/{name}");
     // Inline, not a $ref: openapi-typescript reads defaults as optional only under requestBody.
     expect(clipConfig.$ref).toBeUndefined();
-    expect(Object.keys(clipConfig.properties ?? {}).sort()).toEqual(["aspect_ratio", "caption_position", "caption_style", "captions", "layout", "max_clip_seconds", "max_clips", "min_clip_seconds", "reframe", "resolution"]);
+    expect(Object.keys(clipConfig.properties ?? {}).sort()).toEqual(["aspect_ratio", "caption_position", "caption_style", "captions", "layout", "max_clip_seconds", "max_clips", "min_clip_seconds", "prompt", "reframe", "remove_fillers", "remove_silence", "resolution"]);
     expect(clipConfig.required ?? []).toEqual([]);
     // video_url or upload_id: exactly one, checked by the route (the document lists both as optional).
     expect(bodyOf("post", "/api/v1/jobs").required).toEqual(["video_type"]);

@@ -21,7 +21,12 @@ const CONFIG_FIELDS = [
   "captions",
   "caption_style",
   "caption_position",
+  "prompt",
+  "remove_silence",
+  "remove_fillers",
 ] as const;
+/** Sent as the text "true" or "false" (a select), read as a boolean. */
+const BOOLEAN_FIELDS = new Set(["remove_fillers"]);
 
 /** Announced at the top of the form (role="alert"); each field names its own problem. */
 export const FIELDS_NEED_ATTENTION = "Some values need attention: see the messages next to the fields.";
@@ -52,7 +57,9 @@ export function configFromForm(body: Record<string, unknown>): ConfigInput {
     const raw = typeof body[field] === "string" ? (body[field] as string).trim() : "";
     values[field] = raw;
     if (raw === "") continue;
-    candidate[field] = NUMERIC_FIELDS.has(field) && /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+    if (NUMERIC_FIELDS.has(field) && /^-?\d+(\.\d+)?$/.test(raw)) candidate[field] = Number(raw);
+    else if (BOOLEAN_FIELDS.has(field) && (raw === "true" || raw === "false")) candidate[field] = raw === "true";
+    else candidate[field] = raw;
   }
   const parsed = ClipConfig.safeParse(candidate);
   if (parsed.success) return { ok: true, config: parsed.data };
