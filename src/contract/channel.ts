@@ -20,6 +20,7 @@
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index/captions.vtt (text/vtt) -> CallbackAck
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index/captions.srt (application/x-subrip) -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/transcribe  (audio/wav) -> TranscribeResult | 503 | 502
+ *   POST {callback_base}/internal/v1/jobs/:id/similarity  SimilarityRequest -> SimilarityResult | 503 | 502
  *   POST {callback_base}/internal/v1/jobs/:id/complete  CompleteReport -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/fail      FailReport     -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/interrupted InterruptedReport -> CallbackAck
@@ -170,6 +171,29 @@ export const TRANSCRIBE_MAX_CHUNK_BYTES = 1_200_000;
 export const CHUNK_START_HEADER = "Chunk-Start-Seconds";
 /** Largest transcript JSON the Worker accepts on the channel. */
 export const MAX_TRANSCRIPT_UPLOAD_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Body of POST {callback_base}/internal/v1/jobs/:id/similarity (issue 27): how
+ * close in meaning each text (a transcript sentence) is to the query (the
+ * job's prompt), from Workers AI text embeddings (@cf/baai/bge-m3) computed
+ * in the Worker. Vectors never cross the channel, only one cosine per text.
+ * 503 similarity unavailable (no AI binding: the engine matches by words),
+ * 502 the model kept failing (likewise).
+ */
+export const SIMILARITY_MAX_TEXTS = 100;
+/** Longest text sent (a sentence; longer ones are cut by the engine). */
+export const SIMILARITY_MAX_TEXT_CHARS = 2000;
+export const SimilarityRequest = z.object({
+  query: z.string().min(1).max(SIMILARITY_MAX_TEXT_CHARS),
+  texts: z.array(z.string().min(1).max(SIMILARITY_MAX_TEXT_CHARS)).min(1).max(SIMILARITY_MAX_TEXTS),
+});
+export type SimilarityRequest = z.infer<typeof SimilarityRequest>;
+export const SimilarityResult = z.object({
+  model: z.string(),
+  /** Cosine similarity of each text to the query, in the request's order. */
+  similarities: z.array(z.number().min(-1).max(1)),
+});
+export type SimilarityResult = z.infer<typeof SimilarityResult>;
 
 /** Most removed spans one clip reports (a 180 s clip with a filler or pause every half second). */
 export const MAX_REMOVED_SPANS = 400;

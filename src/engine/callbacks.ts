@@ -37,6 +37,7 @@ import {
 import { keepEngineAwake } from "../fleet/engine-host";
 import { silenceTimeoutSeconds } from "../settings";
 import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from "./live-job";
+import { similarityChannel } from "./similarity-channel";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { verifyEngineToken } from "./token";
 import { uploadSource } from "../uploads/source-route";
@@ -180,6 +181,7 @@ export const callbacks = new Hono<CallbackEnv>()
     return c.json({ proceed: false, credits_reserved: 0, error } satisfies ProbeAck);
   })
   .route("/", speechChannel)
+  .route("/", similarityChannel)
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
     await storeUpload(c.env, jobId, c.req.raw, clipKey(jobId, index), CLIP_CONTENT_TYPE);
