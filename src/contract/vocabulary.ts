@@ -4,6 +4,8 @@
  * so it lives at the bottom of src/, below every other module.
  */
 import { z } from "zod";
+import { BRAND_FIELDS } from "./brand.ts";
+import { CaptionLanguage, SpeechLanguage } from "./languages.ts";
 
 
 
@@ -101,6 +103,12 @@ export const ClipConfig = z
     remove_silence: RemoveSilence.default("off"),
     /** Cut "um", "uh", "erm" and the like (needs a transcript with word times). */
     remove_fillers: z.boolean().default(false),
+    // Brand (issue 29): caption font, size and colours, logo, hook title (brand.ts).
+    ...BRAND_FIELDS,
+    /** The spoken language, as a hint to speech-to-text; null: detected. */
+    language: SpeechLanguage.nullable().default(null),
+    /** Captions, sidecars and clip text translated into this language; null: the spoken language. */
+    caption_language: CaptionLanguage.nullable().default(null),
   })
   .strict()
   .refine((c) => c.max_clip_seconds >= c.min_clip_seconds, {

@@ -9,22 +9,18 @@ import { ClipConfig } from "#contract";
 import type { FieldErrors } from "../components/form";
 import type { ConfigFormValues } from "../components/config-form";
 
-const NUMERIC_FIELDS = new Set(["resolution", "min_clip_seconds", "max_clip_seconds", "max_clips"]);
-const CONFIG_FIELDS = [
-  "aspect_ratio",
+const NUMERIC_FIELDS = new Set([
   "resolution",
   "min_clip_seconds",
   "max_clip_seconds",
   "max_clips",
-  "reframe",
-  "layout",
-  "captions",
-  "caption_style",
-  "caption_position",
-  "prompt",
-  "remove_silence",
-  "remove_fillers",
-] as const;
+  "caption_size",
+  "logo_size",
+  "logo_opacity",
+  "hook_title_seconds",
+]);
+/** Every member of the contract's configuration is a field of the form. */
+const CONFIG_FIELDS = Object.keys(ClipConfig.shape) as (keyof ClipConfig)[];
 /** Sent as the text "true" or "false" (a select), read as a boolean. */
 const BOOLEAN_FIELDS = new Set(["remove_fillers"]);
 
@@ -45,6 +41,8 @@ function friendlyMessage(issue: z.core.$ZodIssue, field: string): string {
     case "invalid_union":
     case "invalid_value":
       return "Choose one of the listed options.";
+    case "invalid_format":
+      return "Enter a colour written #RRGGBB.";
     default:
       return issue.message;
   }
