@@ -14,12 +14,14 @@ import type { Candidate } from "../types.ts";
 
 /** A sentence counts as on the prompt's topic from this relevance up. */
 export const MATCH_MIN = 0.3;
-/** A sentence between or next to matching ones inherits this share of their relevance (topics run on). */
+/** A sentence between two matching ones inherits this share of their relevance (a topic runs on through it). */
 const NEIGHBOUR_SHARE = 0.6;
 /** Neighbours further apart than this (seconds) are not one stretch of talk. */
 const NEIGHBOUR_GAP = 3;
 /** Share of a clip's score that is its prompt match; the rest is the video type's signal. */
 const MATCH_WEIGHT = 0.75;
+/** A clip whose match is below this share of the best clip's is left out, even with max_clips to fill. */
+const WEAK_SHARE = 0.5;
 /** Largest distance from a sentence's edge into the pause around it. */
 const EDGE_PAD = 0.25;
 
@@ -44,7 +46,11 @@ interface Span {
   last: number;
 }
 
-/** Relevance with the topic's continuity: a sentence next to matching ones is partly on topic. */
+/**
+ * Relevance with the topic's continuity: a sentence between two matching
+ * ones (close in time) is partly on topic; one at a run's edge is not, so
+ * runs do not creep into the next topic.
+ */
 export function topical(sentences: TranscriptSentence[], relevance: number[]): number[] {
   return relevance.map((own, i) => {
     const near = (j: number) => {
@@ -53,7 +59,7 @@ export function topical(sentences: TranscriptSentence[], relevance: number[]): n
       const gap = j < i ? sentences[i]!.start - other.end : other.start - sentences[i]!.end;
       return gap <= NEIGHBOUR_GAP ? relevance[j]! : 0;
     };
-    return Math.max(own, NEIGHBOUR_SHARE * Math.min(1, Math.max(near(i - 1), near(i + 1))));
+    return Math.max(own, NEIGHBOUR_SHARE * Math.min(near(i - 1), near(i + 1)));
   });
 }
 
@@ -127,8 +133,10 @@ export function selectPromptClips(opts: {
     return { start, end, match, score: Math.round((MATCH_WEIGHT * match + (1 - MATCH_WEIGHT) * signal) * 1000) / 1000, signal };
   });
   scored.sort((a, b) => b.score - a.score || a.start - b.start);
+  const bestMatch = Math.max(0, ...scored.map((c) => c.match));
   const taken: typeof scored = [];
   for (const c of scored) {
+    if (c.match < WEAK_SHARE * bestMatch) continue;
     if (taken.length >= opts.maxClips) break;
     if (taken.some((t) => c.start < t.end && t.start < c.end)) continue;
     taken.push(c);

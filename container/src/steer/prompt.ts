@@ -16,11 +16,15 @@ export type MatchMethod = "meaning" | "words";
 
 /**
  * bge-m3 cosines of text on the same topic sit well above those of unrelated
- * text; this maps the band between to 0-1 relevance (0.49 reaches
- * MATCH_MIN). A calibration, checked against the test stand-in only: the real
+ * text, whose level varies with the prompt. Relevance is 0 up to a floor,
+ * the larger of COSINE_FLOOR and the transcript's lower-quartile cosine plus
+ * COSINE_MARGIN (most sentences of a long talk are about something else, so
+ * that quartile is the unrelated level), and rises to 1 over COSINE_SPAN
+ * above it. A calibration checked against the test stand-in only: the real
  * model cannot be reached from here (see README "Steering").
  */
 const COSINE_FLOOR = 0.4;
+const COSINE_MARGIN = 0.1;
 const COSINE_SPAN = 0.3;
 /** Characters per /similarity request, so one request is one model call (embeddings.ts). */
 const REQUEST_CHARS = 16_000;
@@ -85,6 +89,13 @@ function byWords(prompt: string, texts: string[]): number[] {
   return scores.map((s) => (best > 0 ? s / best : 0));
 }
 
+function byMeaning(cosines: number[]): number[] {
+  const sorted = [...cosines].sort((a, b) => a - b);
+  const quartile = sorted[Math.floor((sorted.length - 1) / 4)] ?? 0;
+  const floor = Math.max(COSINE_FLOOR, quartile + COSINE_MARGIN);
+  return cosines.map((c) => Math.min(1, Math.max(0, (c - floor) / COSINE_SPAN)));
+}
+
 /** The video type's signal over a span: the best analysis window that covers most of it, and its reasons. */
 export function signalOf(windows: ScoredWindow[]): (start: number, end: number) => { score: number; reasons: string[] } {
   return (start, end) => {
@@ -106,7 +117,7 @@ export async function promptClips(req: PromptRequest, onMethod: (method: MatchMe
   const fromWorker = await cosines(req, texts);
   const method: MatchMethod = fromWorker ? "meaning" : "words";
   onMethod(method);
-  const relevance = fromWorker ? fromWorker.map((c) => Math.min(1, Math.max(0, (c - COSINE_FLOOR) / COSINE_SPAN))) : byWords(req.prompt, texts);
+  const relevance = fromWorker ? byMeaning(fromWorker) : byWords(req.prompt, texts);
   const signal = signalOf(req.windows);
   const choice = selectPromptClips({ sentences, relevance, limits: req.limits, maxClips: req.maxClips, signal: (s, e) => signal(s, e).score });
   if (choice.matchingSentences === 0 || choice.candidates.length === 0) {
