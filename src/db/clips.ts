@@ -29,6 +29,9 @@ export interface Clip {
   removed: RemovedSpan[];
   /** The rendered clip's real length; null: endSeconds - startSeconds. */
   durationSeconds: number | null;
+  /** The published sidecars' keys (null without sidecars, and for clips published before issue 22). */
+  vttKey: string | null;
+  srtKey: string | null;
 }
 
 interface ClipRow {
@@ -51,6 +54,8 @@ interface ClipRow {
   prompt_match: number | null;
   removed_json: string | null;
   duration_seconds: number | null;
+  vtt_key: string | null;
+  srt_key: string | null;
 }
 
 function toClip(row: ClipRow): Clip {
@@ -76,6 +81,8 @@ function toClip(row: ClipRow): Clip {
     // Written only from a ClipReport that passed the contract schema.
     removed: JSON.parse(row.removed_json ?? "[]") as RemovedSpan[],
     durationSeconds: row.duration_seconds ?? null,
+    vttKey: row.vtt_key ?? null,
+    srtKey: row.srt_key ?? null,
   };
 }
 
@@ -87,8 +94,8 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
   return db
     .prepare(
       `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
-         reframe, faces_count, text, title, captions_burned, sidecars, prompt_match, removed_json, duration_seconds)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19
+         reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key, prompt_match, removed_json, duration_seconds)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21
        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
     )
     .bind(
@@ -108,6 +115,8 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
       clip.title,
       clip.captionsBurned ? 1 : 0,
       clip.sidecars ? 1 : 0,
+      clip.vttKey,
+      clip.srtKey,
       clip.promptMatch,
       JSON.stringify(clip.removed),
       clip.durationSeconds,
