@@ -1241,7 +1241,7 @@ export interface operations {
                      * @default single
                      * @enum {string}
                      */
-                    layout?: "single" | "split";
+                    layout?: "single" | "split" | "auto";
                     /**
                      * @default both
                      * @enum {string}

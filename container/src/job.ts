@@ -278,6 +278,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     const speechNote = speech && "unavailable" in speech ? " (speech detection unavailable: using loudness)" : "";
     progress.enter("analyse", `Analyzing video${speechNote}${note}`);
     let speechSpans: { start: number; end: number }[] | null = null;
+    let quiet: { start: number; end: number }[] | null = null;
     let keyframes: number[] | null = null;
     let windows: ScoredWindow[] = [];
     // time_range (issue 27): the analysis reads only the range; its times come back in source seconds.
@@ -290,6 +291,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         onProgress: (f) => progress.update(f),
         speech: speech && "model" in speech ? speech.model : null,
         onSpeech: (spans) => (speechSpans = toSourceSpans(spans, window)),
+        onQuiet: (stretches) => (quiet = stretches ? toSourceSpans(stretches, window) : null),
         onKeyframes: (times) => (keyframes = times ? times.map((t) => t + window.start) : null),
         ...(prompt ? { onWindows: (scored: ScoredWindow[]) => (windows = toSourceSpans(scored, window)) } : {}),
       }),
@@ -331,7 +333,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       candidates = matched.candidates;
       promptMatches = matched.matches;
     } else {
-      candidates = transcript && SENTENCE_SNAPPED_TYPES.has(job.video_type) ? snapToSentences(analysed, transcript, limits) : analysed;
+      candidates = transcript && SENTENCE_SNAPPED_TYPES.has(job.video_type) ? snapToSentences(analysed, transcript, limits, quiet) : analysed;
     }
     // Snapped edges never leave the time_range.
     candidates = candidates
