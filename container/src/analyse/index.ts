@@ -36,7 +36,7 @@ import { applyExactCuts, refineCuts, withoutOverlaps } from "./refine.ts";
 import { pickBest, type ScoredWindow } from "./select.ts";
 import { pinnedDemuxer } from "../probe.ts";
 import { audioSignals, measure, type MeasurePlan, type Measurements } from "./measure.ts";
-import { analysisTimeoutMs, keyframesAreSparse, sampledFramesPass, type Interval } from "./signals.ts";
+import { analysisTimeoutMs, keyframesAreSparse, sampledFramesPass, windowArgs, type Interval } from "./signals.ts";
 import { loadSpeechModel, type SpeechModel } from "./speech-model.ts";
 import { STRATEGIES } from "./strategies/index.ts";
 
@@ -68,6 +68,8 @@ export interface AnalyseOptions {
   onQuiet?: (quiet: Interval[] | null) => void;
   /** Told the source's keyframe times when the video pass read keyframes (null when it sampled frames instead). */
   onKeyframes?: (times: number[] | null) => void;
+  /** Told every window the strategy scored: the video type's signal, for ranking a prompt's clips (steer/prompt.ts). */
+  onWindows?: (windows: ScoredWindow[]) => void;
   /**
    * Measurements already taken while the source downloaded (early.ts): asked
    * with the plan this analysis needs, it answers them when they were taken
@@ -158,7 +160,7 @@ export async function analyse(
   const plan = measurePlan(source, videoType, model !== null);
   const measured =
     (opts.measured ? await opts.measured(plan, onSeconds) : null) ??
-    (await measure(runner, { path: source.path }, plan, {
+    (await measure(runner, { path: source.path, windowArgs: windowArgs(source) }, plan, {
       signal: opts.signal,
       model,
       workDir: dirname(source.path),
@@ -189,6 +191,7 @@ export async function analyse(
 
   const limits = { min: config.min_clip_seconds, max: config.max_clip_seconds, duration };
   const windows: ScoredWindow[] = strategy.windows(features, limits);
+  opts.onWindows?.(windows);
   const picked = pickBest(windows, config.max_clips, MIN_SCORE);
   if (picked.length === 0) {
     throw new NoClipsFoundError(`No moment in the video stood out enough for a ${videoType} clip.`);

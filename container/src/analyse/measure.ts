@@ -52,7 +52,8 @@ export interface MeasurePlan {
   speech: boolean;
 }
 
-export type MeasureInput = { path: string } | { stream: GrowingFile };
+/** The finished file (with a time_range's seek, signals.ts windowArgs), or a source still downloading. */
+export type MeasureInput = { path: string; windowArgs?: string[] } | { stream: GrowingFile };
 
 /** What the audio measured, as far as the source went (no duration applied yet). */
 export interface RawAudio {
@@ -105,6 +106,7 @@ export function measureArgs(input: MeasureInput, plan: MeasurePlan, paths: { pcm
     "-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
     "-protocol_whitelist", streamed ? "pipe" : "file",
     ...(plan.frames === "keyframes" ? ["-skip_frame:v", "nokey"] : []),
+    ...(!streamed ? (input.windowArgs ?? []) : []),
     "-f", plan.demuxer,
     "-i", streamed ? "pipe:0" : input.path,
     ...(plan.hasAudio ? ["-map", "0:a:0", "-vn", "-sn", "-dn", "-af", `${SILENCE_FILTER},ebur128=framelog=info`, "-f", "null", "-"] : []),
