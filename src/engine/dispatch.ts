@@ -29,7 +29,7 @@ export async function jobToken(env: Env, jobId: string, nowMs: number = Date.now
  * EngineBusyError when no instance is free (try later, not a failure) and
  * EngineUnavailableError when the engine cannot be reached or refuses.
  */
-export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepted> {
+export async function startOnEngine(env: Env, job: Job, dispatchedAt: number = Date.now()): Promise<StartJobAccepted> {
   const problem = engineConfigProblem(env);
   if (problem) throw new EngineMisconfiguredError(problem);
   const body: StartJobBody = StartJob.parse({
@@ -41,6 +41,8 @@ export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepte
     config: job.config,
     limits: engineLimits(env),
     captions_url: job.captionsUrl,
+    // Handed back in the complete report, for the completion log line's queued and dispatch stages.
+    timeline: { submitted_at: Date.parse(job.createdAt), dispatched_at: dispatchedAt },
     time_range: job.timeRange ?? null,
   });
   let response: Response;

@@ -48,6 +48,8 @@ async function notStarted(env: Env, accountId: string, jobId: string): Promise<v
 }
 
 async function handleMessage(message: Message<unknown>, env: Env): Promise<void> {
+  // The dispatch stage of the completion log line starts here (engine/stage-timings.ts).
+  const received = Date.now();
   if (!isJobMessage(message.body)) {
     console.error(`dropping malformed jobs message ${message.id}`);
     message.ack();
@@ -94,7 +96,7 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     console.error(`recording ${jobId} as processing in its account's object failed`, err);
   }
   try {
-    await startOnEngine(env, processing);
+    await startOnEngine(env, processing, received);
   } catch (err) {
     if (err instanceof EngineBusyError) {
       // The platform has no instance free yet (an ended job's instance is
