@@ -17,6 +17,7 @@ import { webhooks } from "./webhooks/routes";
 import { apiApp } from "./http/api-app";
 import { apiGuard } from "./http/api-guard";
 import { handleError, handleNotFound } from "./http/problem";
+import { MCP_PATH, mcp } from "./mcp/route";
 import { requestId } from "./http/request-id";
 
 /**
@@ -43,6 +44,9 @@ app.route("/api/v1/jobs", jobs);
 app.route("/api/v1/webhooks", webhooks);
 app.route("/api/v1/uploads", uploads);
 app.route("/api/v1/jobs", transcript);
+
+// The remote MCP server: the same keys and request window, tools over the same services (src/mcp/).
+app.route(MCP_PATH, mcp);
 
 // Web dashboard (session cookie), and the bare origin leads there.
 app.get("/", (c) => c.redirect("/dashboard", 302));

@@ -1,0 +1,290 @@
+/**
+ * /mcp with the MCP SDK's own client (@modelcontextprotocol/client, its
+ * Streamable HTTP transport) over the Worker's fetch handler: real D1, R2,
+ * Durable Objects, the engine faked at its HTTP boundary as in the other
+ * suites. Both protocol eras the server serves are used: 2026-07-28 (pinned)
+ * and the 2025 initialize handshake desktop clients still speak.
+ */
+import { Client, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
+import { env, SELF } from "cloudflare:test";
+import { beforeEach, describe, expect, it } from "vitest";
+import { FakeEngine } from "./engine-stub";
+import { api, BASE, createAccount, type TestAccount } from "./helpers";
+import { submitUndelivered } from "./jobs-helpers";
+import { captionedJob } from "./speech-helpers";
+import { bytesOf, patch, TUS } from "./uploads-helpers";
+
+const MODERN = { mode: { pin: "2026-07-28" } } as const;
+
+/** `rateLimits` collects the RateLimit header of every HTTP answer the client gets. */
+async function connect(apiKey: string | null, era: "modern" | "legacy" = "modern", rateLimits: string[] = []): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
+    fetch: async (url, init) => {
+      const res = await SELF.fetch(url, init);
+      rateLimits.push(res.headers.get("RateLimit") ?? "");
+      return res;
+    },
+    requestInit: apiKey === null ? {} : { headers: { Authorization: `Bearer ${apiKey}` } },
+  });
+  const client = new Client({ name: "clipjobs-worker-test", version: "1.0.0" }, era === "modern" ? { versionNegotiation: MODERN } : {});
+  await client.connect(transport);
+  return client;
+}
+
+type ToolAnswer = CallToolResult & { structuredContent?: Record<string, unknown> };
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
+  return (await client.callTool({ name, arguments: args })) as ToolAnswer;
+}
+
+function text(result: ToolAnswer): string {
+  return result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
+}
+
+/** A successful tool answer: its structured content, which its text repeats as JSON unless the tool writes text of its own. */
+function ok(result: ToolAnswer): Record<string, unknown> {
+  if (result.isError) throw new Error(`tool error: ${text(result)}`);
+  expect(result.structuredContent).toBeDefined();
+  return result.structuredContent!;
+}
+
+/** A tool error carrying the problem: `code: detail` as text, the problem document as structured content. */
+function problem(result: ToolAnswer, code: string): Record<string, unknown> & { detail: string } {
+  expect(result.isError, text(result)).toBe(true);
+  const body = result.structuredContent as Record<string, unknown> & { detail: string; code: string };
+  expect(body.code).toBe(code);
+  expect(text(result).split("\n")[0]).toBe(`${code}: ${body.detail}`);
+  expect(body.type).toBe(`/docs/errors#${code}`);
+  return body;
+}
+
+const TOOL_NAMES = [
+  "cancel_job",
+  "create_upload",
+  "get_job",
+  "get_transcript",
+  "get_usage",
+  "list_configs",
+  "list_jobs",
+  "save_config",
+  "submit_job",
+];
+
+let engine: FakeEngine;
+beforeEach(() => {
+  engine = new FakeEngine();
+  engine.install();
+});
+
+describe("/mcp: tools", () => {
+  it("lists every tool with a description and a JSON Schema, in both protocol eras", async () => {
+    const account = await createAccount("unmetered");
+    for (const era of ["modern", "legacy"] as const) {
+      const client = await connect(account.apiKey, era);
+      expect(client.getNegotiatedProtocolVersion()).toBe(era === "modern" ? "2026-07-28" : "2025-11-25");
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(TOOL_NAMES);
+      for (const tool of tools) {
+        expect(tool.description?.length, tool.name).toBeGreaterThan(60);
+        expect(tool.inputSchema.type).toBe("object");
+      }
+      const submit = tools.find((tool) => tool.name === "submit_job")!;
+      const properties = submit.inputSchema.properties as Record<string, { enum?: string[]; description?: string }>;
+      expect(properties.video_type?.enum).toEqual(["podcast", "lecture", "gaming", "sports", "vlog", "general"]);
+      expect(properties.video_type?.description).toContain("podcast: Speech-driven");
+      expect(submit.inputSchema.required).toEqual(["video_type"]);
+      await client.close();
+    }
+  });
+
+  it("submit, get, list and cancel act on the same jobs the REST API shows", async () => {
+    const account = await createAccount("unmetered");
+    const client = await connect(account.apiKey);
+    const submitted = ok(await call(client, "submit_job", { video_url: "https://videos.example.com/talk.mp4", video_type: "podcast" }));
+    expect(submitted).toMatchObject({ status: "queued", replayed: false });
+    const jobId = submitted.job_id as string;
+
+    // The queue consumer may start it at any moment: queued or processing, with progress and step.
+    expect(ok(await call(client, "get_job", { job_id: jobId }))).toMatchObject({ job_id: jobId, status: expect.stringMatching(/^(queued|processing)$/), progress: 0, step: expect.any(String) });
+    expect(ok(await call(client, "list_jobs", { limit: 5 }))).toMatchObject({ count: 1, next_cursor: null, jobs: [{ job_id: jobId }] });
+    expect(ok(await call(client, "list_jobs", { status: "completed" }))).toMatchObject({ count: 0 });
+
+    expect(ok(await call(client, "cancel_job", { job_id: jobId }))).toMatchObject({ job_id: jobId, status: "canceled" });
+    const rest = await (await api(account, `/api/v1/jobs/${jobId}`)).json<Record<string, unknown>>();
+    expect(rest).toMatchObject({ status: "canceled" });
+    const viaMcp = await call(client, "get_job", { job_id: jobId });
+    expect(ok(viaMcp)).toEqual(rest);
+    expect(JSON.parse(text(viaMcp))).toEqual(rest);
+    problem(await call(client, "cancel_job", { job_id: jobId }), "job_not_cancelable");
+  });
+
+  it("an idempotency key makes a retried submission return the first job", async () => {
+    const account = await createAccount("unmetered");
+    const client = await connect(account.apiKey);
+    const args = { video_url: "https://videos.example.com/once.mp4", video_type: "vlog", idempotency_key: "retry-me-1" };
+    const first = ok(await call(client, "submit_job", args));
+    const again = ok(await call(client, "submit_job", args));
+    expect(again).toMatchObject({ job_id: first.job_id, replayed: true });
+    problem(await call(client, "submit_job", { ...args, video_type: "lecture" }), "idempotency_key_reused");
+    const page = await (await api(account, "/api/v1/jobs?status=all")).json<{ count: number }>();
+    expect(page.count).toBe(1);
+  });
+
+  it("reads a completed job's clips and its transcript with times, whole or in part", async () => {
+    const account = await createAccount("unmetered");
+    const jobId = await captionedJob(engine, account);
+    const client = await connect(account.apiKey);
+
+    const job = ok(await call(client, "get_job", { job_id: jobId }));
+    expect(job).toMatchObject({ status: "completed", clips_count: 2 });
+    const clips = job.clips as { url: string; title: string | null; text: string | null }[];
+    expect(clips[0]).toMatchObject({ title: "Why do clips matter?", text: "Why do clips matter? Because people scroll" });
+    expect(clips[0]!.url).toMatch(/^http:\/\/worker\.test\/cdn\/.+\.mp4$/);
+
+    const whole = await call(client, "get_transcript", { job_id: jobId });
+    expect(text(whole)).toBe(
+      `Transcript of ${jobId} (language: en, source: subtitle_track)\n[0:01.0-0:02.4] Why do clips matter?\n[0:03.0-0:04.4] Because people <b>scroll</b>`,
+    );
+    expect(ok(whole)).toMatchObject({ job_id: jobId, language: "en", source: "subtitle_track", sentences: [{ start: 1, end: 2.4 }, { start: 3, end: 4.4 }] });
+    const part = ok(await call(client, "get_transcript", { job_id: jobId, from_seconds: 2.5 }));
+    expect(part.sentences).toEqual([{ text: "Because people <b>scroll</b>", start: 3, end: 4.4 }]);
+    const none = await call(client, "get_transcript", { job_id: jobId, from_seconds: 10, to_seconds: 20 });
+    expect(text(none)).toContain("(no speech in this part of the video)");
+  });
+
+  it("usage and configurations: the same figures and records as the REST API", async () => {
+    const account = await createAccount("pro");
+    const client = await connect(account.apiKey);
+    expect(ok(await call(client, "get_usage"))).toEqual(await (await api(account, "/api/v1/usage")).json());
+    expect(ok(await call(client, "list_configs"))).toEqual({ configs: [], count: 0 });
+
+    const saved = ok(await call(client, "save_config", { name: "square-short", config: { aspect_ratio: "1:1", max_clips: 3 } }));
+    expect(saved).toMatchObject({ created: true, config: { name: "square-short", aspect_ratio: "1:1", max_clips: 3, resolution: 1080 } });
+    const rest = await (await api(account, "/api/v1/configs/square-short")).json();
+    expect((saved.config as Record<string, unknown>)).toEqual(rest);
+    expect(ok(await call(client, "save_config", { name: "square-short", config: { aspect_ratio: "1:1" } }))).toMatchObject({ created: false, config: { max_clips: 5 } });
+    expect(ok(await call(client, "list_configs"))).toMatchObject({ count: 1, configs: [{ name: "square-short" }] });
+
+    const bad = problem(await call(client, "save_config", { name: "x", config: { min_clip_seconds: 30, max_clip_seconds: 20 } }), "invalid_request");
+    expect(bad.errors).toEqual([{ path: "config.max_clip_seconds", message: "max_clip_seconds must be at least min_clip_seconds" }]);
+  });
+
+  it("create_upload answers the tus URL and headers; bytes sent there make a job through submit_job", async () => {
+    const account = await createAccount("unmetered");
+    const client = await connect(account.apiKey);
+    const data = bytesOf(3000, 7);
+    const upload = ok(await call(client, "create_upload", { file_name: "Board meeting.mp4", size_bytes: data.byteLength }));
+    const uploadId = upload.upload_id as string;
+    expect(upload).toMatchObject({
+      upload_url: `${BASE}/api/v1/uploads/${uploadId}`,
+      method: "PATCH",
+      size_bytes: 3000,
+      headers: { "Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-stream" },
+      max_chunk_bytes: 50 * 1024 * 1024,
+    });
+    // The answer never carries the key itself.
+    expect(JSON.stringify(upload)).not.toContain(account.apiKey);
+
+    const head = await api(account, `/api/v1/uploads/${uploadId}`, { method: "HEAD", headers: TUS });
+    expect(head.headers.get("Upload-Offset")).toBe("0");
+    expect((await patch(account, uploadId, 0, data)).status).toBe(204);
+    const submitted = ok(await call(client, "submit_job", { upload_id: uploadId, video_type: "general" }));
+    const job = await (await api(account, `/api/v1/jobs/${submitted.job_id as string}`)).json();
+    expect(job).toMatchObject({ upload_id: uploadId, video_url: null, title: "Board meeting.mp4" });
+
+    problem(await call(client, "create_upload", { file_name: "huge.mp4", size_bytes: 50 * 1024 ** 4 }), "upload_too_large");
+  });
+});
+
+describe("/mcp: errors are tool errors carrying the problem", () => {
+  it("a bad, missing or revoked key: the protocol still answers, every tool says unauthorized", async () => {
+    const account = await createAccount("unmetered");
+    for (const key of ["ck_live_not_a_real_key_000000000000", null]) {
+      const client = await connect(key);
+      expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length);
+      for (const name of TOOL_NAMES) {
+        const refused = problem(await call(client, name, { job_id: "job_x" }), "unauthorized");
+        expect(refused.detail).toContain("Authorization: Bearer <API_KEY>");
+      }
+      await client.close();
+    }
+    const revoke = await SELF.fetch(`${BASE}/admin/v1/keys/${account.keyId}/revoke`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${env.ADMIN_TOKEN}` },
+    });
+    expect(revoke.status).toBe(200);
+    problem(await call(await connect(account.apiKey), "get_usage"), "unauthorized");
+  });
+
+  it("a malformed argument: invalid_request naming each field, nothing created", async () => {
+    const account = await createAccount("unmetered");
+    const client = await connect(account.apiKey);
+    const typed = problem(await call(client, "get_job", { job_id: 42 }), "invalid_request");
+    expect(typed.detail).toBe("The arguments of get_job are invalid.");
+    expect(typed.errors).toEqual([{ path: "job_id", message: "Invalid input: expected string, received number" }]);
+
+    const both = problem(await call(client, "submit_job", { video_type: "podcast" }), "invalid_request");
+    expect(both.errors).toEqual([{ path: "video_url", message: "Give exactly one of video_url and upload_id." }]);
+    const unknown = problem(await call(client, "submit_job", { videoUrl: "https://x.example/v.mp4", video_type: "cooking" }), "invalid_request");
+    expect((unknown.errors as { path: string }[]).map((e) => e.path).sort()).toEqual(["(arguments)", "video_type"]);
+    problem(await call(client, "submit_job", { video_url: "http://127.0.0.1/v.mp4", video_type: "podcast" }), "invalid_video_url");
+    problem(await call(client, "list_jobs", { limit: 0 }), "invalid_request");
+    problem(await call(client, "list_jobs", { cursor: "not-a-cursor" }), "invalid_request");
+    problem(await call(client, "get_transcript", { job_id: "job_x", from_seconds: 5, to_seconds: 1 }), "invalid_request");
+    const page = await (await api(account, "/api/v1/jobs?status=all")).json<{ count: number }>();
+    expect(page.count).toBe(0);
+  });
+
+  it("an unknown job, or another account's: not_found; a job without a transcript says why", async () => {
+    const owner = await createAccount("unmetered");
+    const stranger = await createAccount("unmetered");
+    const jobId = await submitUndelivered(owner);
+    const client = await connect(stranger.apiKey);
+    for (const id of ["job_doesnotexist0000000000", jobId, "not-even-an-id"]) {
+      for (const name of ["get_job", "cancel_job", "get_transcript"]) {
+        expect(problem(await call(client, name, { job_id: id }), "not_found").detail).toBe(`No job ${id}.`);
+      }
+    }
+    const queued = problem(await call(await connect(owner.apiKey), "get_transcript", { job_id: jobId }), "transcript_not_found");
+    expect(queued.detail).toBe(`Job ${jobId} is queued; a transcript exists only for completed jobs.`);
+  });
+
+  it("counts every request in the account's window with the REST API; over it, tools answer rate_limited", async () => {
+    const account = await createAccount("free"); // 60 requests a minute
+    const rateLimits: string[] = [];
+    const client = await connect(account.apiKey, "modern", rateLimits);
+    let used = rateLimits.length; // what connecting took (the 2026-07-28 discovery)
+    expect(rateLimits.at(-1)).toMatch(new RegExp(`^"default";r=${60 - used};`));
+    for (; used < 55; used += 1) expect((await api(account, "/api/v1/usage")).status).toBe(200);
+    for (; used < 60; used += 1) ok(await call(client, "get_usage"));
+    expect(rateLimits.at(-1)).toMatch(/^"default";r=0;/);
+    const refused = problem(await call(client, "get_usage"), "rate_limited");
+    expect(refused.retry_after_seconds).toBeGreaterThan(0);
+    // The protocol itself still answers, and REST agrees the window is full.
+    expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length);
+    expect((await api(account, "/api/v1/usage")).status).toBe(429);
+  });
+
+  it("every /mcp answer carries Request-Id and the window's RateLimit headers", async () => {
+    const account = await createAccount("free");
+    const res = await SELF.fetch(`${BASE}/mcp`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${account.apiKey}`,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Request-Id")).toMatch(/^req_/);
+    expect(res.headers.get("RateLimit-Policy")).toBe('"default";q=60;w=60');
+    expect(res.headers.get("RateLimit")).toMatch(/^"default";r=59;t=\d+$/);
+    await res.body?.cancel();
+  });
+});
