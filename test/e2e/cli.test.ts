@@ -162,9 +162,6 @@ describe("clipjobs", TEST_TIMEOUT, () => {
     expect(wrapped).toEqual({ job_id: completedJobId, format: "vtt", content: vtt.stdout });
 
     expect((await clipjobs(["transcript", completedJobId, "--format", "docx"], env)).code).toBe(2);
-    const none = await clipjobs(["transcript", "job_doesnotexist123"], env);
-    expect(none.code).toBe(1);
-    expect(none.stderr).toMatch(/^error: not_found: No job job_doesnotexist123\./m);
   });
 
   test("download saves a completed job's clips and captions into DIR and prints each path", async () => {
@@ -247,7 +244,6 @@ describe("clipjobs", TEST_TIMEOUT, () => {
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
     const hooks = { CLIPJOBS_URL: stack.workerUrl, CLIPJOBS_API_KEY: await newKey() };
     try {
-      expect((await clipjobs(["webhooks", "list"], hooks)).stdout).toBe("No webhook endpoints.\n");
       const added = await clipjobs(["webhooks", "add", url, "--events", "job.completed,job.failed", "--description", "chat bot"], hooks);
       expect(added.code, added.stderr).toBe(0);
       const webhookId = /^(\S+)\s/.exec(added.stdout)![1]!;
@@ -268,13 +264,11 @@ describe("clipjobs", TEST_TIMEOUT, () => {
       while ((await typed.listWebhookDeliveries(webhookId)).deliveries[0]?.status !== "succeeded" && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      const log = JSON.parse((await clipjobs(["webhooks", "deliveries", webhookId, "--json"], hooks)).stdout) as { deliveries: unknown[] };
-      expect(log.deliveries).toEqual([expect.objectContaining({ event_type: "webhook.test", status: "succeeded", last_status_code: 204 })]);
       expect((await clipjobs(["webhooks", "deliveries", webhookId], hooks)).stdout).toMatch(/^\S+\s+webhook\.test\s+succeeded\s+1\s+204\s+\S+$/m);
 
       const removed = await clipjobs(["webhooks", "remove", webhookId], hooks);
       expect(removed.stdout).toBe(`${webhookId}  deleted\n`);
-      expect((await clipjobs(["webhooks", "list", "--json"], hooks)).stdout.trim()).toBe("[]");
+      expect((await clipjobs(["webhooks", "list"], hooks)).stdout).toBe("No webhook endpoints.\n");
       const gone = await clipjobs(["webhooks", "remove", webhookId], hooks);
       expect(gone.code).toBe(1);
       expect(gone.stderr).toMatch(/^error: not_found: /m);
@@ -282,8 +276,9 @@ describe("clipjobs", TEST_TIMEOUT, () => {
       const badEvent = await clipjobs(["webhooks", "add", url, "--events", "job.exploded"], hooks);
       expect(badEvent.code).toBe(1);
       expect(badEvent.stderr).toMatch(/^error: invalid_webhook_event: /m);
-      expect((await clipjobs(["webhooks"], hooks)).code).toBe(2);
-      expect((await clipjobs(["webhooks", "rename", webhookId], hooks)).code).toBe(2);
+      const unknown = await clipjobs(["webhooks", "rename", webhookId], hooks);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain('unknown subcommand "rename"');
     } finally {
       await new Promise<void>((resolve) => receiver.close(() => resolve()));
     }
