@@ -7,12 +7,13 @@
  * captions_url, so its sentences and times are known), and the clean tool
  * errors of a bad key, a malformed argument and an unknown job.
  */
-import { Client, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { AdminClient } from "../../scripts/lib/admin-client.ts";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
 import { toSrt } from "./harness/captions.ts";
+import { answerText as text, callTool as call, ok, problem, TOOL_NAMES } from "./harness/mcp-answers.ts";
 import { TALK_20S, talkSource } from "./harness/media.ts";
 import { sharedStack } from "./harness/shared-stack.ts";
 import type { SharedStackInfo } from "./harness/shared-stack-config.ts";
@@ -29,8 +30,6 @@ const SENTENCES = [
 
 const SRT = toSrt(SENTENCES);
 
-type ToolAnswer = CallToolResult & { structuredContent?: Record<string, unknown> };
-
 let stack: SharedStackInfo;
 let sources: SourceServer;
 let talkUrl: string;
@@ -46,26 +45,6 @@ async function connect(key: string | null, mode: "auto" | "legacy"): Promise<Cli
   await client.connect(transport);
   clients.push(client);
   return client;
-}
-
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
-  return (await client.callTool({ name, arguments: args })) as ToolAnswer;
-}
-
-function text(result: ToolAnswer): string {
-  return result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
-}
-
-function ok(result: ToolAnswer): Record<string, unknown> {
-  if (result.isError) throw new Error(`tool error: ${text(result)}`);
-  return result.structuredContent ?? {};
-}
-
-function toolError(result: ToolAnswer): { code: string; detail: string; errors?: { path: string; message: string }[] } {
-  expect(result.isError, text(result)).toBe(true);
-  const problem = result.structuredContent as { code: string; detail: string };
-  expect(text(result).split("\n")[0]).toBe(`${problem.code}: ${problem.detail}`);
-  return problem;
 }
 
 beforeAll(async () => {
@@ -91,17 +70,7 @@ describe("MCP over Streamable HTTP with the SDK's client", { timeout: 300_000 },
     expect(client.getServerVersion()).toMatchObject({ name: "clipjobs" });
     expect(client.getInstructions()).toContain("submit_job");
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual([
-      "cancel_job",
-      "create_upload",
-      "get_job",
-      "get_transcript",
-      "get_usage",
-      "list_configs",
-      "list_jobs",
-      "save_config",
-      "submit_job",
-    ]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(TOOL_NAMES);
 
     ok(await call(client, "save_config", { name: "one-short", config: { resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1 } }));
     const submitted = ok(
@@ -156,19 +125,18 @@ describe("MCP over Streamable HTTP with the SDK's client", { timeout: 300_000 },
   test("a bad key, a malformed argument and an unknown job each give a clean tool error (2025 handshake too)", async () => {
     for (const mode of ["auto", "legacy"] as const) {
       const stranger = await connect("ck_live_this_key_does_not_exist_0000", mode);
-      expect((await stranger.listTools()).tools.length).toBe(9);
-      const refused = toolError(await call(stranger, "list_jobs"));
-      expect(refused.code).toBe("unauthorized");
+      expect((await stranger.listTools()).tools).toHaveLength(TOOL_NAMES.length);
+      problem(await call(stranger, "list_jobs"), "unauthorized");
 
       const client = await connect(apiKey, mode);
       expect(client.getNegotiatedProtocolVersion()).toBe(mode === "auto" ? "2026-07-28" : "2025-11-25");
-      const malformed = toolError(await call(client, "submit_job", { video_url: talkUrl, video_type: "podcast", max_clips: 3 }));
-      expect(malformed).toMatchObject({ code: "invalid_request", errors: [{ path: "(arguments)" }] });
+      const malformed = problem(await call(client, "submit_job", { video_url: talkUrl, video_type: "podcast", max_clips: 3 }), "invalid_request");
+      expect(malformed.errors).toEqual([expect.objectContaining({ path: "(arguments)" })]);
       expect(malformed.errors![0]!.message).toContain("max_clips");
 
-      const unknown = toolError(await call(client, "get_job", { job_id: "job_0000000000000000000000" }));
-      expect(unknown).toMatchObject({ code: "not_found", detail: "No job job_0000000000000000000000." });
-      expect(toolError(await call(client, "get_transcript", { job_id: "job_0000000000000000000000" })).code).toBe("not_found");
+      const unknown = problem(await call(client, "get_job", { job_id: "job_0000000000000000000000" }), "not_found");
+      expect(unknown.detail).toBe("No job job_0000000000000000000000.");
+      problem(await call(client, "get_transcript", { job_id: "job_0000000000000000000000" }), "not_found");
     }
   });
 });

@@ -5,9 +5,10 @@
  * suites. Both protocol eras the server serves are used: 2026-07-28 (pinned)
  * and the 2025 initialize handshake desktop clients still speak.
  */
-import { Client, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
+import { answerText as text, callTool as call, ok, problem, TOOL_NAMES } from "../e2e/harness/mcp-answers";
 import { FakeEngine } from "./engine-stub";
 import { api, BASE, createAccount, type TestAccount } from "./helpers";
 import { submitUndelivered } from "./jobs-helpers";
@@ -31,52 +32,16 @@ async function connect(apiKey: string | null, era: "modern" | "legacy" = "modern
   return client;
 }
 
-type ToolAnswer = CallToolResult & { structuredContent?: Record<string, unknown> };
-
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
-  return (await client.callTool({ name, arguments: args })) as ToolAnswer;
-}
-
-function text(result: ToolAnswer): string {
-  return result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
-}
-
-/** A successful tool answer: its structured content, which its text repeats as JSON unless the tool writes text of its own. */
-function ok(result: ToolAnswer): Record<string, unknown> {
-  if (result.isError) throw new Error(`tool error: ${text(result)}`);
-  expect(result.structuredContent).toBeDefined();
-  return result.structuredContent!;
-}
-
-/** A tool error carrying the problem: `code: detail` as text, the problem document as structured content. */
-function problem(result: ToolAnswer, code: string): Record<string, unknown> & { detail: string } {
-  expect(result.isError, text(result)).toBe(true);
-  const body = result.structuredContent as Record<string, unknown> & { detail: string; code: string };
-  expect(body.code).toBe(code);
-  expect(text(result).split("\n")[0]).toBe(`${code}: ${body.detail}`);
-  expect(body.type).toBe(`/docs/errors#${code}`);
-  return body;
-}
-
-const TOOL_NAMES = [
-  "cancel_job",
-  "create_upload",
-  "get_job",
-  "get_transcript",
-  "get_usage",
-  "list_configs",
-  "list_jobs",
-  "save_config",
-  "submit_job",
-];
-
 let engine: FakeEngine;
 beforeEach(() => {
   engine = new FakeEngine();
   engine.install();
 });
 
-describe("/mcp: tools", () => {
+// Generous: these make dozens of requests each, and the machine may be loaded.
+const SUITE = { timeout: 60_000 };
+
+describe("/mcp: tools", SUITE, () => {
   it("lists every tool with a description and a JSON Schema, in both protocol eras", async () => {
     const account = await createAccount("unmetered");
     for (const era of ["modern", "legacy"] as const) {
@@ -196,7 +161,7 @@ describe("/mcp: tools", () => {
   });
 });
 
-describe("/mcp: errors are tool errors carrying the problem", () => {
+describe("/mcp: errors are tool errors carrying the problem", SUITE, () => {
   it("a bad, missing or revoked key: the protocol still answers, every tool says unauthorized", async () => {
     const account = await createAccount("unmetered");
     for (const key of ["ck_live_not_a_real_key_000000000000", null]) {
@@ -286,5 +251,39 @@ describe("/mcp: errors are tool errors carrying the problem", () => {
     expect(res.headers.get("RateLimit-Policy")).toBe('"default";q=60;w=60');
     expect(res.headers.get("RateLimit")).toMatch(/^"default";r=59;t=\d+$/);
     await res.body?.cancel();
+  });
+
+  it("requests that are not MCP messages get a 4xx or a JSON-RPC error, never a 5xx, with or without a key", async () => {
+    const account = await createAccount("unmetered");
+    const accept = "application/json, text/event-stream";
+    const cases: { method: string; headers?: Record<string, string>; body?: string }[] = [
+      { method: "GET", headers: { Accept: "text/event-stream" } },
+      { method: "DELETE" },
+      { method: "PUT", headers: { "Content-Type": "application/json" }, body: "{}" },
+      { method: "POST", headers: { "Content-Type": "text/plain", Accept: accept }, body: "hello" },
+      { method: "POST", headers: { "Content-Type": "application/json", Accept: accept }, body: "{not json" },
+      { method: "POST", headers: { "Content-Type": "application/json", Accept: accept }, body: "" },
+      { method: "POST", headers: { "Content-Type": "application/json", Accept: accept }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call" }) },
+      { method: "POST", headers: { "Content-Type": "application/json", Accept: accept }, body: JSON.stringify([1, 2, 3]) },
+      { method: "POST", headers: { "Content-Type": "application/json", Accept: accept }, body: `{"pad":"${"x".repeat(70 * 1024)}"}` },
+      { method: "POST", headers: { "Content-Type": "application/json", Accept: "text/html" }, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) },
+    ];
+    const statuses: string[] = [];
+    for (const key of [account.apiKey, null]) {
+      for (const { method, headers = {}, body } of cases) {
+        const res = await SELF.fetch(`${BASE}/mcp`, {
+          method,
+          headers: { ...headers, ...(key === null ? {} : { Authorization: `Bearer ${key}` }) },
+          ...(body === undefined ? {} : { body }),
+        });
+        const text = await res.text();
+        statuses.push(`${method} ${res.status}`);
+        expect(res.status, `${method} ${body?.slice(0, 40) ?? ""}`).toBeLessThan(500);
+        // A 200 only for a JSON-RPC message, answered with a JSON-RPC error.
+        if (res.status < 400) expect(JSON.parse(text.replace(/^(event|data): ?/gm, "").trim().split("\n").at(-1)!)).toMatchObject({ jsonrpc: "2.0", error: { code: expect.any(Number) } });
+        expect(res.headers.get("Request-Id")).toMatch(/^req_/);
+      }
+    }
+    console.log(`/mcp non-MCP requests: ${statuses.join(", ")}`);
   });
 });

@@ -5,7 +5,7 @@
  * (then both sides are closed). Disarmed, it forwards everything; the URL
  * stays the same, so a client that keys its state by URL sees one server.
  */
-import { createServer, connect, type Server, type Socket } from "node:net";
+import { startTcpProxy } from "./tcp-proxy.ts";
 
 export interface StallingProxy {
   url: string;
@@ -19,56 +19,29 @@ export interface StallingProxy {
 }
 
 export async function startStallingProxy(target: string, stallAfterBytes: number): Promise<StallingProxy> {
-  const { hostname, port } = new URL(target);
-  const sockets = new Set<Socket>();
   let forwarded = 0;
   let armed = true;
   let onStall: () => void = () => undefined;
   const stalled = new Promise<void>((resolve) => (onStall = resolve));
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(port), hostname);
-    sockets.add(client).add(upstream);
-    let held = false;
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on("data", (chunk: Buffer) => {
-      if (held) return;
-      if (armed && forwarded + chunk.length > stallAfterBytes) {
-        const part = chunk.subarray(0, Math.max(0, stallAfterBytes - forwarded));
-        forwarded += part.length;
-        upstream.write(part);
-        held = true;
-        onStall();
-        return;
-      }
-      forwarded += chunk.length;
-      if (!upstream.write(chunk)) client.pause();
-    });
-    upstream.on("drain", () => client.resume());
-    upstream.on("data", (chunk: Buffer) => client.write(chunk));
-    client.on("close", drop);
-    upstream.on("close", drop);
-    client.on("error", drop);
-    upstream.on("error", drop);
+  const proxy = await startTcpProxy(target, (chunk, { forward, hold }) => {
+    if (armed && forwarded + chunk.length > stallAfterBytes) {
+      const part = chunk.subarray(0, Math.max(0, stallAfterBytes - forwarded));
+      forwarded += part.length;
+      forward(part);
+      hold();
+      onStall();
+      return;
+    }
+    forwarded += chunk.length;
+    forward(chunk);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("proxy has no port");
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: proxy.url,
     stalled,
     disarm: () => {
       armed = false;
     },
     forwarded: () => forwarded,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: proxy.close,
   };
 }
