@@ -3,6 +3,7 @@ import { configs } from "./api/configs";
 import { errorDocs } from "./api/error-docs";
 import { health } from "./api/health";
 import { jobs } from "./api/jobs";
+import { logo } from "./api/logo";
 import { OPENAPI_PATH, openApiDocumentApp } from "./api/openapi";
 import { CDN_MOUNT, localCdnOnly } from "./cdn/local-only";
 import { transcript } from "./api/transcript";
@@ -44,6 +45,7 @@ app.route("/api/v1/jobs", jobs);
 app.route("/api/v1/webhooks", webhooks);
 app.route("/api/v1/uploads", uploads);
 app.route("/api/v1/jobs", transcript);
+app.route("/api/v1/logo", logo);
 
 // The remote MCP server: the same keys and request window, tools over the same services (src/mcp/).
 app.route(MCP_PATH, mcp);

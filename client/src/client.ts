@@ -20,6 +20,7 @@ export type ClipConfig = JsonBody<paths["/api/v1/configs/{name}"]["put"]>;
 export type SavedConfig = Schemas["SavedConfig"];
 export type ConfigList = Schemas["ConfigList"];
 export type Usage = Schemas["Usage"];
+export type Logo = Schemas["Logo"];
 export type VideoTypes = Schemas["VideoTypes"];
 export type JobStatus = Job["status"];
 export type ListJobsQuery = NonNullable<paths["/api/v1/jobs"]["get"]["parameters"]["query"]>;
@@ -199,6 +200,30 @@ export class ClipjobsClient {
   /** The endpoint's delivery log, newest first. */
   async listWebhookDeliveries(webhookId: string, query: ListDeliveriesQuery = {}): Promise<WebhookDeliveryList> {
     return unwrap(await this.api.GET("/api/v1/webhooks/{webhook_id}/deliveries", { params: { path: { webhook_id: webhookId }, query } }));
+  }
+
+  /**
+   * Uploads (or replaces) the account's logo: the image's bytes, a PNG or
+   * JPEG of at most 1 MiB and 1024 pixels a side. The server judges the
+   * type by the bytes; the Content-Type sent is only a label.
+   */
+  async putLogo(image: Uint8Array | ArrayBuffer | Blob, contentType: "image/png" | "image/jpeg" = "image/png"): Promise<Logo> {
+    const body = image instanceof Blob ? image : new Blob([image instanceof Uint8Array ? new Uint8Array(image) : image]);
+    const response = await this.api.PUT("/api/v1/logo", {
+      body: body as unknown as string,
+      bodySerializer: (raw: unknown) => raw as Blob,
+      headers: { "Content-Type": contentType },
+    });
+    return unwrap(response);
+  }
+
+  async getLogo(): Promise<Logo> {
+    return unwrap(await this.api.GET("/api/v1/logo"));
+  }
+
+  async deleteLogo(): Promise<void> {
+    const { error, response } = await this.api.DELETE("/api/v1/logo");
+    if (error !== undefined || !response.ok) throw ClipjobsError.fromResponse(response, error);
   }
 
   /** Polls the job until it is completed, failed or canceled, and returns it as it finished. */

@@ -59,7 +59,7 @@ export async function cancelOwnJob(env: Env, accountId: string, jobId: string) {
   if (!ACTIVE_STATUSES.includes(job.status)) {
     throw new AppError("job_not_cancelable", `Job ${job.id} is ${job.status}; only queued or processing jobs can be canceled.`);
   }
-  await cancelJob(env, accountId, job.id);
+  await cancelJob(env, job);
   // Whoever won the race, answer with the job as it now stands.
   const current = await loadOwnJob(env.DB, accountId, job.id);
   if (current.status !== "canceled") {

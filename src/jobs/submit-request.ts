@@ -43,6 +43,8 @@ function requestHash(body: SubmitJobInput): Promise<string> {
         ? [body.video_url, body.video_type, body.config_name ?? null]
         : [null, body.video_type, body.config_name ?? null, body.upload_id]),
       ...(body.captions_url == null ? [] : [body.captions_url]),
+      // Likewise the language fields (issue 29), only when sent.
+      ...(body.language === undefined && body.caption_language === undefined ? [] : [{ l: body.language, c: body.caption_language }]),
     ]),
   );
 }
@@ -64,6 +66,11 @@ export async function submitJobRequest(
     videoType: checkVideoType(body.video_type),
     configName: body.config_name ?? null,
     captionsUrl: body.captions_url == null ? null : checkCaptionsUrl(body.captions_url, allowPrivate),
+    // Omitted: the configuration's; null: none (detected / as spoken).
+    languages: {
+      ...(body.language !== undefined ? { language: body.language } : {}),
+      ...(body.caption_language !== undefined ? { caption_language: body.caption_language } : {}),
+    },
   };
   if (idempotencyKey === undefined) {
     return { answer: submitAnswer(env, await createJob(env, submission)), replayed: false };

@@ -1,6 +1,6 @@
 /** The MCP tools on jobs: submit, read, list, cancel, and a job's transcript. Each calls the service its REST route calls. */
 import { z } from "zod";
-import { VIDEO_TYPES } from "#contract";
+import { CaptionLanguage, SpeechLanguage, VIDEO_TYPES } from "#contract";
 import { accountState } from "../account/stub";
 import { VIDEO_TYPE_DESCRIPTIONS } from "../api/video-types";
 import { JOB_STATUSES } from "../db/jobs";
@@ -40,6 +40,12 @@ const SubmitInput = z
       .max(2048)
       .optional()
       .describe("Optional http(s) URL of an SRT or WebVTT file of the video's speech, used as the transcript when the video has none of its own."),
+    language: SpeechLanguage.nullable()
+      .optional()
+      .describe("Optional: the language spoken in the video (ISO 639-1, e.g. en, de, ja), a hint for speech-to-text; null: detect it. Omitted: the configuration's."),
+    caption_language: CaptionLanguage.nullable()
+      .optional()
+      .describe("Optional: translate captions and clip text into this language (ISO 639-1); clips are still cut on the spoken sentences. null: keep the spoken language. Omitted: the configuration's."),
     idempotency_key: z
       .string()
       .min(1)

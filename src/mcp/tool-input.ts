@@ -5,14 +5,15 @@
  * from handing the SDK the zod schema itself is a failure: the SDK would
  * answer it with its own message, while every other failure of this server
  * carries the API's problem code. So validation never fails here: it hands
- * the tool either the parsed arguments or the invalid_request problem (each
- * field's path and message, as a REST 400 lists them), and the tool answers
+ * the tool either the parsed arguments or the problem a REST body with the
+ * same mistakes gets (invalid_request listing each field's path and message,
+ * or a field's own code such as unsupported_language), and the tool answers
  * that problem as its error.
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { AppError } from "../http/errors";
-import { fieldErrors } from "../http/validate";
+import type { AppError } from "../http/errors";
+import { invalidInput } from "../http/validate";
 
 export type ToolArgs<S extends z.ZodType> = { ok: true; args: z.output<S> } | { ok: false; error: AppError };
 
@@ -26,10 +27,8 @@ export function toolInput<S extends z.ZodType>(schema: S, toolName: string): Sta
       validate(value: unknown) {
         const parsed = schema.safeParse(value);
         if (parsed.success) return { value: { ok: true, args: parsed.data } };
-        // A problem with the arguments as a whole (an unknown member) is named as such, not as a request body.
-        const errors = fieldErrors(parsed.error.issues).map((e) => (e.path === "(body)" ? { ...e, path: "(arguments)" } : e));
-        const error = new AppError("invalid_request", `The arguments of ${toolName} are invalid.`, { errors });
-        return { value: { ok: false, error } };
+        // The same codes as a REST body's (e.g. unsupported_language); "(arguments)" names the arguments as a whole.
+        return { value: { ok: false, error: invalidInput(parsed.error.issues, `The arguments of ${toolName} are invalid`, "(arguments)") } };
       },
     },
   };

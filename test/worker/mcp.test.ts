@@ -86,8 +86,9 @@ describe("/mcp: tools", SUITE, () => {
   it("an idempotency key makes a retried submission return the first job", async () => {
     const account = await createAccount("unmetered");
     const client = await connect(account.apiKey);
-    const args = { video_url: "https://videos.example.com/once.mp4", video_type: "vlog", idempotency_key: "retry-me-1" };
+    const args = { video_url: "https://videos.example.com/once.mp4", video_type: "vlog", language: "de", idempotency_key: "retry-me-1" };
     const first = ok(await call(client, "submit_job", args));
+    expect(await (await api(account, `/api/v1/jobs/${first.job_id as string}`)).json()).toMatchObject({ language_hint: "de" });
     const again = ok(await call(client, "submit_job", args));
     expect(again).toMatchObject({ job_id: first.job_id, replayed: true });
     problem(await call(client, "submit_job", { ...args, video_type: "lecture" }), "idempotency_key_reused");
@@ -193,6 +194,10 @@ describe("/mcp: errors are tool errors carrying the problem", SUITE, () => {
     const unknown = problem(await call(client, "submit_job", { videoUrl: "https://x.example/v.mp4", video_type: "cooking" }), "invalid_request");
     expect((unknown.errors as { path: string }[]).map((e) => e.path).sort()).toEqual(["(arguments)", "video_type"]);
     problem(await call(client, "submit_job", { video_url: "http://127.0.0.1/v.mp4", video_type: "podcast" }), "invalid_video_url");
+    // A field with a code of its own answers it, as a REST body does.
+    const language = problem(await call(client, "submit_job", { video_url: "https://x.example/v.mp4", video_type: "vlog", language: "klingon" }), "unsupported_language");
+    expect(language.errors).toEqual([expect.objectContaining({ path: "language" })]);
+    expect(language.allowed_values).toContain("de");
     problem(await call(client, "list_jobs", { limit: 0 }), "invalid_request");
     problem(await call(client, "list_jobs", { cursor: "not-a-cursor" }), "invalid_request");
     problem(await call(client, "get_transcript", { job_id: "job_x", from_seconds: 5, to_seconds: 1 }), "invalid_request");
