@@ -7,7 +7,7 @@ import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app";
 import { AppError } from "../http/errors";
 import { cancelOwnJob, jobNotFound, listJobPage, loadOwnJob } from "../jobs/account-jobs";
 import { readJob } from "../jobs/read-path";
-import { deleteJobObjects } from "../jobs/storage";
+import { deleteAllJobObjects } from "../jobs/job-objects";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, submitJobRequest } from "../jobs/submit-request";
 import { Job as JobSchema, JobList, SubmitJobBody, SubmitJobResponse } from "./openapi-schemas";
 
@@ -137,8 +137,9 @@ export const jobs = apiApp()
     }
     // The cached view goes first, and no read may cache it again (src/jobs/read-path.ts).
     await accountState(c.env, accountId).forgetJob(job.id);
-    // Objects first: if anything fails, the job still exists and DELETE can be retried.
-    await deleteJobObjects(c.env.CLIPS, job.id);
+    // Objects first (the published ones stop being served at once, up to the CDN's cache time):
+    // if anything fails, the job still exists and DELETE can be retried.
+    await deleteAllJobObjects(c.env, job.id);
     const [, deleted] = await c.env.DB.batch([deleteClipsOfJob(c.env.DB, job.id), deleteFinishedJob(c.env.DB, accountId, job.id)]);
     if ((deleted?.results.length ?? 0) === 0) throw jobNotFound(job.id);
     return c.body(null, 204);

@@ -19,8 +19,12 @@ export type AspectRatio = z.infer<typeof AspectRatio>;
 
 export const RESOLUTIONS = [720, 1080] as const;
 export const REFRAME_MODES = ["center", "auto", "faces"] as const;
-/** Faces (issue 17): `single` frames one person (or a group that fits), `split` stacks the two main faces. */
-export const LAYOUTS = ["single", "split"] as const;
+/**
+ * Faces: `single` frames one person (or a group that fits; with two or more
+ * apart, the one speaking), `split` stacks the two main faces, `auto` is single
+ * but shows the two stacked while both of them speak (issues 17, 24).
+ */
+export const LAYOUTS = ["single", "split", "auto"] as const;
 /** What a clip's crop actually followed (ClipReport.reframe). */
 export const REFRAME_USED = ["faces", "activity", "center"] as const;
 

@@ -33,8 +33,9 @@ const REFRAME_LABELS: Record<(typeof REFRAME_MODES)[number], string> = {
   faces: "Faces: a camera that follows the people in the picture",
 };
 const LAYOUT_LABELS: Record<(typeof LAYOUTS)[number], string> = {
-  single: "Single: one person (or a group that fits) in the frame",
+  single: "Single: one person (or a group that fits) in the frame; the one speaking",
   split: "Split: the two main faces stacked, one in each half",
+  auto: "Auto: the one speaking, split while two people both speak",
 };
 const CAPTION_MODE_LABELS: Record<(typeof CAPTION_MODES)[number], string> = {
   both: "Both: burned into the picture and WebVTT/SRT files",
