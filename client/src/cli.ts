@@ -16,7 +16,7 @@ import { exactlyOne, limitOption, OPTIONS, printJson, UsageError, type Context, 
 import { jobProgress, uploadProgress } from "./cli-progress.ts";
 import { webhooks, WEBHOOKS_HELP } from "./cli-webhooks.ts";
 import { ClipjobsError } from "./errors.ts";
-import { clock, table } from "./format.ts";
+import { clock, seconds, table } from "./format.ts";
 import { uploadFile } from "./upload.ts";
 
 export type { Io } from "./cli-context.ts";
@@ -31,7 +31,7 @@ const processIo: Io = {
 const HELP = `clipjobs: long video in, short ready-to-post clips out.
 
 Usage:
-  clipjobs submit <video_url | ./file.mp4> --type <video_type> [--config NAME] [--captions-url URL] [--wait] [--download DIR] [--json]
+  clipjobs submit <video_url | ./file.mp4> --type <video_type> [--config NAME] [--captions-url URL] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--wait] [--download DIR] [--json]
   clipjobs jobs [--status STATUS] [--limit N] [--json]
   clipjobs job <job_id> [--json]
   clipjobs cancel <job_id> [--json]
@@ -51,7 +51,7 @@ Errors print the problem's code and detail; the exit status is 1 (2 for a usage 
 `;
 
 const COMMAND_HELP: Record<string, string> = {
-  submit: `clipjobs submit <video_url | ./file.mp4> --type <video_type> [--config NAME] [--captions-url URL] [--wait] [--download DIR] [--json]
+  submit: `clipjobs submit <video_url | ./file.mp4> --type <video_type> [--config NAME] [--captions-url URL] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--wait] [--download DIR] [--json]
 
   A local file is uploaded first (tus, resumable: after an interruption, run the
   same command again and the upload continues where it stopped), then submitted.
@@ -59,6 +59,11 @@ const COMMAND_HELP: Record<string, string> = {
   --type      podcast, lecture, gaming, sports, vlog or general
   --config    a saved configuration (see: clipjobs configs)
   --captions-url  an SRT or WebVTT file of the speech, used when the video has no better transcript
+  --prompt    clip only moments about this topic, e.g. "the parts about pricing"
+  --from, --to  analyse and clip only this part (seconds, mm:ss or h:mm:ss); charged on its length
+  --remove-silence  off, pauses or tight: shorten pauses inside each clip
+  --remove-fillers, --keep-fillers  cut (or keep) um, uh, erm...
+              (steering options left out take the configuration's values)
   --wait      wait for the job, with a progress bar and its current step, then list its clips
   --download  with --wait: save every clip into DIR (implies --wait)
   --json      print the job as JSON (the final job with --wait); no progress output
@@ -91,14 +96,17 @@ const TRANSCRIPT_FORMATS: readonly TranscriptTextFormat[] = ["txt", "vtt", "srt"
 function clipTable(job: Job): string {
   if (job.status !== "completed") return "";
   if (job.clips.length === 0) return "No clips.";
+  // With a prompt, how well each clip matches it (issue 27).
+  const prompted = job.clips.some((clip) => clip.prompt_match !== null);
   return table(
-    ["#", "start", "end", "length", "score", "reasons", "url"],
+    ["#", "start", "end", "length", "score", ...(prompted ? ["match"] : []), "reasons", "url"],
     job.clips.map((clip, i) => [
       String(i + 1),
       clock(clip.start_seconds),
       clock(clip.end_seconds),
       `${clip.duration_seconds.toFixed(1)}s`,
       clip.score.toFixed(2),
+      ...(prompted ? [clip.prompt_match === null ? "" : clip.prompt_match.toFixed(2)] : []),
       clip.reasons.join(", "),
       clip.url,
     ]),
@@ -136,6 +144,25 @@ async function downloadClips(job: Job, dir: string): Promise<string[]> {
     }
   }
   return saved;
+}
+
+/** --prompt, --from/--to, --remove-silence, --remove-fillers/--keep-fillers as submission fields (issue 27). */
+function steeringOptions(values: Values): Partial<SubmitJobBody> {
+  if (values["remove-fillers"] && values["keep-fillers"]) throw new UsageError("give --remove-fillers or --keep-fillers, not both");
+  const out: Partial<SubmitJobBody> = {};
+  if (values.prompt !== undefined) out.prompt = values.prompt;
+  if (values.from !== undefined || values.to !== undefined) {
+    if (values.to === undefined) throw new UsageError("--from needs --to");
+    const start = values.from === undefined ? 0 : seconds(values.from);
+    const end = seconds(values.to);
+    if (start === null || end === null) throw new UsageError("--from and --to take seconds, mm:ss or h:mm:ss");
+    out.time_range = { start_seconds: start, end_seconds: end };
+  }
+  // Any text goes to the API, which answers invalid_request naming the allowed values.
+  if (values["remove-silence"] !== undefined) out.remove_silence = values["remove-silence"] as SubmitJobBody["remove_silence"];
+  if (values["remove-fillers"]) out.remove_fillers = true;
+  if (values["keep-fillers"]) out.remove_fillers = false;
+  return out;
 }
 
 function isUrl(text: string): boolean {
@@ -176,12 +203,15 @@ async function submit(context: Context): Promise<number> {
   const wait = values.wait === true || values.download !== undefined;
   // Any text goes to the API, which answers invalid_video_type naming the allowed values.
   const videoType = values.type as SubmitJobBody["video_type"];
+  // Checked before an upload, so a mistake costs no upload.
+  const steering = steeringOptions(values);
   const sourceField = isUrl(source) ? { video_url: source } : { upload_id: await uploadLocalFile(source, context) };
   const submitted = await client.submitJob({
     ...sourceField,
     video_type: videoType,
     ...(values.config ? { config_name: values.config } : {}),
     ...(values["captions-url"] ? { captions_url: values["captions-url"] } : {}),
+    ...steering,
   });
   if (!wait) {
     if (values.json) printJson(io, submitted);

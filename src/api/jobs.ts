@@ -51,6 +51,7 @@ const submitRoute = apiRoute({
     "invalid_video_url",
     "invalid_captions_url",
     "invalid_video_type",
+    "invalid_time_range",
     "insufficient_credits",
     "not_found",
     "active_job_limit",

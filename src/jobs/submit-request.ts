@@ -34,6 +34,17 @@ function submitAnswer(env: Env, job: Job): SubmitJobAnswer {
   return { ...shaped, status: shaped.status, message: "Job queued. Poll GET /api/v1/jobs/" + job.id + " for its status." };
 }
 
+/** The steering fields as sent, for the request hash; nothing when none was sent. */
+function steeringHashPart(body: SubmitJobInput): unknown[] {
+  const sent = {
+    prompt: body.prompt,
+    time_range: body.time_range,
+    remove_silence: body.remove_silence,
+    remove_fillers: body.remove_fillers,
+  };
+  return Object.values(sent).every((v) => v === undefined) ? [] : [{ steering: sent }];
+}
+
 /** The request as submitted (before normalisation), so "same request" means what the client sent. */
 function requestHash(body: SubmitJobInput): Promise<string> {
   return sha256Hex(
@@ -43,6 +54,8 @@ function requestHash(body: SubmitJobInput): Promise<string> {
         ? [body.video_url, body.video_type, body.config_name ?? null]
         : [null, body.video_type, body.config_name ?? null, body.upload_id]),
       ...(body.captions_url == null ? [] : [body.captions_url]),
+      // The steering fields join it only when sent, for the same reason (issue 27).
+      ...steeringHashPart(body),
       // Likewise the language fields (issue 29), only when sent.
       ...(body.language === undefined && body.caption_language === undefined ? [] : [{ l: body.language, c: body.caption_language }]),
     ]),
@@ -66,6 +79,12 @@ export async function submitJobRequest(
     videoType: checkVideoType(body.video_type),
     configName: body.config_name ?? null,
     captionsUrl: body.captions_url == null ? null : checkCaptionsUrl(body.captions_url, allowPrivate),
+    steering: {
+      prompt: body.prompt,
+      timeRange: body.time_range,
+      removeSilence: body.remove_silence,
+      removeFillers: body.remove_fillers,
+    },
     // Omitted: the configuration's; null: none (detected / as spoken).
     languages: {
       ...(body.language !== undefined ? { language: body.language } : {}),

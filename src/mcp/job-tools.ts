@@ -1,6 +1,6 @@
 /** The MCP tools on jobs: submit, read, list, cancel, and a job's transcript. Each calls the service its REST route calls. */
 import { z } from "zod";
-import { CaptionLanguage, SpeechLanguage, VIDEO_TYPES } from "#contract";
+import { CaptionLanguage, Prompt, RemoveSilence, SpeechLanguage, VIDEO_TYPES } from "#contract";
 import { accountState } from "../account/stub";
 import { VIDEO_TYPE_DESCRIPTIONS } from "../api/video-types";
 import { JOB_STATUSES } from "../db/jobs";
@@ -40,6 +40,28 @@ const SubmitInput = z
       .max(2048)
       .optional()
       .describe("Optional http(s) URL of an SRT or WebVTT file of the video's speech, used as the transcript when the video has none of its own."),
+    prompt: Prompt.nullable()
+      .optional()
+      .describe(
+        'Optional: clip only the moments about this topic, in the user\'s words (e.g. "the parts about pricing"), in any language the video may speak. Needs speech in the video; a topic nothing matches fails the job with no_clips_found. null: no topic. Omitted: the configuration\'s.',
+      ),
+    time_range: z
+      .strictObject({
+        start_seconds: z.number().describe("Start, in seconds from the beginning of the video"),
+        end_seconds: z.number().describe("End, in seconds from the beginning of the video"),
+      })
+      .nullable()
+      .optional()
+      .describe(
+        "Optional: analyse and clip only this part of the video (e.g. minutes 10 to 40: {start_seconds: 600, end_seconds: 2400}); credits are charged on its length only. It must be at least as long as the shortest clip (invalid_time_range otherwise).",
+      ),
+    remove_silence: RemoveSilence.optional().describe(
+      "Optional: shorten pauses inside each clip: off, pauses (pauses over 0.8 s become 0.4 s) or tight (over 0.35 s become 0.15 s). Omitted: the configuration's.",
+    ),
+    remove_fillers: z
+      .boolean()
+      .optional()
+      .describe("Optional: true cuts filler words (um, uh, erm ...) out of each clip. Omitted: the configuration's."),
     language: SpeechLanguage.nullable()
       .optional()
       .describe("Optional: the language spoken in the video (ISO 639-1, e.g. en, de, ja), a hint for speech-to-text; null: detect it. Omitted: the configuration's."),
@@ -86,7 +108,7 @@ export const getJobTool = defineTool({
   title: "Get a job",
   description:
     "A job's status and details. While queued or processing: progress (0-100) and step (what it is doing now). " +
-    "When completed: clips, best first, each with url (MP4), thumbnail_url, start_seconds/end_seconds in the source, score, reasons, title and text (the words spoken in it), and caption links. " +
+    "When completed: clips, best first, each with url (MP4), thumbnail_url, start_seconds/end_seconds in the source, score, reasons, title and text (the words spoken in it), caption links, prompt_match (0-1, when the job had a prompt) and what was cut out of it (removed). " +
     "When failed: error.code and error.message (no credits are charged for a failed job).",
   input: z.strictObject({ job_id: JobId }),
   annotations: { readOnlyHint: true, openWorldHint: false },

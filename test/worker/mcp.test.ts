@@ -83,6 +83,21 @@ describe("/mcp: tools", SUITE, () => {
     problem(await call(client, "cancel_job", { job_id: jobId }), "job_not_cancelable");
   });
 
+  it("submit_job steers like the REST body: prompt, time range, silence and filler removal", async () => {
+    const account = await createAccount("unmetered");
+    const client = await connect(account.apiKey);
+    const steering = { prompt: "the parts about pricing", time_range: { start_seconds: 600, end_seconds: 2400 }, remove_silence: "tight", remove_fillers: true };
+    const submitted = ok(await call(client, "submit_job", { video_url: "https://videos.example.com/call.mp4", video_type: "podcast", ...steering }));
+    expect(await (await api(account, `/api/v1/jobs/${submitted.job_id as string}`)).json()).toMatchObject(steering);
+    await call(client, "cancel_job", { job_id: submitted.job_id });
+
+    // Shorter than the shortest clip (15 s by default): the service's own code, as for REST.
+    const short = { video_url: "https://videos.example.com/call.mp4", video_type: "podcast", time_range: { start_seconds: 10, end_seconds: 12 } };
+    problem(await call(client, "submit_job", short), "invalid_time_range");
+    const blank = problem(await call(client, "submit_job", { ...short, time_range: undefined, prompt: "   " }), "invalid_request");
+    expect(blank.errors).toEqual([{ path: "prompt", message: "prompt must contain a word" }]);
+  });
+
   it("an idempotency key makes a retried submission return the first job", async () => {
     const account = await createAccount("unmetered");
     const client = await connect(account.apiKey);
