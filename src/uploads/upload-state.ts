@@ -141,9 +141,11 @@ export class UploadState extends DurableObject<Env> {
   private async receive(meta: UploadMeta, start: number, body: ReadableStream<Uint8Array>): Promise<UploadResult> {
     const multipart = this.env.UPLOADS.resumeMultipartUpload(uploadKey(meta.uploadId), meta.multipartId);
     // The staged bytes come first: they are the beginning of the next part.
-    const buffered: Uint8Array[] = this.tables.stagedChunks();
+    const stagedBefore = this.tables.stagedChunks();
+    const partsBefore = this.tables.partCount();
+    const buffered: Uint8Array[] = [...stagedBefore];
     let bufferedBytes = buffered.reduce((sum, chunk) => sum + chunk.byteLength, 0);
-    let partNumber = this.tables.partCount() + 1;
+    let partNumber = partsBefore + 1;
     let received = 0;
     let failure: UploadFailure | null = null;
 
@@ -175,9 +177,11 @@ export class UploadState extends DurableObject<Env> {
         if (chunk.byteLength > room) {
           // Keep what fits; the rest of the body is refused.
           chunk = chunk.subarray(0, Math.max(0, room));
+          // Past the upload's length is a body this upload can never hold (refused whole, below);
+          // past the chunk cap only, what fits is kept and the client resumes after it.
           failure = {
             ok: false,
-            reason: MAX_PATCH_BYTES - received <= meta.length - start - received ? "chunk_too_large" : "length_exceeded",
+            reason: meta.length - start - received <= MAX_PATCH_BYTES - received ? "length_exceeded" : "chunk_too_large",
           };
         }
         received += chunk.byteLength;
@@ -203,6 +207,17 @@ export class UploadState extends DurableObject<Env> {
       reader.releaseLock();
     }
 
+    if (failure?.reason === "length_exceeded") {
+      // A body longer than what remains (sent chunked, so it was only found out while reading):
+      // nothing of it is kept, so the upload is exactly as before this PATCH. Parts it already
+      // sent to R2 are forgotten here and overwritten by the next PATCH under the same numbers.
+      this.ctx.storage.transactionSync(() => {
+        this.tables.deletePartsAfter(partsBefore);
+        this.tables.clearStaging();
+        for (const chunk of stagedBefore) this.tables.insertStaging(chunk.slice().buffer);
+      });
+      return { ...failure, offset: this.offsetOf(this.tables.meta()!) };
+    }
     try {
       this.stage(buffered);
       if (failure === null && start + received === meta.length) await this.complete(meta, multipart, partNumber, concat(buffered, bufferedBytes));
