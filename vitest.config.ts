@@ -37,6 +37,10 @@ export default defineConfig(async () => {
             name: "worker",
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["./test/worker/setup.ts"],
+            // Not vitest's 5 s: on a loaded machine (CI beside other work) a test of many requests takes longer
+            // without being wrong. Tests that wait for something say what they wait for, not how long.
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
           },
         },
         {

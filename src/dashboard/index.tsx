@@ -1,6 +1,7 @@
 /**
  * The web dashboard under /dashboard: server-rendered pages on the same D1
- * data as the API. Every route passes the security headers, a body limit,
+ * data as the API. Every route passes the security headers, the request
+ * limits per client address and per session, a body limit,
  * the Origin check on POST and the session lookup; the pages behind sign-in
  * add requireSession and the session's CSRF token check.
  */
@@ -16,6 +17,7 @@ import { usagePages } from "./pages/usage";
 import { webhookPages } from "./pages/webhooks";
 import { originCheck, sessionCsrf } from "./security/csrf";
 import { dashboardHeaders } from "./security/headers";
+import { dashboardRequestLimit } from "./security/request-limit";
 import { loadSession, requireSession } from "./security/session";
 
 /** Forms are small; nothing the dashboard accepts comes near this. */
@@ -29,6 +31,8 @@ export const dashboard = new Hono<DashboardEnv>()
   .use(
     "*",
     dashboardHeaders,
+    // Before anything that costs a D1 read (the session lookup) or a body read.
+    dashboardRequestLimit,
     bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text("The form is too large.", 413) }),
     originCheck,
     loadSession,

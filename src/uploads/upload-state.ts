@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
+import { accountState } from "../account/stub";
 import { ACTIVE_STATUSES, findJob } from "../db/jobs";
 import { uploadKey } from "./ids";
-import { CLAIM_RECHECK_MS, MAX_PATCH_BYTES, STAGING_ROW_BYTES, TOMBSTONE_TTL_MS, UPLOAD_TTL_MS } from "./limits";
+import { CLAIM_RECHECK_MS, MAX_PATCH_BYTES, OPEN_UPLOAD_MARGIN_MS, STAGING_ROW_BYTES, TOMBSTONE_TTL_MS, UPLOAD_TTL_MS } from "./limits";
 import { createUploadTables, UploadTables, type UploadMeta } from "./upload-tables";
 
 export type UploadStatus = "uploading" | "complete" | "expired";
@@ -271,6 +272,7 @@ export class UploadState extends DurableObject<Env> {
     if (meta.status !== "complete") return { ok: false, reason: "incomplete", offset: this.offsetOf(meta) };
     this.tables.setJob(jobId);
     await this.ctx.storage.setAlarm(Date.now() + CLAIM_RECHECK_MS);
+    await this.keepCounted(meta);
     return { ok: true, upload: this.present(this.tables.meta()!) };
   }
 
@@ -300,6 +302,7 @@ export class UploadState extends DurableObject<Env> {
       const job = await findJob(this.env.DB, meta.jobId);
       if (job && ACTIVE_STATUSES.includes(job.status)) {
         await this.ctx.storage.setAlarm(Date.now() + CLAIM_RECHECK_MS);
+        await this.keepCounted(meta);
       } else {
         await this.discard(meta);
       }
@@ -322,6 +325,25 @@ export class UploadState extends DurableObject<Env> {
     } finally {
       this.closing = false;
     }
+    await this.uncount(meta);
+  }
+
+  /** While a job holds the upload, its place under the account's caps must not lapse. */
+  private async keepCounted(meta: UploadMeta): Promise<void> {
+    try {
+      await accountState(this.env, meta.accountId).extendUpload(meta.uploadId, Date.now() + CLAIM_RECHECK_MS + OPEN_UPLOAD_MARGIN_MS);
+    } catch (err) {
+      console.error(`upload ${meta.uploadId}: keeping its place under the account's caps failed`, err);
+    }
+  }
+
+  /** The bytes are gone: the account's open-upload caps get the place back (else it lapses on its own). */
+  private async uncount(meta: UploadMeta): Promise<void> {
+    try {
+      await accountState(this.env, meta.accountId).releaseUpload(meta.uploadId);
+    } catch (err) {
+      console.error(`upload ${meta.uploadId}: releasing its place under the account's caps failed`, err);
+    }
   }
 
   /** The R2 side of an upload: the unfinished multipart upload, or the finished object. */
@@ -341,6 +363,7 @@ export class UploadState extends DurableObject<Env> {
     } finally {
       this.closing = false;
     }
+    await this.uncount(meta);
   }
 
   private async purge(): Promise<void> {

@@ -4,17 +4,20 @@
  * job's source URL used to throw after the upload was claimed: 500, then
  * 409 upload_in_use for hours), a name stored malformed by an older version,
  * and a final PATCH sent chunked that is longer than what remains (it used to
- * keep the bytes up to Upload-Length without completing the upload).
+ * keep the bytes up to Upload-Length without completing the upload); and the
+ * per-plan caps on an account's open uploads (count and bytes), exact under
+ * concurrency, with every way an upload ends giving its place back.
  */
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { uploadKey } from "../../src/uploads/ids";
 import { MIN_PART_BYTES } from "../../src/uploads/limits";
 import type { UploadState } from "../../src/uploads/upload-state";
 import { FakeEngine } from "./engine-stub";
-import { api, createAccount, expectProblem } from "./helpers";
+import { accountState } from "../../src/account/stub";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
 import { submit } from "./jobs-helpers";
-import { bytesOf, createUpload, head, patch, uploadAll, uploadStub } from "./uploads-helpers";
+import { backdateExpiry, bytesOf, createUpload, head, metadataHeader, patch, TUS, uploadAll, uploadStub } from "./uploads-helpers";
 
 beforeEach(() => {
   new FakeEngine().install();
@@ -102,5 +105,81 @@ describe("a final PATCH sent chunked that is longer than what remains", { timeou
     const stored = await env.UPLOADS.get(uploadKey(id));
     expect(stored!.size).toBe(data.byteLength);
     expect(await sha256(await stored!.arrayBuffer())).toBe(await sha256(data));
+  });
+});
+
+/** A plan of its own for these tests (the plans table is the one place limits live). */
+async function accountOnPlan(maxOpenUploads: number, maxOpenUploadBytes: number): Promise<TestAccount> {
+  const name = `caps-${crypto.randomUUID().slice(0, 8)}`;
+  await env.DB.prepare(
+    `INSERT INTO plans (name, credits_per_period, requests_per_minute, max_active_jobs, max_upload_bytes, max_open_uploads, max_open_upload_bytes)
+     VALUES (?, 600, 100000, 1, 1073741824, ?, ?)`,
+  )
+    .bind(name, maxOpenUploads, maxOpenUploadBytes)
+    .run();
+  return createAccount(name);
+}
+
+function create(account: TestAccount, length: number): Promise<Response> {
+  return api(account, "/api/v1/uploads", {
+    method: "POST",
+    headers: { ...TUS, "Upload-Length": String(length), "Upload-Metadata": metadataHeader({ filename: "talk.mp4" }) },
+  });
+}
+
+function idOf(res: Response): string {
+  return (res.headers.get("Location") ?? "").split("/").pop()!;
+}
+
+describe("open uploads per account are capped by count and bytes (plans table)", { timeout: 60_000 }, () => {
+  it("the plans carry the caps: free 3 uploads / 3 GiB", async () => {
+    const free = await env.DB.prepare(`SELECT max_open_uploads AS n, max_open_upload_bytes AS b FROM plans WHERE name = 'free'`).first<{ n: number; b: number }>();
+    expect(free).toEqual({ n: 3, b: 3 * 1024 ** 3 });
+  });
+
+  it("by count: the next creation is 409 upload_limit_reached with the numbers; deleting one gives its place back", async () => {
+    const account = await accountOnPlan(3, 10_000_000);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await create(account, 1000);
+      expect(res.status).toBe(201);
+      ids.push(idOf(res));
+    }
+    const refused = await expectProblem(await create(account, 1000), 409, "upload_limit_reached");
+    expect(refused).toMatchObject({ max_open_uploads: 3, max_open_upload_bytes: 10_000_000, open_uploads: 3, open_upload_bytes: 3000 });
+    expect((await api(account, `/api/v1/uploads/${ids[0]}`, { method: "DELETE", headers: TUS })).status).toBe(204);
+    expect((await create(account, 1000)).status).toBe(201);
+  });
+
+  it("by bytes: declared lengths count together", async () => {
+    const account = await accountOnPlan(10, 5000);
+    expect((await create(account, 3000)).status).toBe(201);
+    await expectProblem(await create(account, 2001), 409, "upload_limit_reached");
+    expect((await create(account, 2000)).status).toBe(201);
+    await expectProblem(await create(account, 1), 409, "upload_limit_reached");
+  });
+
+  it("50 creations at once stay at the cap, and nothing is left of the refused ones", async () => {
+    const account = await accountOnPlan(7, 10_000_000);
+    const answers = await Promise.all(Array.from({ length: 50 }, () => create(account, 1000)));
+    expect(answers.filter((r) => r.status === 201).length).toBe(7);
+    for (const res of answers.filter((r) => r.status !== 201)) await expectProblem(res, 409, "upload_limit_reached");
+    expect(await accountState(env, account.accountId).openUploads()).toEqual({ count: 7, bytes: 7000 });
+  });
+
+  it("an upload that expires, and one whose job ends, give their places back", async () => {
+    const account = await accountOnPlan(2, 10_000_000);
+    const expiring = idOf(await create(account, 1000));
+    const used = await uploadAll(account, bytesOf(2000, 8), 2000);
+    await expectProblem(await create(account, 1000), 409, "upload_limit_reached");
+
+    await backdateExpiry(expiring);
+    expect(await runDurableObjectAlarm(uploadStub(expiring))).toBe(true);
+    expect((await accountState(env, account.accountId).openUploads()).count).toBe(1);
+
+    const job = await (await submit(account, { upload_id: used, video_type: "podcast" })).json<{ job_id: string }>();
+    expect((await api(account, `/api/v1/jobs/${job.job_id}/cancel`, { method: "POST" })).status).toBe(200);
+    expect(await accountState(env, account.accountId).openUploads()).toEqual({ count: 0, bytes: 0 });
+    expect((await create(account, 1000)).status).toBe(201);
   });
 });
