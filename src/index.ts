@@ -4,6 +4,7 @@ import { handleQueue } from "./queue/consumer";
 import { handleDeadLetters, JOBS_DEAD_LETTER_QUEUE } from "./queue/dead-letter";
 import { handleWebhookQueue, WEBHOOK_QUEUE } from "./webhooks/consumer";
 import { handleWebhookDeadLetters, WEBHOOK_DEAD_LETTER_QUEUE } from "./webhooks/dead-letter";
+import { runSweep } from "./jobs/sweep";
 
 export { AccountState } from "./account/account-state";
 export { ClipEngine } from "./engine/container";
@@ -24,5 +25,9 @@ export default {
     if (batch.queue === WEBHOOK_DEAD_LETTER_QUEUE) return handleWebhookDeadLetters(batch, env);
     if (batch.queue === JOBS_DEAD_LETTER_QUEUE) return handleDeadLetters(batch, env);
     return handleQueue(batch, env, ctx);
+  },
+  // The sweep (wrangler.toml [triggers]): what a crash left after a committed transition.
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(runSweep(env));
   },
 } satisfies ExportedHandler<Env, unknown>;

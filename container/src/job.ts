@@ -392,6 +392,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       clips: rendered.map(clipReport),
       transcript: transcript ? { source: transcript.source, language: transcript.language, word_count: transcript.words.length } : null,
       transcript_unavailable_reason: transcript ? null : (transcriptReason ?? "No transcript.").slice(0, 300),
+      translation: null,
     });
     log.info("job_completed", { job_id: jobId, clips: rendered.length, seconds: Math.round((Date.now() - started) / 1000) });
     return "completed";

@@ -49,7 +49,7 @@ describe("JobReporter", () => {
       seen += 1;
       return 502;
     };
-    await expect(reporter({ attempts: 3 }).complete({ title: "t", source_duration_seconds: 1, clips: [], transcript: null, transcript_unavailable_reason: null })).rejects.toThrow(/502/);
+    await expect(reporter({ attempts: 3 }).complete({ title: "t", source_duration_seconds: 1, clips: [], transcript: null, transcript_unavailable_reason: null, translation: null })).rejects.toThrow(/502/);
     expect(seen).toBe(3);
     worker.behaviour.override = undefined;
   });

@@ -79,7 +79,9 @@ const submitRoute = apiRoute({
     "upload_incomplete",
     "upload_in_use",
     "upload_expired",
+    "unsupported_language",
     "config_not_found",
+    "logo_not_uploaded",
     "idempotency_key_reused",
     "service_unavailable",
     "service_misconfigured",
@@ -165,6 +167,11 @@ export const jobs = apiApp()
       videoType: checkVideoType(body.video_type),
       configName: body.config_name ?? null,
       captionsUrl: body.captions_url == null ? null : checkCaptionsUrl(body.captions_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
+      // Omitted: the configuration's; null: none (detected / as spoken).
+      languages: {
+        ...(body.language !== undefined ? { language: body.language } : {}),
+        ...(body.caption_language !== undefined ? { caption_language: body.caption_language } : {}),
+      },
     };
 
     const key = c.req.valid("header")[IDEMPOTENCY_HEADER];
@@ -180,6 +187,8 @@ export const jobs = apiApp()
           ? [body.video_url, body.video_type, body.config_name ?? null]
           : [null, body.video_type, body.config_name ?? null, body.upload_id]),
         ...(body.captions_url == null ? [] : [body.captions_url]),
+        // Likewise the language fields (issue 29), only when sent.
+        ...(body.language === undefined && body.caption_language === undefined ? [] : [{ l: body.language, c: body.caption_language }]),
       ]),
     );
     const now = new Date();
@@ -247,7 +256,7 @@ export const jobs = apiApp()
     if (!ACTIVE_STATUSES.includes(job.status)) {
       throw new AppError("job_not_cancelable", `Job ${job.id} is ${job.status}; only queued or processing jobs can be canceled.`);
     }
-    await cancelJob(c.env, accountId, job.id);
+    await cancelJob(c.env, job);
     // Whoever won the race, answer with the job as it now stands.
     const current = await loadOwnJob(c.env.DB, accountId, job.id);
     if (current.status !== "canceled") {

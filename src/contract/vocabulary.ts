@@ -4,6 +4,8 @@
  * so it lives at the bottom of src/, below every other module.
  */
 import { z } from "zod";
+import { BRAND_FIELDS } from "./brand.ts";
+import { CaptionLanguage, SpeechLanguage } from "./languages.ts";
 
 
 
@@ -53,6 +55,12 @@ export const ClipConfig = z
     captions: CaptionMode.default("both"),
     caption_style: CaptionStyle.default("bold"),
     caption_position: CaptionPosition.default("bottom"),
+    // Brand (issue 29): caption font, size and colours, logo, hook title (brand.ts).
+    ...BRAND_FIELDS,
+    /** The spoken language, as a hint to speech-to-text; null: detected. */
+    language: SpeechLanguage.nullable().default(null),
+    /** Captions, sidecars and clip text translated into this language; null: the spoken language. */
+    caption_language: CaptionLanguage.nullable().default(null),
   })
   .strict()
   .refine((c) => c.max_clip_seconds >= c.min_clip_seconds, {

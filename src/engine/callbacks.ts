@@ -10,13 +10,13 @@ import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import { accountState } from "../account/stub";
 import { creditsForDuration, reserveJobCredits } from "../db/credits";
-import { recordProbe, type Job } from "../db/jobs";
+import { findJob, recordProbe, type Job } from "../db/jobs";
 import type { Report } from "../account/live-jobs";
 import type { AppEnv } from "../http/app-env";
 import { bearerToken } from "../http/auth";
 import { AppError } from "../http/errors";
 import { validate } from "../http/validate";
-import { completeJob, failJob, requeueAfterInterruption } from "../jobs/lifecycle";
+import { completeJob, failJob, requeueAfterInterruption, resettle } from "../jobs/lifecycle";
 import {
   CLIP_CACHE_CONTROL,
   CLIP_CONTENT_TYPE,
@@ -37,6 +37,7 @@ import {
 import { keepEngineAwake } from "../fleet/engine-host";
 import { silenceTimeoutSeconds } from "../settings";
 import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from "./live-job";
+import { rememberJobAccount } from "./job-accounts";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { verifyEngineToken } from "./token";
 import { uploadSource } from "../uploads/source-route";
@@ -72,6 +73,25 @@ const engineToken = createMiddleware<CallbackEnv>(async (c, next) => {
 /** Transitions (probe, complete, fail, interrupted) check the job against D1, the durable record. */
 const processingInD1 = createMiddleware<CallbackEnv>(async (c, next) => {
   c.set("job", await processingJobInD1(c.env, c.req.param("job_id") ?? ""));
+  await next();
+});
+
+/**
+ * Completion is idempotent: a retried /complete whose first answer was lost
+ * (the engine timed out) finds the job completed, redoes what the end
+ * released (anything the first attempt left undone) and is answered as the
+ * first would have been.
+ */
+const processingOrCompletedInD1 = createMiddleware<CallbackEnv>(async (c, next) => {
+  const jobId = c.req.param("job_id") ?? "";
+  const job = await findJob(c.env.DB, jobId);
+  if (job?.status === "completed") {
+    await resettle(c.env, job);
+    return c.json(ACK);
+  }
+  if (job?.status !== "processing") throw notActive(jobId);
+  rememberJobAccount(job.id, job.accountId);
+  c.set("job", job);
   await next();
 });
 
@@ -152,7 +172,9 @@ export const callbacks = new Hono<CallbackEnv>()
       return c.json({ proceed: true, credits_reserved: reservation.credits } satisfies ProbeAck);
     }
     const error = insufficientCredits(needed);
-    await failJob(c.env, job.accountId, job.id, ["processing"], error, { engineReported: true });
+    await failJob(c.env, { ...job, title: report.title, sourceDurationSeconds: report.duration_seconds }, ["processing"], error, {
+      engineReported: true,
+    });
     return c.json({ proceed: false, credits_reserved: 0, error } satisfies ProbeAck);
   })
   .route("/", speechChannel)
@@ -168,7 +190,7 @@ export const callbacks = new Hono<CallbackEnv>()
     await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
-  .post("/:job_id/complete", processingInD1, validate("json", CompleteReport), async (c) => {
+  .post("/:job_id/complete", processingOrCompletedInD1, validate("json", CompleteReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
     const indexes = report.clips.map((clip) => clip.index);
@@ -186,21 +208,24 @@ export const callbacks = new Hono<CallbackEnv>()
     }
     // Completing without a probe: the charge is checked against the balance exactly as a
     // probe's reservation is (reserveJobCredits finds an existing reservation and keeps it).
-    if (job.creditsReserved <= 0) {
+    let reserved = job.creditsReserved;
+    if (reserved <= 0) {
       const needed = creditsForDuration(report.source_duration_seconds);
       const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
       if (!reservation.ok) {
-        await failJob(c.env, job.accountId, job.id, ["processing"], insufficientCredits(needed), { engineReported: true });
+        await failJob(c.env, job, ["processing"], insufficientCredits(needed), { engineReported: true });
         throw notActive(job.id);
       }
+      reserved = reservation.credits;
     }
     const clips = [...report.clips].sort((a, b) => a.index - b.index);
-    const done = await completeJob(c.env, job.accountId, job.id, {
+    const done = await completeJob(c.env, { ...job, creditsReserved: reserved }, {
       title: report.title,
       sourceDurationSeconds: report.source_duration_seconds,
       clips,
       transcript: report.transcript,
       transcriptUnavailableReason: report.transcript_unavailable_reason,
+      translation: report.translation,
     });
     if (!done) throw notActive(job.id);
     return c.json(ACK);
@@ -208,14 +233,14 @@ export const callbacks = new Hono<CallbackEnv>()
   .post("/:job_id/fail", processingInD1, validate("json", FailReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
-    const failed = await failJob(c.env, job.accountId, job.id, ["processing"], report, { engineReported: true });
+    const failed = await failJob(c.env, job, ["processing"], report, { engineReported: true });
     if (!failed) throw notActive(job.id);
     return c.json(ACK);
   })
   // The engine is being stopped (a redeploy): the job goes back to the queue instead of failing.
   .post("/:job_id/interrupted", processingInD1, validate("json", InterruptedReport), async (c) => {
     const job = c.get("job");
-    const outcome = await requeueAfterInterruption(c.env, job.accountId, job.id);
+    const outcome = await requeueAfterInterruption(c.env, job);
     if (outcome === "inactive") throw notActive(job.id);
     return c.json(ACK);
   })

@@ -38,6 +38,8 @@ function speechFields(job: Job) {
     transcript: job.transcript ? { source: job.transcript.source, language: job.transcript.language, word_count: job.transcript.word_count } : null,
     transcript_unavailable_reason: job.transcript ? null : job.transcriptUnavailableReason,
     language: job.transcript?.language ?? null,
+    // Issue 29: what became of caption_language (null when none was asked for).
+    translation: job.translation ?? null,
   };
 }
 
@@ -50,6 +52,9 @@ function commonFields(job: Job) {
     video_type: job.videoType,
     config_name: job.configName,
     captions_url: job.captionsUrl,
+    // Issue 29 (a job stored in a live state before these existed has neither).
+    language_hint: job.config.language ?? null,
+    caption_language: job.config.caption_language ?? null,
     created_at: job.createdAt,
     updated_at: job.updatedAt,
     ...(job.sourceDurationSeconds !== null ? { source_duration_seconds: job.sourceDurationSeconds } : {}),

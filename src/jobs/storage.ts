@@ -65,3 +65,12 @@ export async function deleteJobObjects(bucket: R2Bucket, jobId: string): Promise
   await bucket.delete(transcriptKey(jobId));
   return deleted;
 }
+
+/**
+ * The job's objects that are not (or must not stay) public once it ended:
+ * everything of a job that did not complete. A completed job keeps its
+ * clips and transcript. Idempotent.
+ */
+export async function deleteUnpublishedObjects(env: Env, jobId: string, completed: boolean): Promise<void> {
+  if (!completed) await deleteJobObjects(env.CLIPS, jobId);
+}

@@ -7,14 +7,15 @@
  * transition is conditional, StartJob is idempotent on the engine.
  */
 import { accountState } from "../account/stub";
-import { findJob, markProcessing, QUEUED_STEP, revertToQueued } from "../db/jobs";
+import { findJob, markProcessing, QUEUED_STEP, revertToQueued, type Job } from "../db/jobs";
+import { withdrawProcessingEvent } from "../db/webhooks";
 import { EngineBusyError, EngineUnavailableError, startOnEngine } from "../engine/dispatch";
 import { EngineMisconfiguredError, maxQueueSeconds, silenceTimeoutSeconds } from "../settings";
 import { sendDispatches } from "../fleet/fleet-scheduler";
 import { fleetCapacity, fleetScheduler } from "../fleet/stub";
 import { failJob } from "../jobs/lifecycle";
 import type { JobMessage } from "./message";
-import { emitJobEvent } from "../webhooks/emit";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
 
 /** Must match `max_retries` of the consumer in wrangler.toml. */
 export const QUEUE_MAX_RETRIES = 5;
@@ -33,10 +34,15 @@ export function isJobMessage(body: unknown): body is JobMessage {
   return typeof job_id === "string" && typeof account_id === "string";
 }
 
-/** The engine did not take the job: back to queued (it keeps its place in the fleet as the caller decides). */
+/**
+ * The engine did not take the job: back to queued (it keeps its place in the
+ * fleet as the caller decides). The processing transition is undone, so its
+ * job.processing event is withdrawn before anyone was sent it.
+ */
 async function notStarted(env: Env, accountId: string, jobId: string): Promise<void> {
   const now = new Date().toISOString();
-  if (await revertToQueued(env.DB, jobId, now)) {
+  const [, reverted] = await env.DB.batch([withdrawProcessingEvent(env.DB, jobId), revertToQueued(env.DB, jobId, now)]);
+  if ((reverted?.results.length ?? 0) > 0) {
     await accountState(env, accountId).jobMoved(jobId, { status: "queued", step: QUEUED_STEP, at: now }, maxQueueSeconds(env));
   }
 }
@@ -64,18 +70,31 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
   }
 
   // Processing from here, so the engine's first report finds the job live.
+  // The transition and its job.processing event are one batch (the outbox);
+  // the event is dispatched once the engine took the job.
   const startedAt = new Date().toISOString();
-  if (!(await markProcessing(env.DB, jobId, startedAt))) {
+  const transitionId = newTransitionId();
+  const processing: Job = { ...job, status: "processing", step: "Starting", lastReportAt: startedAt, updatedAt: startedAt };
+  const [moved, event] = await env.DB.batch([
+    markProcessing(env.DB, jobId, startedAt, transitionId),
+    jobEventStatement(env, { id: transitionId, type: "job.processing", job: processing, at: startedAt }),
+  ]);
+  if ((moved?.results.length ?? 0) === 0) {
     message.ack(); // canceled in between: the cancel released the capacity
     return;
   }
-  await accountState(env, accountId).jobMoved(
-    jobId,
-    { status: "processing", step: "Starting", at: startedAt, report: true },
-    silenceTimeoutSeconds(env),
-  );
   try {
-    await startOnEngine(env, { ...job, status: "processing" });
+    await accountState(env, accountId).jobMoved(
+      jobId,
+      { status: "processing", step: "Starting", at: startedAt, report: true },
+      silenceTimeoutSeconds(env),
+    );
+  } catch (err) {
+    // Committed: the job starts anyway. The object is repaired from D1 by the engine's first report.
+    console.error(`recording ${jobId} as processing in its account's object failed`, err);
+  }
+  try {
+    await startOnEngine(env, processing);
   } catch (err) {
     if (err instanceof EngineBusyError) {
       // The platform has no instance free yet (an ended job's instance is
@@ -97,10 +116,11 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     if (!(err instanceof EngineUnavailableError)) throw err;
     if (message.attempts >= QUEUE_MAX_RETRIES) {
       console.error(`giving up on ${jobId} after ${message.attempts} attempts: ${err.message}`);
+      // The engine never took it: its processing transition is withdrawn as a revert would (the job fails instead).
+      await withdrawProcessingEvent(env.DB, jobId).run();
       await failJob(
         env,
-        accountId,
-        jobId,
+        processing,
         ["queued", "processing"],
         { code: "internal_error", message: "The clip engine could not be started." },
         { engineReported: true },
@@ -113,8 +133,13 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
     return;
   }
-  await fleet.confirmStarted(jobId);
-  await emitJobEvent(env, accountId, jobId, "job.processing");
+  if (eventWritten(event)) await dispatchJobEvents(env, jobId);
+  try {
+    await fleet.confirmStarted(jobId);
+  } catch (err) {
+    // The grant stays unconfirmed: the fleet re-sends it later, and this consumer finds the job processing and acks.
+    console.error(`confirming the start of ${jobId} to the fleet failed`, err);
+  }
   message.ack();
 }
 

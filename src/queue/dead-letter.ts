@@ -5,7 +5,7 @@
  * freed, so no account stays stuck on a job nobody will run.
  */
 import { findJob } from "../db/jobs";
-import { expireOverdueJob, failJob } from "../jobs/lifecycle";
+import { expireOverdueJob, failJob, resettle } from "../jobs/lifecycle";
 import { isJobMessage } from "./consumer";
 
 /** The jobs dead-letter queue's name, as in wrangler.toml (the Worker consumes both queues). */
@@ -23,8 +23,7 @@ export async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env):
       if (job && job.accountId === accountId && (job.status === "queued" || job.status === "processing")) {
         const failed = await failJob(
           env,
-          accountId,
-          jobId,
+          job,
           ["queued", "processing"],
           { code: "internal_error", message: "The job could not be dispatched to the clip engine; nothing was charged." },
           { engineReported: false },
@@ -32,7 +31,7 @@ export async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env):
         if (!failed) await expireOverdueJob(env, accountId, jobId);
       } else if (job) {
         // Ended already: make sure nothing it held stays held.
-        await expireOverdueJob(env, job.accountId, jobId);
+        await resettle(env, job);
       }
       message.ack();
     } catch (err) {

@@ -15,7 +15,7 @@ import {
 import { beforeEach, describe, expect, it } from "vitest";
 import { accountState } from "../../src/account/stub";
 import { app } from "../../src/app";
-import { MAX_CLIP_UPLOAD_BYTES } from "#contract";
+import { DEFAULT_CLIP_CONFIG, MAX_CLIP_UPLOAD_BYTES } from "#contract";
 import { BUSY_RETRY_SECONDS, handleQueue, QUEUE_MAX_RETRIES } from "../../src/queue/consumer";
 import type { JobMessage } from "../../src/queue/message";
 import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub";
@@ -50,7 +50,9 @@ describe("queue consumer", () => {
     // Signed with ENGINE_SECRET; the callback origin and private-host rule are the engine's own settings.
     expect(engine.requests.filter((r) => r.path === "/jobs").every((r) => r.signed)).toBe(true);
     expect(start).not.toHaveProperty("callback_base");
-    expect(start.config).toEqual({
+    // Every member of the contract's configuration, at its default (brand and language ones included).
+    expect(start.config).toEqual(DEFAULT_CLIP_CONFIG);
+    expect(start.config).toMatchObject({
       aspect_ratio: "9:16",
       resolution: 1080,
       min_clip_seconds: 15,
@@ -161,13 +163,9 @@ describe("queue consumer", () => {
     expect((await accountCredits(account.accountId))?.credits_reserved).toBe(3);
     await client.uploadClip(0);
     await expectAck(await client.complete({ title: "Talk", source_duration_seconds: 150, clips: [clipReport(0)] }));
-    // A late duplicate delivery and a repeated completion change nothing.
+    // A late duplicate delivery and a repeated completion (its first answer lost) change nothing; the repeat is answered as the first was.
     expect((await deliver(account, client.jobId)).explicitAcks).toHaveLength(1);
-    await expectProblem(
-      await client.complete({ title: "Talk", source_duration_seconds: 150, clips: [clipReport(0)] }),
-      409,
-      "job_not_active",
-    );
+    await expectAck(await client.complete({ title: "Talk", source_duration_seconds: 150, clips: [clipReport(0)] }));
     expect(await accountCredits(account.accountId)).toMatchObject({ credits_used: 3, credits_reserved: 0 });
     expect((await getUsage(account)).credits_remaining).toBe(57);
   });

@@ -20,7 +20,7 @@ describe("clip reasons in words", () => {
     const job: Job = {
       id: "job_words", accountId: "acc", status: "completed", progress: 100, step: "Done", videoUrl: "https://example.com/v.mp4",
       videoType: "gaming", configName: null, config: DEFAULT_CLIP_CONFIG, title: "Finals", sourceDurationSeconds: 90,
-      creditsReserved: 0, creditsCharged: 2, errorCode: null, errorMessage: null, lastReportAt: now, restarts: 0, uploadId: null, captionsUrl: null, transcript: null, transcriptUnavailableReason: null, createdAt: now, updatedAt: now, completedAt: now,
+      creditsReserved: 0, creditsCharged: 2, errorCode: null, errorMessage: null, lastReportAt: now, restarts: 0, uploadId: null, captionsUrl: null, transcript: null, transcriptUnavailableReason: null, translation: null, createdAt: now, updatedAt: now, completedAt: now,
     };
     const clip: Clip = {
       jobId: job.id, index: 0, objectKey: "clips/job_words/0.mp4", thumbnailKey: "clips/job_words/0.jpg",
