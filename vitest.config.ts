@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { InterleavedSequencer } from "./test/interleaved-sequencer.ts";
 
 // Two projects: the Worker runs inside workerd (real D1, R2, Queues and Durable
 // Objects from miniflare); the engine, scripts and end-to-end suites run in Node.
@@ -7,6 +8,10 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations("src/db/migrations");
   return {
     test: {
+      // Two files at a time on a 2-core machine (vitest's default is cores - 1, i.e. one at a time here): a
+      // Workers-pool file keeps about one core busy, most node files wait on ffmpeg, a stack or a browser.
+      maxWorkers: 2,
+      sequence: { sequencer: InterleavedSequencer },
       projects: [
         {
           plugins: [
