@@ -7,8 +7,10 @@ import { pipeline } from "node:stream/promises";
 import type { z } from "zod";
 import {
   CHUNK_START_HEADER,
+  COMPLETION_IN_PROGRESS,
   CallbackAck,
   ProbeAck,
+  SimilarityResult,
   TranscribeResult,
   callbackUrl,
   type CompleteReport,
@@ -16,6 +18,7 @@ import {
   type InterruptedReport,
   type ProbeReport,
   type ProgressReport,
+  type SimilarityRequest,
 } from "#contract";
 import { JobAborted } from "./errors.ts";
 
@@ -47,14 +50,38 @@ export class CallbackError extends Error {
 
 class RetryableError extends Error {}
 
+/** The Worker is still publishing the job's clips: the same completion is sent again (not a failed attempt). */
+class StillCompleting extends Error {}
+
+/**
+ * Calls answered "completion in progress" before the reporter gives up: each
+ * such answer means the Worker spent its time budget publishing (about 15 s),
+ * so this bounds a completion's publishing at about half an hour.
+ */
+const MAX_IN_PROGRESS_ANSWERS = 120;
+
 export type TranscribeOutcome =
   | { kind: "ok"; result: TranscribeResult }
+  | { kind: "unavailable" }
+  | { kind: "failed"; detail: string };
+
+export type SimilarityOutcome =
+  | { kind: "ok"; result: SimilarityResult }
   | { kind: "unavailable" }
   | { kind: "failed"; detail: string };
 
 interface RawAnswer {
   status: number;
   body: string;
+}
+
+function problemCode(body: string): string | null {
+  try {
+    const code = (JSON.parse(body) as { code?: unknown }).code;
+    return typeof code === "string" ? code : null;
+  } catch {
+    return null;
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -138,6 +165,25 @@ export class JobReporter {
   }
 
   /**
+   * Asks the Worker how close in meaning each text is to the query (issue 27).
+   * 503 (no embeddings on this deployment) and 404 (a Worker without the
+   * route) mean "unavailable"; 502 that the Worker already retried the model.
+   */
+  async similarity(body: SimilarityRequest): Promise<SimilarityOutcome> {
+    const payload = Buffer.from(JSON.stringify(body));
+    return this.withRetries(async (signal) => {
+      const answer = await this.send("POST", "similarity", { "content-type": "application/json", "content-length": String(payload.length) }, signal, async (req) => {
+        req.end(payload);
+      });
+      if (answer.status === 503 || answer.status === 404) return { kind: "unavailable" } as const;
+      if (answer.status === 502) return { kind: "failed", detail: answer.body.slice(0, 200) } as const;
+      const result = this.parse(answer, SimilarityResult);
+      if (result.similarities.length !== body.texts.length) throw new CallbackError("similarity answered the wrong number of values", answer.status);
+      return { kind: "ok", result } as const;
+    });
+  }
+
+  /**
    * PUTs a file streamed from disk; onBytes sees each chunk's size as it goes
    * out. `stop` ends the upload (and its retries) at once with its reason: the
    * clip pipeline stops an upload when a render fails.
@@ -187,6 +233,7 @@ export class JobReporter {
       this.opts.onInactive();
       throw new JobAborted("inactive");
     }
+    if (answer.status === 503 && problemCode(answer.body) === COMPLETION_IN_PROGRESS) throw new StillCompleting();
     if (answer.status >= 500) throw new RetryableError(`callback answered HTTP ${answer.status}`);
     if (answer.status < 200 || answer.status >= 300) {
       throw new CallbackError(`callback answered HTTP ${answer.status}: ${answer.body.slice(0, 200)}`, answer.status);
@@ -204,6 +251,7 @@ export class JobReporter {
 
   private async withRetries<T>(attempt: (signal: AbortSignal) => Promise<T>, stop?: AbortSignal): Promise<T> {
     const ended = stop ? AbortSignal.any([this.silence.signal, stop]) : this.silence.signal;
+    let inProgressAnswers = 0;
     for (let n = 1; ; n += 1) {
       if (this.silence.signal.aborted) throw new JobAborted("inactive");
       stop?.throwIfAborted();
@@ -213,6 +261,12 @@ export class JobReporter {
       } catch (error) {
         if (this.silence.signal.aborted || error instanceof JobAborted) throw new JobAborted("inactive");
         stop?.throwIfAborted();
+        if (error instanceof StillCompleting && inProgressAnswers < MAX_IN_PROGRESS_ANSWERS) {
+          inProgressAnswers += 1;
+          n -= 1; // progress, not a failed attempt
+          await sleep(this.opts.retryBaseMs, ended);
+          continue;
+        }
         const retryable = !(error instanceof CallbackError);
         if (!retryable || n >= this.opts.attempts) throw error;
         const delay = this.opts.retryBaseMs * 2 ** (n - 1) * (0.75 + Math.random() * 0.5);

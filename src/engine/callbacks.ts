@@ -9,21 +9,16 @@ import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import { accountState } from "../account/stub";
-import { creditsForDuration, reserveJobCredits } from "../db/credits";
+import { chargeableSeconds, creditsForDuration, reserveJobCredits } from "../db/credits";
 import { findJob, recordProbe, type Job } from "../db/jobs";
 import type { Report } from "../account/live-jobs";
 import type { AppEnv } from "../http/app-env";
 import { bearerToken } from "../http/auth";
 import { AppError } from "../http/errors";
 import { validate } from "../http/validate";
-import { completeJob, failJob, requeueAfterInterruption, resettle } from "../jobs/lifecycle";
-import {
-  CLIP_CACHE_CONTROL,
-  CLIP_CONTENT_TYPE,
-  clipKey,
-  THUMBNAIL_CONTENT_TYPE,
-  thumbnailKey,
-} from "../jobs/storage";
+import { completeJob, failJob, requeueAfterInterruption, resettle, type CompletionOutcome } from "../jobs/lifecycle";
+import { StagedObjectMissing } from "../jobs/publication";
+import { CLIP_CONTENT_TYPE, privateBucket, stagedKey, THUMBNAIL_CONTENT_TYPE } from "../jobs/storage";
 import {
   CompleteReport,
   FailReport,
@@ -37,6 +32,7 @@ import {
 import { keepEngineAwake } from "../fleet/engine-host";
 import { silenceTimeoutSeconds } from "../settings";
 import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from "./live-job";
+import { similarityChannel } from "./similarity-channel";
 import { rememberJobAccount } from "./job-accounts";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { verifyEngineToken } from "./token";
@@ -54,6 +50,30 @@ function insufficientCredits(needed: number) {
     code: "insufficient_credits" as const,
     message: `The source needs ${needed} credits, more than the account has left.`,
   };
+}
+
+/**
+ * A time_range that leaves less than a clip of the source (issue 27): known
+ * only once the source's length is, so the job fails after the probe,
+ * before anything is reserved.
+ */
+function rangeOutsideSource(job: Job, durationSeconds: number) {
+  const range = job.timeRange ?? null;
+  if (!range) return null;
+  const inside = chargeableSeconds(durationSeconds, range);
+  if (inside >= job.config.min_clip_seconds) return null;
+  const source = `The video is ${durationSeconds.toFixed(1)} s long`;
+  const message =
+    inside <= 0
+      ? `${source}; time_range starts at ${range.start_seconds} s, after its end.`
+      : `${source}; time_range leaves ${inside.toFixed(1)} s of it, less than the ${job.config.min_clip_seconds} s minimum clip length.`;
+  return { code: "time_range_outside_source" as const, message };
+}
+
+function uploadsMissing(keys: readonly string[]): AppError {
+  return new AppError("invalid_request", `Uploads missing before completion: ${keys.join(", ")}.`, {
+    errors: keys.map((key) => ({ path: "clips", message: `${key} was not uploaded` })),
+  });
 }
 
 function badToken(): AppError {
@@ -112,9 +132,11 @@ const ClipIndexParam = z.object({
 });
 
 /**
- * Streams the request body into R2 at the clip's deterministic key. R2 needs
- * the length up front, so Content-Length is required (and capped). An upload
- * that raced a cancel is removed again, so no object outlives its job.
+ * Streams the request body into the private bucket at the clip's staging key
+ * (storage.ts): nothing the engine uploads is public before completion
+ * publishes it. R2 needs the length up front, so Content-Length is required
+ * (and capped). An upload that raced a cancel is removed again, so no object
+ * outlives its job.
  */
 async function storeUpload(env: Env, jobId: string, request: Request, key: string, contentType: string): Promise<void> {
   const declared = request.headers.get("content-length");
@@ -130,8 +152,8 @@ async function storeUpload(env: Env, jobId: string, request: Request, key: strin
   const sized = new FixedLengthStream(length);
   const [, stored] = await Promise.all([
     request.body.pipeTo(sized.writable),
-    env.CLIPS.put(key, sized.readable, {
-      httpMetadata: { contentType, cacheControl: CLIP_CACHE_CONTROL },
+    privateBucket(env).put(key, sized.readable, {
+      httpMetadata: { contentType },
       customMetadata: { job_id: jobId },
     }),
   ]);
@@ -140,7 +162,7 @@ async function storeUpload(env: Env, jobId: string, request: Request, key: strin
   try {
     await liveProcessingJob(env, jobId, {});
   } catch (err) {
-    await env.CLIPS.delete(key);
+    await privateBucket(env).delete(key);
     throw err;
   }
 }
@@ -166,7 +188,13 @@ export const callbacks = new Hono<CallbackEnv>()
       await account.engineReport(job.id, {}, silenceTimeoutSeconds(c.env));
     }
     await keepEngineAwake(c.env, job.id);
-    const needed = creditsForDuration(report.duration_seconds);
+    const outside = rangeOutsideSource(job, report.duration_seconds);
+    if (outside) {
+      await failJob(c.env, { ...job, title: report.title, sourceDurationSeconds: report.duration_seconds }, ["processing"], outside, { engineReported: true });
+      return c.json({ proceed: false, credits_reserved: 0, error: outside } satisfies ProbeAck);
+    }
+    // With a time_range, only its length inside the source is charged (issue 27).
+    const needed = creditsForDuration(chargeableSeconds(report.duration_seconds, job.timeRange ?? null));
     const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
     if (reservation.ok) {
       return c.json({ proceed: true, credits_reserved: reservation.credits } satisfies ProbeAck);
@@ -178,15 +206,16 @@ export const callbacks = new Hono<CallbackEnv>()
     return c.json({ proceed: false, credits_reserved: 0, error } satisfies ProbeAck);
   })
   .route("/", speechChannel)
+  .route("/", similarityChannel)
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
-    await storeUpload(c.env, jobId, c.req.raw, clipKey(jobId, index), CLIP_CONTENT_TYPE);
+    await storeUpload(c.env, jobId, c.req.raw, stagedKey(jobId, index, "clip"), CLIP_CONTENT_TYPE);
     await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
   .put("/:job_id/clips/:index/thumbnail", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
-    await storeUpload(c.env, jobId, c.req.raw, thumbnailKey(jobId, index), THUMBNAIL_CONTENT_TYPE);
+    await storeUpload(c.env, jobId, c.req.raw, stagedKey(jobId, index, "thumbnail"), THUMBNAIL_CONTENT_TYPE);
     await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
@@ -197,20 +226,17 @@ export const callbacks = new Hono<CallbackEnv>()
     if (new Set(indexes).size !== indexes.length) {
       throw new AppError("invalid_request", "Clip indexes must be unique.");
     }
-    const keys = report.clips.flatMap((clip) => [clipKey(job.id, clip.index), thumbnailKey(job.id, clip.index)]);
+    const keys = report.clips.flatMap((clip) => [stagedKey(job.id, clip.index, "clip"), stagedKey(job.id, clip.index, "thumbnail")]);
     keys.push(...speechUploadKeys(job.id, report));
-    const heads = await Promise.all(keys.map((key) => c.env.CLIPS.head(key)));
+    const heads = await Promise.all(keys.map((key) => privateBucket(c.env).head(key)));
     const missing = keys.filter((_, i) => heads[i] === null);
-    if (missing.length > 0) {
-      throw new AppError("invalid_request", `Uploads missing before completion: ${missing.join(", ")}.`, {
-        errors: missing.map((key) => ({ path: "clips", message: `${key} was not uploaded` })),
-      });
-    }
+    if (missing.length > 0) throw uploadsMissing(missing);
     // Completing without a probe: the charge is checked against the balance exactly as a
     // probe's reservation is (reserveJobCredits finds an existing reservation and keeps it).
+    const chargedSeconds = chargeableSeconds(report.source_duration_seconds, job.timeRange ?? null);
     let reserved = job.creditsReserved;
     if (reserved <= 0) {
-      const needed = creditsForDuration(report.source_duration_seconds);
+      const needed = creditsForDuration(chargedSeconds);
       const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
       if (!reservation.ok) {
         await failJob(c.env, job, ["processing"], insufficientCredits(needed), { engineReported: true });
@@ -219,15 +245,31 @@ export const callbacks = new Hono<CallbackEnv>()
       reserved = reservation.credits;
     }
     const clips = [...report.clips].sort((a, b) => a.index - b.index);
-    const done = await completeJob(c.env, { ...job, creditsReserved: reserved }, {
-      title: report.title,
-      sourceDurationSeconds: report.source_duration_seconds,
-      clips,
-      transcript: report.transcript,
-      transcriptUnavailableReason: report.transcript_unavailable_reason,
-      translation: report.translation,
-    });
-    if (!done) throw notActive(job.id);
+    let outcome: CompletionOutcome;
+    try {
+      outcome = await completeJob(c.env, { ...job, creditsReserved: reserved }, {
+        title: report.title,
+        sourceDurationSeconds: report.source_duration_seconds,
+        clips,
+        transcript: report.transcript,
+        transcriptUnavailableReason: report.transcript_unavailable_reason,
+        translation: report.translation,
+        chargedSeconds,
+      });
+    } catch (err) {
+      if (!(err instanceof StagedObjectMissing)) throw err;
+      // Deleted between the check above and the copy: by a cancel's clean-up (409), or never stored (400).
+      if ((await findJob(c.env.DB, job.id))?.status !== "processing") throw notActive(job.id);
+      throw uploadsMissing([err.message]);
+    }
+    if (outcome === "inactive") throw notActive(job.id);
+    if (outcome === "publishing") {
+      // Large clips: publishing goes on with the engine's next call. A sign of life meanwhile.
+      await noteSignOfLife(c.env, job.id);
+      throw new AppError("completion_in_progress", "The clips are still being published; send the same completion again.", {
+        headers: { "Retry-After": "1" },
+      });
+    }
     return c.json(ACK);
   })
   .post("/:job_id/fail", processingInD1, validate("json", FailReport), async (c) => {

@@ -1,10 +1,24 @@
 /** Job -> API JSON, shaped by status (SPEC section 3). Clip links live under CDN_URL. */
 import type { Clip } from "../db/clips";
 import type { Job } from "../db/jobs";
-import { captionsKey, cdnUrl } from "./storage";
+import { cdnUrl, legacyCaptionsKey } from "./storage";
+
+/** A clip's published sidecar keys, or null without sidecars (clips published before issue 22 keep theirs next to the clip). */
+export function captionKeysOf(clip: Clip): { vtt: string; srt: string } | null {
+  if (!clip.sidecars) return null;
+  return {
+    vtt: clip.vttKey ?? legacyCaptionsKey(clip.jobId, clip.index, "vtt"),
+    srt: clip.srtKey ?? legacyCaptionsKey(clip.jobId, clip.index, "srt"),
+  };
+}
 
 function round3(value: number): number {
   return Math.round(value * 1000) / 1000;
+}
+
+function captionsOf(cdnBase: string, clip: Clip): { vtt_url: string; srt_url: string } | null {
+  const keys = captionKeysOf(clip);
+  return keys ? { vtt_url: cdnUrl(cdnBase, keys.vtt), srt_url: cdnUrl(cdnBase, keys.srt) } : null;
 }
 
 function presentClip(cdnBase: string, clip: Clip) {
@@ -13,7 +27,8 @@ function presentClip(cdnBase: string, clip: Clip) {
     thumbnail_url: cdnUrl(cdnBase, clip.thumbnailKey),
     start_seconds: round3(clip.startSeconds),
     end_seconds: round3(clip.endSeconds),
-    duration_seconds: round3(clip.endSeconds - clip.startSeconds),
+    // Removed pauses and fillers make a clip shorter than its span (issue 27).
+    duration_seconds: round3(clip.durationSeconds ?? clip.endSeconds - clip.startSeconds),
     score: clip.score,
     reasons: clip.reasons,
     width: clip.width,
@@ -22,13 +37,14 @@ function presentClip(cdnBase: string, clip: Clip) {
     faces_count: clip.facesCount,
     text: clip.text,
     title: clip.title,
-    captions: clip.sidecars
-      ? {
-          vtt_url: cdnUrl(cdnBase, captionsKey(clip.jobId, clip.index, "vtt")),
-          srt_url: cdnUrl(cdnBase, captionsKey(clip.jobId, clip.index, "srt")),
-        }
-      : null,
+    captions: captionsOf(cdnBase, clip),
     captions_burned: clip.captionsBurned,
+    prompt_match: clip.promptMatch,
+    removed: clip.removed.map((span) => ({
+      start_seconds: round3(span.start_seconds),
+      end_seconds: round3(span.end_seconds),
+      kind: span.kind,
+    })),
   };
 }
 
@@ -52,6 +68,11 @@ function commonFields(job: Job) {
     video_type: job.videoType,
     config_name: job.configName,
     captions_url: job.captionsUrl,
+    // Steering (issue 27); a job stored before it has the defaults in its config.
+    prompt: job.config.prompt ?? null,
+    time_range: job.timeRange ?? null,
+    remove_silence: job.config.remove_silence ?? "off",
+    remove_fillers: job.config.remove_fillers ?? false,
     // Issue 29 (a job stored in a live state before these existed has neither).
     language_hint: job.config.language ?? null,
     caption_language: job.config.caption_language ?? null,
