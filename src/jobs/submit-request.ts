@@ -99,7 +99,8 @@ export async function submitJobRequest(
   const now = new Date();
   const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
   const abandonedBefore = new Date(now.getTime() - ABANDONED_CLAIM_MS).toISOString();
-  const claimed = await claimIdempotencyKey(env.DB, accountId, idempotencyKey, hash, now.toISOString(), expiredBefore, abandonedBefore);
+  const claimId = crypto.randomUUID();
+  const claimed = await claimIdempotencyKey(env.DB, accountId, idempotencyKey, hash, claimId, now.toISOString(), expiredBefore, abandonedBefore);
   if (!claimed) {
     const record = await findIdempotencyRecord(env.DB, accountId, idempotencyKey);
     if (!record || record.requestHash !== hash) {
@@ -114,12 +115,12 @@ export async function submitJobRequest(
     return { answer: JSON.parse(record.responseJson) as SubmitJobAnswer, replayed: true };
   }
   try {
-    const job = await createJob(env, submission, { key: idempotencyKey, present: (created) => submitAnswer(env, created) });
+    const job = await createJob(env, submission, { key: idempotencyKey, claimId, present: (created) => submitAnswer(env, created) });
     return { answer: submitAnswer(env, job), replayed: false };
   } catch (err) {
     // Failures are not remembered: the client may retry the same key. A stored
     // answer (the job's batch committed) is kept: only a pending claim is dropped.
-    await releaseIdempotencyKey(env.DB, accountId, idempotencyKey);
+    await releaseIdempotencyKey(env.DB, accountId, idempotencyKey, claimId);
     throw err;
   }
 }
