@@ -23,7 +23,8 @@
 import { stat } from "node:fs/promises";
 import { MAX_CLIP_UPLOAD_BYTES, type ClipConfig } from "#contract";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";
-import { assFilter } from "./captions/ass.ts";
+import { brandStage } from "./brand/stage.ts";
+import type { LogoPlacement } from "./brand/logo.ts";
 import { pinnedDemuxer } from "./probe.ts";
 import { reframeGraph } from "./reframe/filter.ts";
 import { viewsOf, type ReframePlan } from "./reframe/plan.ts";
@@ -46,8 +47,10 @@ export interface RenderArgs {
   onProgress: StageProgress;
   /** The crop's camera paths (reframe/plan.ts); without it, the centre or the activity plan. */
   plan?: Pick<ReframePlan, "views">;
-  /** ASS captions to burn in this same encode (see captions/), or none. */
+  /** ASS captions (and hook title) to burn in this same encode (see captions/), or none. */
   captionsPath?: string | null;
+  /** The account's logo and its place (brand/logo.ts), drawn in this same encode, or none. */
+  logo?: { path: string; demuxer: string; placement: LogoPlacement } | null;
   /** Where the thumbnail comes from (thumbnail.ts picks the cheaper); default the source. */
   thumbnailFrom?: ThumbnailFrom;
 }
@@ -69,19 +72,24 @@ function inputArgs(source: SourceInfo, seekSeconds: number): string[] {
   ];
 }
 
-/** Burned captions: libass draws the clip's ASS file onto the final picture, in the same encode. */
-function captionStep(captionsPath: string | null | undefined): string {
-  return captionsPath ? `,${assFilter(captionsPath)}` : "";
+/** The logo as the second input: one still image, its demuxer pinned like the source's. */
+function logoInputArgs(logo: RenderArgs["logo"]): string[] {
+  return logo ? ["-protocol_whitelist", "file", "-f", logo.demuxer, "-i", logo.path] : [];
 }
 
-export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath" | "plan" | "captionsPath">): { ffmpegArgs: string[]; width: number; height: number } {
+export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath" | "plan" | "captionsPath" | "logo">): { ffmpegArgs: string[]; width: number; height: number } {
   const { source, candidate, config } = args;
   const size = outputSize(config, source);
   const duration = candidate.end - candidate.start;
-  const picture = reframeGraph(size, viewsOf(args.plan, config, candidate)) + captionStep(args.captionsPath);
+  // Brand (issue 29): the logo, then libass's captions and hook title, on the framed picture (brand/stage.ts).
+  const picture = brandStage(reframeGraph(size, viewsOf(args.plan, config, candidate)), {
+    logo: args.logo ? { input: "1:v", placement: args.logo.placement } : null,
+    assPath: args.captionsPath,
+  });
   const graph = [`${picture}[clip]`, ...(source.hasAudio ? [] : ["anullsrc=r=48000:cl=stereo[silence]"])].join(";");
   const ffmpegArgs = [
     ...inputArgs(source, candidate.start),
+    ...logoInputArgs(args.logo),
     "-filter_complex", graph,
     "-map", "[clip]",
     "-map", source.hasAudio ? "0:a:0" : "[silence]",
@@ -102,7 +110,7 @@ export async function renderClip(runner: FfmpegRunner, args: RenderArgs): Promis
   let reported = 0;
   const result = await runner.ffmpeg({
     args: ffmpegArgs,
-    inputs: args.captionsPath ? [args.source.path, args.captionsPath] : [args.source.path],
+    inputs: [args.source.path, ...(args.captionsPath ? [args.captionsPath] : []), ...(args.logo ? [args.logo.path] : [])],
     outputs: [args.outPath],
     timeoutMs: renderTimeoutMs(duration),
     signal: args.signal,

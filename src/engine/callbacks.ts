@@ -38,6 +38,7 @@ import { keepEngineAwake } from "../fleet/engine-host";
 import { silenceTimeoutSeconds } from "../settings";
 import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from "./live-job";
 import { rememberJobAccount } from "./job-accounts";
+import { brandChannel } from "./brand-channel";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { verifyEngineToken } from "./token";
 import { uploadSource } from "../uploads/source-route";
@@ -178,6 +179,7 @@ export const callbacks = new Hono<CallbackEnv>()
     return c.json({ proceed: false, credits_reserved: 0, error } satisfies ProbeAck);
   })
   .route("/", speechChannel)
+  .route("/", brandChannel) // issue 29: POST /:job_id/translate, GET /:job_id/logo
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
     await storeUpload(c.env, jobId, c.req.raw, clipKey(jobId, index), CLIP_CONTENT_TYPE);

@@ -30,6 +30,7 @@ import {
   MAX_TRANSCRIPT_UPLOAD_BYTES,
   Transcript,
   TRANSCRIBE_MAX_CHUNK_BYTES,
+  whisperLanguageCode,
   type CallbackAck,
   type CompleteReport,
 } from "#contract";
@@ -163,7 +164,9 @@ export const speechChannel = new Hono<ChannelEnv>()
     if ("problem" in wav) throw new AppError("invalid_request", wav.problem);
     await noteSignOfLife(c.env, job);
     try {
-      return c.json(await transcribeChunk(c.env.AI, audio, chunkStart, wav.durationSeconds));
+      // The job's `language` hint (issue 29); jobs stored before it have none.
+      const hint = job.config.language ?? null;
+      return c.json(await transcribeChunk(c.env.AI, audio, chunkStart, wav.durationSeconds, undefined, hint ? whisperLanguageCode(hint) : null));
     } catch (err) {
       if (err instanceof TranscriptionUnavailable) {
         throw new AppError("transcription_unavailable", `${err.message} Use the other transcript sources.`);

@@ -154,14 +154,15 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-async function runOnce(ai: Ai, base64: string, timeoutMs: number): Promise<WhisperOutput> {
+async function runOnce(ai: Ai, base64: string, timeoutMs: number, language: string | null): Promise<WhisperOutput> {
   let timer: ReturnType<typeof setTimeout> | null = null;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   });
   try {
     const answer: unknown = await Promise.race([
-      ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe" }, { signal: AbortSignal.timeout(timeoutMs) }),
+      // `language` (issue 29): the job's hint; without it the model detects the language.
+      ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe", ...(language ? { language } : {}) }, { signal: AbortSignal.timeout(timeoutMs) }),
       timeout,
     ]);
     const parsed = WhisperOutput.safeParse(answer);
@@ -183,6 +184,8 @@ export async function transcribeChunk(
   chunkStart: number,
   chunkSeconds: number,
   policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  /** The job's spoken-language hint, in Whisper's code. */
+  language: string | null = null,
 ): Promise<TranscribeResult> {
   if (!ai) throw new TranscriptionUnavailable("No Workers AI binding is configured.");
   const base64 = toBase64(wav);
@@ -196,7 +199,7 @@ export async function transcribeChunk(
     }
     const timeoutMs = Math.min(policy.attemptTimeoutMs, Math.max(1, policy.budgetMs - (Date.now() - began)));
     try {
-      return toTranscribeResult(await runOnce(ai, base64, timeoutMs), chunkStart, chunkSeconds);
+      return toTranscribeResult(await runOnce(ai, base64, timeoutMs, language), chunkStart, chunkSeconds);
     } catch (err) {
       if (isLocalPlaceholderError(err)) throw new TranscriptionUnavailable("Workers AI is not reachable from local development.");
       failures.push(err instanceof Error ? err.message : String(err));

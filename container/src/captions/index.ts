@@ -1,13 +1,20 @@
 /**
  * Everything one clip needs from the transcript: its text and title, the ASS
- * file to burn (when burning is asked for and the backend has libass) and the
- * WebVTT/SubRip sidecars (when asked for). Files go in the job's work dir.
+ * file to burn (captions when burning is asked for, and the hook title, when
+ * the backend has libass) and the WebVTT/SubRip sidecars (when asked for).
+ * Files go in the job's work dir.
+ *
+ * With a translation (issue 29) the text, title and captions are the
+ * translated ones, paged per spoken sentence (layout.ts sentencePages), so
+ * cues keep the spoken sentences' times; without one they follow the words
+ * as heard.
  */
 import { writeFile } from "node:fs/promises";
 import type { ClipConfig, Transcript } from "#contract";
-import { clipText, clipTitle } from "../transcript/title.ts";
-import { buildAss } from "./ass.ts";
-import { captionMetrics, clipWords, layoutPages } from "./layout.ts";
+import { clipText, clipTitle, MAX_TITLE_CHARS } from "../transcript/title.ts";
+import { buildAss, type CaptionBrand, type HookTitle } from "./ass.ts";
+import { captionMetrics, clipWords, layoutPages, sentencePages, type CaptionPage, type TimedText } from "./layout.ts";
+import { joinPieces } from "./script.ts";
 import { buildSrt, buildVtt } from "./sidecar.ts";
 
 export interface ClipCaptions {
@@ -17,6 +24,18 @@ export interface ClipCaptions {
   assPath: string | null;
   vttPath: string | null;
   srtPath: string | null;
+  /** Captions are drawn into the picture (the ASS file may also hold only a hook title). */
+  captionsBurned: boolean;
+  /** A hook title is drawn (in the ASS file). */
+  hookTitle: boolean;
+}
+
+/** The job's captions in the caption language: the spoken sentences translated, in source time. */
+export interface CaptionTranslation {
+  language: string;
+  sentences: TimedText[];
+  /** Original clip title -> its translation. */
+  titles: ReadonlyMap<string, string>;
 }
 
 export interface ClipCaptionsRequest {
@@ -30,26 +49,86 @@ export interface ClipCaptionsRequest {
   canBurn: boolean;
   file: (name: string) => string;
   index: number;
+  translation?: CaptionTranslation | null;
+  /** The video's title: the hook title of a clip without words of its own. */
+  videoTitle?: string | null;
+  /** Pixels from the top where the hook title may start (below a logo at the top). */
+  hookTop?: number;
+}
+
+const MAX_TEXT_CHARS = 10_000;
+
+function brandOf(config: ClipConfig): CaptionBrand {
+  return {
+    font: config.caption_font,
+    text: config.caption_color,
+    highlight: config.caption_highlight_color,
+    outline: config.caption_outline_color,
+    box: config.caption_box_color,
+  };
+}
+
+/** Sentences whose middle is inside the clip. */
+function clipSentences(sentences: readonly TimedText[], start: number, end: number): TimedText[] {
+  return sentences.filter((s) => (s.start + s.end) / 2 >= start && (s.start + s.end) / 2 < end);
+}
+
+function translatedText(sentences: readonly TimedText[]): string | null {
+  const text = joinPieces(sentences.map((s) => s.text.trim()).filter((t) => t !== ""));
+  if (text === "") return null;
+  return text.length > MAX_TEXT_CHARS ? `${text.slice(0, MAX_TEXT_CHARS - 1)}…` : text;
 }
 
 export async function prepareClipCaptions(req: ClipCaptionsRequest): Promise<ClipCaptions> {
-  const none: ClipCaptions = { text: null, title: null, assPath: null, vttPath: null, srtPath: null };
-  if (!req.transcript) return none;
-  const text = clipText(req.transcript.words, req.start, req.end);
-  if (!text) return none;
-  const title = clipTitle(req.transcript.sentences, req.transcript.words, req.start, req.end);
-  const result: ClipCaptions = { ...none, text, title };
-  const mode = req.config.captions;
-  if (mode === "off") return result;
-  const metrics = captionMetrics(req.config.caption_style, req.width, req.height);
-  const pages = layoutPages(clipWords(req.transcript.words, req.start, req.end, metrics.lineChars), metrics, req.end - req.start);
-  if (pages.length === 0) return result;
-  if ((mode === "burned" || mode === "both") && req.canBurn) {
+  const result: ClipCaptions = { text: null, title: null, assPath: null, vttPath: null, srtPath: null, captionsBurned: false, hookTitle: false };
+  const { config } = req;
+  const metrics = captionMetrics(config.caption_style, req.width, req.height, config.caption_size);
+  let pages: CaptionPage[] = [];
+  let language: string | null = req.transcript?.language ?? config.language ?? null;
+  if (req.transcript) {
+    const heardText = clipText(req.transcript.words, req.start, req.end);
+    const heardTitle = heardText ? clipTitle(req.transcript.sentences, req.transcript.words, req.start, req.end) : null;
+    if (req.translation) {
+      const own = clipSentences(req.translation.sentences, req.start, req.end);
+      result.text = translatedText(own);
+      result.title = heardTitle ? (req.translation.titles.get(heardTitle)?.slice(0, MAX_TITLE_CHARS) ?? null) : null;
+      language = req.translation.language;
+      if (config.captions !== "off") pages = sentencePages(own, metrics, req.start, req.end);
+    } else {
+      result.text = heardText;
+      result.title = heardTitle;
+      if (config.captions !== "off" && heardText) {
+        pages = layoutPages(clipWords(req.transcript.words, req.start, req.end, metrics.lineChars), metrics, req.end - req.start);
+      }
+    }
+  }
+  const burn = (config.captions === "burned" || config.captions === "both") && req.canBurn && pages.length > 0;
+  // The clip's own title, else the video's (without a file name's extension).
+  const videoTitle = req.videoTitle?.replace(/\.(?:mp4|m4v|mov|mkv|webm|avi|ts|flv)$/i, "").trim() || null;
+  const hookText = config.hook_title_seconds > 0 && req.canBurn ? (result.title ?? videoTitle) : null;
+  const hookTitle: HookTitle | null = hookText
+    ? { text: hookText, seconds: Math.min(config.hook_title_seconds, req.end - req.start), top: Math.max(Math.round(req.height * 0.08), req.hookTop ?? 0) }
+    : null;
+  if (burn || hookTitle) {
     result.assPath = req.file(`clip-${req.index}.ass`);
-    const ass = buildAss({ pages, metrics, style: req.config.caption_style, position: req.config.caption_position, width: req.width, height: req.height });
+    result.hookTitle = hookTitle !== null;
+    result.captionsBurned = burn;
+    const ass = buildAss({
+      pages: burn ? pages : [],
+      metrics,
+      style: config.caption_style,
+      position: config.caption_position,
+      width: req.width,
+      height: req.height,
+      brand: brandOf(config),
+      language,
+      // Translated pages have no word times: nothing to highlight word by word.
+      highlightWords: !req.translation,
+      hookTitle,
+    });
     await writeFile(result.assPath, ass, "utf8");
   }
-  if (mode === "sidecar" || mode === "both") {
+  if ((config.captions === "sidecar" || config.captions === "both") && pages.length > 0) {
     result.vttPath = req.file(`clip-${req.index}.vtt`);
     result.srtPath = req.file(`clip-${req.index}.srt`);
     await writeFile(result.vttPath, buildVtt(pages), "utf8");
