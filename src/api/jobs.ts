@@ -24,7 +24,7 @@ import { cancelJob } from "../jobs/lifecycle";
 import { presentJob, presentListItem } from "../jobs/present";
 import { readJob, withLiveStates } from "../jobs/read-path";
 import { checkCaptionsUrl, checkVideoUrl } from "../jobs/source-url";
-import { deleteJobObjects } from "../jobs/storage";
+import { deleteAllJobObjects } from "../jobs/job-objects";
 import { checkVideoType, createJob, type Submission } from "../jobs/submit";
 import { Job as JobSchema, JobList, SubmitJobBody, SubmitJobResponse } from "./openapi-schemas";
 
@@ -271,8 +271,9 @@ export const jobs = apiApp()
     }
     // The cached view goes first, and no read may cache it again (src/jobs/read-path.ts).
     await accountState(c.env, accountId).forgetJob(job.id);
-    // Objects first: if anything fails, the job still exists and DELETE can be retried.
-    await deleteJobObjects(c.env.CLIPS, job.id);
+    // Objects first (the published ones stop being served at once, up to the CDN's cache time):
+    // if anything fails, the job still exists and DELETE can be retried.
+    await deleteAllJobObjects(c.env, job.id);
     const [, deleted] = await c.env.DB.batch([deleteClipsOfJob(c.env.DB, job.id), deleteFinishedJob(c.env.DB, accountId, job.id)]);
     if ((deleted?.results.length ?? 0) === 0) throw jobNotFound(job.id);
     return c.body(null, 204);

@@ -22,7 +22,9 @@
  *   POST {callback_base}/internal/v1/jobs/:id/transcribe  (audio/wav) -> TranscribeResult | 503 | 502
  *   POST {callback_base}/internal/v1/jobs/:id/translate   TranslateRequest -> TranslateResult | 503 | 502
  *   GET  {callback_base}/internal/v1/jobs/:id/logo        -> the account's logo (image/png | image/jpeg) | 404
- *   POST {callback_base}/internal/v1/jobs/:id/complete  CompleteReport -> CallbackAck
+ *   POST {callback_base}/internal/v1/jobs/:id/complete  CompleteReport -> CallbackAck | 503 completion_in_progress
+ *        (idempotent: a repeat after the job completed is answered 200; 503 with
+ *        COMPLETION_IN_PROGRESS means the clips are still being published: send it again)
  *   POST {callback_base}/internal/v1/jobs/:id/fail      FailReport     -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/interrupted InterruptedReport -> CallbackAck
  *        (the engine is shutting down, e.g. a redeploy: the Worker puts the job back in the queue)
@@ -251,6 +253,9 @@ export type InterruptedReport = z.infer<typeof InterruptedReport>;
 
 /** Largest clip or thumbnail upload the Worker accepts on the channel. */
 export const MAX_CLIP_UPLOAD_BYTES = 512 * 1024 * 1024;
+
+/** `code` of the 503 problem a completion is answered while its clips are still being published. */
+export const COMPLETION_IN_PROGRESS = "completion_in_progress";
 
 export function callbackUrl(base: string, jobId: string, suffix: string): string {
   return `${base.replace(/\/+$/, "")}${CALLBACK_PREFIX}/${jobId}/${suffix}`;

@@ -427,3 +427,22 @@ export async function listUnsettledJobs(db: D1Database, after: string, before: s
     .all<JobRow>();
   return results.map(toJob);
 }
+
+/**
+ * The job's publication key (src/jobs/publication.ts), set by the first
+ * completion attempt and the same for every later one; null when the job is
+ * no longer processing.
+ */
+export async function claimPublicationKey(db: D1Database, jobId: string, candidate: string): Promise<string | null> {
+  const row = await db
+    .prepare(`UPDATE jobs SET publication_key = COALESCE(publication_key, ?) WHERE id = ? AND status = 'processing' RETURNING publication_key`)
+    .bind(candidate, jobId)
+    .first<{ publication_key: string }>();
+  return row?.publication_key ?? null;
+}
+
+/** The job's publication key, if a completion attempt ever set one. */
+export async function findPublicationKey(db: D1Database, jobId: string): Promise<string | null> {
+  const row = await db.prepare(`SELECT publication_key FROM jobs WHERE id = ?`).bind(jobId).first<{ publication_key: string | null }>();
+  return row?.publication_key ?? null;
+}

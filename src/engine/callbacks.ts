@@ -16,14 +16,9 @@ import type { AppEnv } from "../http/app-env";
 import { bearerToken } from "../http/auth";
 import { AppError } from "../http/errors";
 import { validate } from "../http/validate";
-import { completeJob, failJob, requeueAfterInterruption, resettle } from "../jobs/lifecycle";
-import {
-  CLIP_CACHE_CONTROL,
-  CLIP_CONTENT_TYPE,
-  clipKey,
-  THUMBNAIL_CONTENT_TYPE,
-  thumbnailKey,
-} from "../jobs/storage";
+import { completeJob, failJob, requeueAfterInterruption, resettle, type CompletionOutcome } from "../jobs/lifecycle";
+import { StagedObjectMissing } from "../jobs/publication";
+import { CLIP_CONTENT_TYPE, privateBucket, stagedKey, THUMBNAIL_CONTENT_TYPE } from "../jobs/storage";
 import {
   CompleteReport,
   FailReport,
@@ -55,6 +50,12 @@ function insufficientCredits(needed: number) {
     code: "insufficient_credits" as const,
     message: `The source needs ${needed} credits, more than the account has left.`,
   };
+}
+
+function uploadsMissing(keys: readonly string[]): AppError {
+  return new AppError("invalid_request", `Uploads missing before completion: ${keys.join(", ")}.`, {
+    errors: keys.map((key) => ({ path: "clips", message: `${key} was not uploaded` })),
+  });
 }
 
 function badToken(): AppError {
@@ -113,9 +114,11 @@ const ClipIndexParam = z.object({
 });
 
 /**
- * Streams the request body into R2 at the clip's deterministic key. R2 needs
- * the length up front, so Content-Length is required (and capped). An upload
- * that raced a cancel is removed again, so no object outlives its job.
+ * Streams the request body into the private bucket at the clip's staging key
+ * (storage.ts): nothing the engine uploads is public before completion
+ * publishes it. R2 needs the length up front, so Content-Length is required
+ * (and capped). An upload that raced a cancel is removed again, so no object
+ * outlives its job.
  */
 async function storeUpload(env: Env, jobId: string, request: Request, key: string, contentType: string): Promise<void> {
   const declared = request.headers.get("content-length");
@@ -131,8 +134,8 @@ async function storeUpload(env: Env, jobId: string, request: Request, key: strin
   const sized = new FixedLengthStream(length);
   const [, stored] = await Promise.all([
     request.body.pipeTo(sized.writable),
-    env.CLIPS.put(key, sized.readable, {
-      httpMetadata: { contentType, cacheControl: CLIP_CACHE_CONTROL },
+    privateBucket(env).put(key, sized.readable, {
+      httpMetadata: { contentType },
       customMetadata: { job_id: jobId },
     }),
   ]);
@@ -141,7 +144,7 @@ async function storeUpload(env: Env, jobId: string, request: Request, key: strin
   try {
     await liveProcessingJob(env, jobId, {});
   } catch (err) {
-    await env.CLIPS.delete(key);
+    await privateBucket(env).delete(key);
     throw err;
   }
 }
@@ -182,13 +185,13 @@ export const callbacks = new Hono<CallbackEnv>()
   .route("/", brandChannel) // issue 29: POST /:job_id/translate, GET /:job_id/logo
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
-    await storeUpload(c.env, jobId, c.req.raw, clipKey(jobId, index), CLIP_CONTENT_TYPE);
+    await storeUpload(c.env, jobId, c.req.raw, stagedKey(jobId, index, "clip"), CLIP_CONTENT_TYPE);
     await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
   .put("/:job_id/clips/:index/thumbnail", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
-    await storeUpload(c.env, jobId, c.req.raw, thumbnailKey(jobId, index), THUMBNAIL_CONTENT_TYPE);
+    await storeUpload(c.env, jobId, c.req.raw, stagedKey(jobId, index, "thumbnail"), THUMBNAIL_CONTENT_TYPE);
     await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
@@ -199,15 +202,11 @@ export const callbacks = new Hono<CallbackEnv>()
     if (new Set(indexes).size !== indexes.length) {
       throw new AppError("invalid_request", "Clip indexes must be unique.");
     }
-    const keys = report.clips.flatMap((clip) => [clipKey(job.id, clip.index), thumbnailKey(job.id, clip.index)]);
+    const keys = report.clips.flatMap((clip) => [stagedKey(job.id, clip.index, "clip"), stagedKey(job.id, clip.index, "thumbnail")]);
     keys.push(...speechUploadKeys(job.id, report));
-    const heads = await Promise.all(keys.map((key) => c.env.CLIPS.head(key)));
+    const heads = await Promise.all(keys.map((key) => privateBucket(c.env).head(key)));
     const missing = keys.filter((_, i) => heads[i] === null);
-    if (missing.length > 0) {
-      throw new AppError("invalid_request", `Uploads missing before completion: ${missing.join(", ")}.`, {
-        errors: missing.map((key) => ({ path: "clips", message: `${key} was not uploaded` })),
-      });
-    }
+    if (missing.length > 0) throw uploadsMissing(missing);
     // Completing without a probe: the charge is checked against the balance exactly as a
     // probe's reservation is (reserveJobCredits finds an existing reservation and keeps it).
     let reserved = job.creditsReserved;
@@ -221,15 +220,30 @@ export const callbacks = new Hono<CallbackEnv>()
       reserved = reservation.credits;
     }
     const clips = [...report.clips].sort((a, b) => a.index - b.index);
-    const done = await completeJob(c.env, { ...job, creditsReserved: reserved }, {
-      title: report.title,
-      sourceDurationSeconds: report.source_duration_seconds,
-      clips,
-      transcript: report.transcript,
-      transcriptUnavailableReason: report.transcript_unavailable_reason,
-      translation: report.translation,
-    });
-    if (!done) throw notActive(job.id);
+    let outcome: CompletionOutcome;
+    try {
+      outcome = await completeJob(c.env, { ...job, creditsReserved: reserved }, {
+        title: report.title,
+        sourceDurationSeconds: report.source_duration_seconds,
+        clips,
+        transcript: report.transcript,
+        transcriptUnavailableReason: report.transcript_unavailable_reason,
+        translation: report.translation,
+      });
+    } catch (err) {
+      if (!(err instanceof StagedObjectMissing)) throw err;
+      // Deleted between the check above and the copy: by a cancel's clean-up (409), or never stored (400).
+      if ((await findJob(c.env.DB, job.id))?.status !== "processing") throw notActive(job.id);
+      throw uploadsMissing([err.message]);
+    }
+    if (outcome === "inactive") throw notActive(job.id);
+    if (outcome === "publishing") {
+      // Large clips: publishing goes on with the engine's next call. A sign of life meanwhile.
+      await noteSignOfLife(c.env, job.id);
+      throw new AppError("completion_in_progress", "The clips are still being published; send the same completion again.", {
+        headers: { "Retry-After": "1" },
+      });
+    }
     return c.json(ACK);
   })
   .post("/:job_id/fail", processingInD1, validate("json", FailReport), async (c) => {

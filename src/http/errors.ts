@@ -239,6 +239,12 @@ export const ERROR_CODES = {
     meaning:
       "Engine channel only: this deployment has no Workers AI binding (local development); the job's captions stay in the spoken language.",
   },
+  completion_in_progress: {
+    status: 503,
+    title: "Completion in progress",
+    meaning:
+      "Engine channel only: the job's clips are still being published (large clips take more than one call); the engine sends the same completion again.",
+  },
   service_unavailable: {
     status: 503,
     title: "Service unavailable",
@@ -248,7 +254,7 @@ export const ERROR_CODES = {
     status: 503,
     title: "Service misconfigured",
     meaning:
-      "The operator's configuration stops the service from running jobs (e.g. a weak ENGINE_SECRET); nothing was created. Retry later.",
+      "The operator's configuration stops the service from running jobs (e.g. a missing or weak engine signing key or callback token secret); nothing was created. Retry later.",
   },
 } as const;
 

@@ -15,6 +15,7 @@ import { maxQueueSeconds } from "../settings";
 import { insertClipWhileProcessing, type Clip } from "../db/clips";
 import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
 import {
+  claimPublicationKey,
   endStep,
   finishCompleted,
   finishUnsuccessful,
@@ -27,7 +28,8 @@ import {
 } from "../db/jobs";
 import { sendDispatches } from "../fleet/fleet-scheduler";
 import { fleetCapacity, fleetScheduler } from "../fleet/stub";
-import { clipKey, thumbnailKey } from "./storage";
+import { newPublicationKey, publishedKeys, publishStaged, type PublishedClip } from "./publication";
+import { deleteKeys } from "./storage";
 import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
 import { settleEndedJob, type SettleOptions } from "./settle";
 
@@ -54,12 +56,14 @@ export interface Completion {
   translation?: TranslationOutcome | null;
 }
 
-function clipRow(jobId: string, clip: ClipReport): Clip {
+function clipRow(jobId: string, clip: ClipReport, published: PublishedClip): Clip {
   return {
     jobId,
     index: clip.index,
-    objectKey: clipKey(jobId, clip.index),
-    thumbnailKey: thumbnailKey(jobId, clip.index),
+    objectKey: published.clip,
+    thumbnailKey: published.thumbnail,
+    vttKey: published.vtt,
+    srtKey: published.srt,
     startSeconds: clip.start_seconds,
     endSeconds: clip.end_seconds,
     score: clip.score,
@@ -76,15 +80,33 @@ function clipRow(jobId: string, clip: ClipReport): Clip {
 }
 
 /**
- * processing -> completed: writes the clip rows and charges the reservation
- * (`job` is the processing job as last read, its reservation included).
- * False if it was no longer processing.
+ * What a completion attempt came to: the job completed (now, or by an
+ * earlier attempt whose answer was lost); it is no longer processing; or its
+ * clips are still being published (the engine calls again, and the next
+ * attempt goes on where this one stopped).
  */
-export async function completeJob(env: Env, job: Job, done: Completion): Promise<boolean> {
+export type CompletionOutcome = "completed" | "inactive" | "publishing";
+
+/**
+ * processing -> completed, in the step that charges: publishes the staged
+ * clips (publication.ts) under keys nothing has revealed, then one D1 batch
+ * charges the reservation, writes the clip rows with those keys (which
+ * reveals them) and the transition with its event. `job` is the processing
+ * job as last read, its reservation included. A completion that loses its
+ * transition (the job was canceled or failed meanwhile) deletes what it
+ * published. Throws StagedObjectMissing when an upload the report names is
+ * not staged.
+ */
+export async function completeJob(env: Env, job: Job, done: Completion): Promise<CompletionOutcome> {
+  const publicationKey = await claimPublicationKey(env.DB, job.id, newPublicationKey());
+  if (publicationKey === null) return "inactive";
+  const published = await publishedKeys(publicationKey, done.clips);
+  if ((await publishStaged(env, job.id, published)) === "more") return "publishing";
+
   const now = new Date().toISOString();
   const transitionId = newTransitionId();
   const fallbackCharge = creditsForDuration(done.sourceDurationSeconds);
-  const clips = done.clips.map((clip) => clipRow(job.id, clip));
+  const clips = done.clips.map((clip, i) => clipRow(job.id, clip, published[i]!));
   const completed: Job = {
     ...job,
     status: "completed",
@@ -109,9 +131,15 @@ export async function completeJob(env: Env, job: Job, done: Completion): Promise
     finishCompleted(env.DB, job.id, done.title, done.sourceDurationSeconds, fallbackCharge, now, transitionId),
     jobEventStatement(env, { id: transitionId, type: "job.completed", job: completed, clips, at: now }),
   ]);
-  if (!wonTransition(results.at(-2))) return false;
+  if (!wonTransition(results.at(-2))) {
+    // Never revealed (no clip row points at them); the end's own clean-up also repeats this for a while.
+    await deleteKeys(env.CLIPS, published.flatMap((p) => [p.clip, p.thumbnail, p.vtt, p.srt]).filter((k): k is string => k !== null)).catch(
+      (err: unknown) => console.error(`removing what the lost completion of ${job.id} published failed; the sweep removes it`, err),
+    );
+    return "inactive";
+  }
   await afterEnd(env, completed, eventWritten(results.at(-1)), { engineReported: true });
-  return true;
+  return "completed";
 }
 
 /**

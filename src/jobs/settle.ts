@@ -14,7 +14,7 @@ import { stopEngine } from "../fleet/engine-host";
 import { sendDispatches } from "../fleet/fleet-scheduler";
 import { fleetCapacity, fleetScheduler } from "../fleet/stub";
 import { releaseJobUpload } from "../uploads/job-source";
-import { deleteUnpublishedObjects } from "./storage";
+import { releaseJobObjects } from "./job-objects";
 
 /** Gives the job's engine (or place in line) back to the fleet and dispatches whoever gets it. */
 export async function releaseCapacity(env: Env, jobId: string): Promise<void> {
@@ -27,16 +27,19 @@ export interface SettleOptions {
   engineReported: boolean;
 }
 
-type EndedJob = Pick<Job, "id" | "accountId" | "status" | "uploadId">;
+type EndedJob = Pick<Job, "id" | "accountId" | "status" | "uploadId" | "updatedAt">;
 
-/** The releases of an ended job, by name (the name is what a failure log says). */
+/**
+ * The releases of an ended job, by name (the name is what a failure log
+ * says). One that answers "again" succeeded but must run once more later.
+ */
 function releases(env: Env, job: EndedJob, options: SettleOptions): [string, () => Promise<unknown>][] {
   return [
     ["account slot", () => accountState(env, job.accountId).jobEnded(job.id)],
     ["fleet capacity", () => releaseCapacity(env, job.id)],
     ["uploaded source", () => (job.uploadId ? releaseJobUpload(env, job.id, job.uploadId) : Promise.resolve())],
     ["engine", () => stopEngine(env, job.id, options.engineReported)],
-    ["unpublished objects", () => deleteUnpublishedObjects(env, job.id, job.status === "completed")],
+    ["unpublished objects", () => releaseJobObjects(env, job)],
   ];
 }
 
@@ -45,7 +48,7 @@ export async function settleEndedJob(env: Env, job: EndedJob, options: SettleOpt
   let failed = 0;
   for (const [what, release] of releases(env, job, options)) {
     try {
-      await release();
+      if ((await release()) === "again") failed += 1;
     } catch (err) {
       failed += 1;
       console.error(`releasing the ${what} of ${job.id} failed; it is redone later`, err);

@@ -5,13 +5,15 @@
  *
  * - ended jobs not yet settled: their releases again (settle.ts);
  * - job events still undispatched: dispatched (webhooks/outbox.ts);
- * - deliveries whose first attempt was never queued: queued again.
+ * - deliveries whose first attempt was never queued: queued again;
+ * - transcripts stored in the public bucket before issue 22: moved to the private one.
  *
  * The ages below leave the transition's own attempt time to finish first, so
  * the sweep only takes over what was truly left behind.
  */
 import { listUnsettledJobs } from "../db/jobs";
 import { dispatchStaleEvents, requeueUnsentDeliveries } from "../webhooks/outbox";
+import { moveLegacyTranscripts } from "./job-objects";
 import { settleEndedJob } from "./settle";
 
 /** An ended job unsettled this long had its own releases fail or crash. */
@@ -29,11 +31,12 @@ export interface SweepReport {
   unsettled: number;
   dispatched: number;
   requeued: number;
+  movedTranscripts: number;
   failures: string[];
 }
 
 export async function runSweep(env: Env, nowMs: number = Date.now()): Promise<SweepReport> {
-  const report: SweepReport = { settled: 0, unsettled: 0, dispatched: 0, requeued: 0, failures: [] };
+  const report: SweepReport = { settled: 0, unsettled: 0, dispatched: 0, requeued: 0, movedTranscripts: 0, failures: [] };
   const at = (offsetMs: number) => new Date(nowMs - offsetMs).toISOString();
   const part = async (name: string, work: () => Promise<void>) => {
     try {
@@ -54,6 +57,9 @@ export async function runSweep(env: Env, nowMs: number = Date.now()): Promise<Sw
   });
   await part("queueing unsent deliveries", async () => {
     report.requeued = await requeueUnsentDeliveries(env, at(REQUEUE_AFTER_MS), new Date(nowMs).toISOString(), BATCH);
+  });
+  await part("moving old transcripts to the private bucket", async () => {
+    report.movedTranscripts = await moveLegacyTranscripts(env, BATCH);
   });
   return report;
 }
