@@ -10,32 +10,12 @@
  * configuration places no logo gets 404, as does an account without one.
  */
 import { Hono, type Context } from "hono";
-import { createMiddleware } from "hono/factory";
 import { TranslateRequest, TRANSLATE_MAX_BODY_BYTES } from "#contract";
-import type { Job } from "../db/jobs";
-import type { AppEnv } from "../http/app-env";
 import { mediaType, readBodyCapped } from "../http/capped-body";
 import { AppError } from "../http/errors";
 import { readLogo } from "../logos/service";
-import { keepEngineAwake } from "../fleet/engine-host";
-import { liveProcessingJob } from "./live-job";
+import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job";
 import { translateTexts, TranslationFailed, TranslationUnavailable } from "./translate";
-
-interface ChannelEnv {
-  Bindings: Env;
-  Variables: AppEnv["Variables"] & { job?: Job };
-}
-
-const liveJob = createMiddleware<ChannelEnv>(async (c, next) => {
-  c.set("job", await liveProcessingJob(c.env, c.req.param("job_id") ?? "", null));
-  await next();
-});
-
-function jobOf(c: Context<ChannelEnv>): Job {
-  const job = c.get("job");
-  if (!job) throw new AppError("unauthorized", "A valid engine token for this job is required.");
-  return job;
-}
 
 async function translateBody(c: Context<ChannelEnv>): Promise<TranslateRequest> {
   if (mediaType(c.req.header("Content-Type")) !== "application/json") {
@@ -61,9 +41,7 @@ export const brandChannel = new Hono<ChannelEnv>()
   .post("/:job_id/translate", liveJob, async (c) => {
     const job = jobOf(c);
     const request = await translateBody(c);
-    // A sign of life, like every report: re-arms the watchdog and keeps the engine's container awake.
-    await liveProcessingJob(c.env, job.id, {});
-    await keepEngineAwake(c.env, job.id);
+    await noteSignOfLife(c.env, job);
     try {
       return c.json(await translateTexts(c.env.AI, request));
     } catch (err) {

@@ -20,15 +20,7 @@
  */
 import { z } from "zod";
 import type { TranslateRequest, TranslateResult } from "#contract";
-
-/** As for speech-to-text (whisper.ts): 3 attempts, 0.5 s then 1 s apart, 15 s each, all inside 25 s. */
-export interface RetryPolicy {
-  attempts: number;
-  baseDelayMs: number;
-  attemptTimeoutMs: number;
-  budgetMs: number;
-}
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 3, baseDelayMs: 500, attemptTimeoutMs: 15_000, budgetMs: 25_000 };
+import { DEFAULT_RETRY_POLICY, isLocalPlaceholderError, withModelRetries, withTimeout, type RetryPolicy } from "./model-retry.ts";
 
 /**
  * The part of the Workers AI binding this module calls, typed structurally
@@ -54,29 +46,13 @@ export class TranslationFailed extends Error {
 
 const M2M100Output = z.object({ translated_text: z.string() }).loose();
 
-function isLocalPlaceholderError(err: unknown): boolean {
-  return err instanceof Error && /needs to be run remotely/i.test(err.message);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 async function runOnce(ai: TranslationAi, input: { text: string; source_lang: string; target_lang: string }, timeoutMs: number): Promise<string> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    const answer: unknown = await Promise.race([ai.run(TRANSLATION_MODEL, input, { signal: AbortSignal.timeout(timeoutMs) }), timeout]);
-    const parsed = M2M100Output.safeParse(answer);
-    if (!parsed.success) throw new Error("the model answered in an unexpected shape");
-    const text = parsed.data.translated_text.trim();
-    if (text === "") throw new Error("the model answered an empty translation");
-    return text;
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-  }
+  const answer: unknown = await withTimeout((signal) => ai.run(TRANSLATION_MODEL, input, { signal }), timeoutMs);
+  const parsed = M2M100Output.safeParse(answer);
+  if (!parsed.success) throw new Error("the model answered in an unexpected shape");
+  const text = parsed.data.translated_text.trim();
+  if (text === "") throw new Error("the model answered an empty translation");
+  return text;
 }
 
 /**
@@ -89,24 +65,14 @@ export async function translateTexts(ai: TranslationAi | undefined, request: Tra
   const began = Date.now();
   const out = new Array<string>(request.texts.length);
   let next = 0;
-  const translateOne = async (text: string): Promise<string> => {
-    const failures: string[] = [];
-    for (let attempt = 1; attempt <= policy.attempts; attempt += 1) {
-      if (attempt > 1) {
-        const delay = policy.baseDelayMs * 2 ** (attempt - 2);
-        if (Date.now() - began + delay > policy.budgetMs) break;
-        await sleep(delay);
-      }
-      const timeoutMs = Math.min(policy.attemptTimeoutMs, Math.max(1, policy.budgetMs - (Date.now() - began)));
-      try {
-        return await runOnce(ai, { text, source_lang: request.source_language, target_lang: request.target_language }, timeoutMs);
-      } catch (err) {
-        if (isLocalPlaceholderError(err)) throw new TranslationUnavailable("Workers AI is not reachable from local development.");
-        failures.push(err instanceof Error ? err.message : String(err));
-      }
-    }
-    throw new TranslationFailed(`Translation failed ${failures.length} times: ${failures.at(-1) ?? "no attempt fit the time budget"}`);
-  };
+  const translateOne = (text: string): Promise<string> =>
+    withModelRetries(
+      policy,
+      (timeoutMs) => runOnce(ai, { text, source_lang: request.source_language, target_lang: request.target_language }, timeoutMs),
+      (err) => (isLocalPlaceholderError(err) ? new TranslationUnavailable("Workers AI is not reachable from local development.") : null),
+      (count, last) => new TranslationFailed(`Translation failed ${count} times: ${last}`),
+      began,
+    );
   let failed = false;
   const lane = async (): Promise<void> => {
     while (!failed && next < request.texts.length) {

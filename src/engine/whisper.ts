@@ -9,19 +9,11 @@
  */
 import { z } from "zod";
 import type { TranscribeResult, TranscriptWord } from "#contract";
+import { DEFAULT_RETRY_POLICY, isLocalPlaceholderError, withModelRetries, withTimeout, type RetryPolicy } from "./model-retry";
 
 export const WHISPER_MODEL = "@cf/openai/whisper-large-v3-turbo";
 
-export interface RetryPolicy {
-  attempts: number;
-  /** Wait before the second attempt; doubled for each further one. */
-  baseDelayMs: number;
-  attemptTimeoutMs: number;
-  /** No attempt starts later than this after the first. */
-  budgetMs: number;
-}
-
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 3, baseDelayMs: 500, attemptTimeoutMs: 15_000, budgetMs: 25_000 };
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./model-retry";
 
 /** This deployment has no speech-to-text (no AI binding, or `wrangler dev --local`'s placeholder). */
 export class TranscriptionUnavailable extends Error {
@@ -33,10 +25,6 @@ export class TranscriptionFailed extends Error {
   override readonly name = "TranscriptionFailed";
 }
 
-/** What `wrangler dev --local` (and miniflare) put in place of an AI binding throws on every call. */
-function isLocalPlaceholderError(err: unknown): boolean {
-  return err instanceof Error && /needs to be run remotely/i.test(err.message);
-}
 
 /** The model's output as documented (workers-types Ai_Cf_Openai_Whisper_Large_V3_Turbo_Output). */
 const WhisperOutput = z
@@ -150,27 +138,16 @@ function toBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 async function runOnce(ai: Ai, base64: string, timeoutMs: number, language: string | null): Promise<WhisperOutput> {
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    const answer: unknown = await Promise.race([
-      // `language` (issue 29): the job's hint; without it the model detects the language.
-      ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe", ...(language ? { language } : {}) }, { signal: AbortSignal.timeout(timeoutMs) }),
-      timeout,
-    ]);
-    const parsed = WhisperOutput.safeParse(answer);
-    if (!parsed.success) throw new Error("the model answered in an unexpected shape");
-    return parsed.data;
-  } finally {
-    clearTimeout(timer);
-  }
+  const answer: unknown = await withTimeout(
+    // `language` (issue 29): the job's hint; without it the model detects the language.
+    (signal) => ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe", ...(language ? { language } : {}) }, { signal }),
+    timeoutMs,
+  );
+  const parsed = WhisperOutput.safeParse(answer);
+  if (!parsed.success) throw new Error("the model answered in an unexpected shape");
+  return parsed.data;
 }
 
 /**
@@ -189,21 +166,10 @@ export async function transcribeChunk(
 ): Promise<TranscribeResult> {
   if (!ai) throw new TranscriptionUnavailable("No Workers AI binding is configured.");
   const base64 = toBase64(wav);
-  const began = Date.now();
-  const failures: string[] = [];
-  for (let attempt = 1; attempt <= policy.attempts; attempt += 1) {
-    if (attempt > 1) {
-      const delay = policy.baseDelayMs * 2 ** (attempt - 2);
-      if (Date.now() - began + delay > policy.budgetMs) break;
-      await sleep(delay);
-    }
-    const timeoutMs = Math.min(policy.attemptTimeoutMs, Math.max(1, policy.budgetMs - (Date.now() - began)));
-    try {
-      return toTranscribeResult(await runOnce(ai, base64, timeoutMs, language), chunkStart, chunkSeconds);
-    } catch (err) {
-      if (isLocalPlaceholderError(err)) throw new TranscriptionUnavailable("Workers AI is not reachable from local development.");
-      failures.push(err instanceof Error ? err.message : String(err));
-    }
-  }
-  throw new TranscriptionFailed(`Speech-to-text failed ${failures.length} times: ${failures.at(-1) ?? "no attempt fit the time budget"}`);
+  return withModelRetries(
+    policy,
+    async (timeoutMs) => toTranscribeResult(await runOnce(ai, base64, timeoutMs, language), chunkStart, chunkSeconds),
+    (err) => (isLocalPlaceholderError(err) ? new TranscriptionUnavailable("Workers AI is not reachable from local development.") : null),
+    (count, last) => new TranscriptionFailed(`Speech-to-text failed ${count} times: ${last}`),
+  );
 }
