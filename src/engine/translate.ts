@@ -20,7 +20,7 @@
  */
 import { z } from "zod";
 import type { TranslateRequest, TranslateResult } from "#contract";
-import { DEFAULT_RETRY_POLICY, isLocalPlaceholderError, withModelRetries, withTimeout, type RetryPolicy } from "./model-retry.ts";
+import { DEFAULT_RETRY_POLICY, retrying, withTimeout, type RetryPolicy } from "./ai-retry.ts";
 
 /**
  * The part of the Workers AI binding this module calls, typed structurally
@@ -47,7 +47,7 @@ export class TranslationFailed extends Error {
 const M2M100Output = z.object({ translated_text: z.string() }).loose();
 
 async function runOnce(ai: TranslationAi, input: { text: string; source_lang: string; target_lang: string }, timeoutMs: number): Promise<string> {
-  const answer: unknown = await withTimeout((signal) => ai.run(TRANSLATION_MODEL, input, { signal }), timeoutMs);
+  const answer: unknown = await withTimeout(timeoutMs, (signal) => ai.run(TRANSLATION_MODEL, input, { signal }));
   const parsed = M2M100Output.safeParse(answer);
   if (!parsed.success) throw new Error("the model answered in an unexpected shape");
   const text = parsed.data.translated_text.trim();
@@ -65,14 +65,14 @@ export async function translateTexts(ai: TranslationAi | undefined, request: Tra
   const began = Date.now();
   const out = new Array<string>(request.texts.length);
   let next = 0;
-  const translateOne = (text: string): Promise<string> =>
-    withModelRetries(
-      policy,
-      (timeoutMs) => runOnce(ai, { text, source_lang: request.source_language, target_lang: request.target_language }, timeoutMs),
-      (err) => (isLocalPlaceholderError(err) ? new TranslationUnavailable("Workers AI is not reachable from local development.") : null),
-      (count, last) => new TranslationFailed(`Translation failed ${count} times: ${last}`),
-      began,
-    );
+  const translateOne = async (text: string): Promise<string> => {
+    // One budget for the whole request (its texts run a few at a time): each text gets what is left of it.
+    const left = { ...policy, budgetMs: Math.max(1, policy.budgetMs - (Date.now() - began)) };
+    const outcome = await retrying(left, (timeoutMs) => runOnce(ai, { text, source_lang: request.source_language, target_lang: request.target_language }, timeoutMs));
+    if (outcome.ok) return outcome.value;
+    if (outcome.local) throw new TranslationUnavailable("Workers AI is not reachable from local development.");
+    throw new TranslationFailed(`Translation failed ${outcome.failures.length} times: ${outcome.failures.at(-1) ?? "no attempt fit the time budget"}`);
+  };
   let failed = false;
   const lane = async (): Promise<void> => {
     while (!failed && next < request.texts.length) {

@@ -9,11 +9,11 @@
  */
 import { z } from "zod";
 import type { TranscribeResult, TranscriptWord } from "#contract";
-import { DEFAULT_RETRY_POLICY, isLocalPlaceholderError, withModelRetries, withTimeout, type RetryPolicy } from "./model-retry";
+import { DEFAULT_RETRY_POLICY, retrying, withTimeout, type RetryPolicy } from "./ai-retry";
 
 export const WHISPER_MODEL = "@cf/openai/whisper-large-v3-turbo";
 
-export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./model-retry";
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./ai-retry";
 
 /** This deployment has no speech-to-text (no AI binding, or `wrangler dev --local`'s placeholder). */
 export class TranscriptionUnavailable extends Error {
@@ -24,7 +24,6 @@ export class TranscriptionUnavailable extends Error {
 export class TranscriptionFailed extends Error {
   override readonly name = "TranscriptionFailed";
 }
-
 
 /** The model's output as documented (workers-types Ai_Cf_Openai_Whisper_Large_V3_Turbo_Output). */
 const WhisperOutput = z
@@ -138,12 +137,10 @@ function toBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-
 async function runOnce(ai: Ai, base64: string, timeoutMs: number, language: string | null): Promise<WhisperOutput> {
-  const answer: unknown = await withTimeout(
-    // `language` (issue 29): the job's hint; without it the model detects the language.
-    (signal) => ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe", ...(language ? { language } : {}) }, { signal }),
-    timeoutMs,
+  // `language` (issue 29): the job's hint; without it the model detects the language.
+  const answer: unknown = await withTimeout(timeoutMs, (signal) =>
+    ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe", ...(language ? { language } : {}) }, { signal }),
   );
   const parsed = WhisperOutput.safeParse(answer);
   if (!parsed.success) throw new Error("the model answered in an unexpected shape");
@@ -166,10 +163,9 @@ export async function transcribeChunk(
 ): Promise<TranscribeResult> {
   if (!ai) throw new TranscriptionUnavailable("No Workers AI binding is configured.");
   const base64 = toBase64(wav);
-  return withModelRetries(
-    policy,
-    async (timeoutMs) => toTranscribeResult(await runOnce(ai, base64, timeoutMs, language), chunkStart, chunkSeconds),
-    (err) => (isLocalPlaceholderError(err) ? new TranscriptionUnavailable("Workers AI is not reachable from local development.") : null),
-    (count, last) => new TranscriptionFailed(`Speech-to-text failed ${count} times: ${last}`),
-  );
+  const outcome = await retrying(policy, async (timeoutMs) => toTranscribeResult(await runOnce(ai, base64, timeoutMs, language), chunkStart, chunkSeconds));
+  if (outcome.ok) return outcome.value;
+  if (outcome.local) throw new TranscriptionUnavailable("Workers AI is not reachable from local development.");
+  const failures = outcome.failures;
+  throw new TranscriptionFailed(`Speech-to-text failed ${failures.length} times: ${failures.at(-1) ?? "no attempt fit the time budget"}`);
 }

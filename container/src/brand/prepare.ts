@@ -10,6 +10,7 @@ import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { log } from "../log.ts";
 import type { ProgressTracker } from "../progress.ts";
 import type { JobReporter } from "../report.ts";
+import { isFiller } from "../steer/removals.ts";
 import { clipText, clipTitle } from "../transcript/title.ts";
 import { translateCaptions } from "../transcript/translate.ts";
 import { logoMargin, placeLogo, prepareLogo, type LogoPlacement } from "./logo.ts";
@@ -46,8 +47,10 @@ export async function prepareBrand(req: PrepareBrandRequest): Promise<JobBrand> 
   if (target) {
     req.progress.enter("transcribe", `Translating captions into ${LANGUAGE_NAMES[target as LanguageCode]}`);
     const transcript = req.transcript;
+    // The titles the clips will show: chosen from their words as heard, or without fillers when those are cut.
+    const wordSets = transcript ? [transcript.words, ...(config.remove_fillers ? [transcript.words.filter((w) => !isFiller(w.text))] : [])] : [];
     const titles = transcript
-      ? req.clips.flatMap((c) => (clipText(transcript.words, c.start, c.end) ? [clipTitle(transcript.sentences, transcript.words, c.start, c.end)] : [])).filter((t): t is string => t !== null)
+      ? req.clips.flatMap((c) => wordSets.map((words) => (clipText(words, c.start, c.end) ? clipTitle(transcript.sentences, words, c.start, c.end) : null))).filter((t): t is string => t !== null)
       : [];
     const translated = await translateCaptions({
       reporter: req.reporter,

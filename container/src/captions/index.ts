@@ -10,7 +10,8 @@
  * as heard.
  */
 import { writeFile } from "node:fs/promises";
-import type { ClipConfig, Transcript } from "#contract";
+import type { ClipConfig, Transcript, TranscriptWord } from "#contract";
+import { isFiller, keptSeconds, toClipTime, type RemovalPlan } from "../steer/removals.ts";
 import { clipText, clipTitle, MAX_TITLE_CHARS } from "../transcript/title.ts";
 import { buildAss, type CaptionBrand, type HookTitle } from "./ass.ts";
 import { captionMetrics, clipWords, layoutPages, sentencePages, type CaptionPage, type TimedText } from "./layout.ts";
@@ -54,6 +55,11 @@ export interface ClipCaptionsRequest {
   videoTitle?: string | null;
   /** Pixels from the top where the hook title may start (below a logo at the top). */
   hookTop?: number;
+  /**
+   * Issue 27: what the render cuts out. Filler words (when cut) leave the
+   * text, title and captions; caption times follow the cut clip.
+   */
+  removal?: { plan: RemovalPlan; fillers: boolean };
 }
 
 const MAX_TEXT_CHARS = 10_000;
@@ -79,26 +85,46 @@ function translatedText(sentences: readonly TimedText[]): string | null {
   return text.length > MAX_TEXT_CHARS ? `${text.slice(0, MAX_TEXT_CHARS - 1)}…` : text;
 }
 
+/** The clip's words in seconds of the rendered (cut) clip, for caption pages. */
+function cutClipWords(words: TranscriptWord[], start: number, end: number, plan: RemovalPlan): TranscriptWord[] {
+  return words
+    .filter((w) => (w.start + w.end) / 2 >= start && (w.start + w.end) / 2 < end)
+    .map((w) => ({ ...w, start: toClipTime(plan, w.start), end: toClipTime(plan, w.end) }));
+}
+
 export async function prepareClipCaptions(req: ClipCaptionsRequest): Promise<ClipCaptions> {
   const result: ClipCaptions = { text: null, title: null, assPath: null, vttPath: null, srtPath: null, captionsBurned: false, hookTitle: false };
   const { config } = req;
   const metrics = captionMetrics(config.caption_style, req.width, req.height, config.caption_size);
+  const plan = req.removal?.plan;
+  const cut = plan !== undefined && plan.kept.length > 1;
+  const renderedSeconds = cut ? keptSeconds(plan) : req.end - req.start;
   let pages: CaptionPage[] = [];
   let language: string | null = req.transcript?.language ?? config.language ?? null;
   if (req.transcript) {
-    const heardText = clipText(req.transcript.words, req.start, req.end);
-    const heardTitle = heardText ? clipTitle(req.transcript.sentences, req.transcript.words, req.start, req.end) : null;
+    const words = req.removal?.fillers ? req.transcript.words.filter((w) => !isFiller(w.text)) : req.transcript.words;
+    const heardText = clipText(words, req.start, req.end);
+    const heardTitle = heardText ? clipTitle(req.transcript.sentences, words, req.start, req.end) : null;
     if (req.translation) {
       const own = clipSentences(req.translation.sentences, req.start, req.end);
       result.text = translatedText(own);
-      result.title = heardTitle ? (req.translation.titles.get(heardTitle)?.slice(0, MAX_TITLE_CHARS) ?? null) : null;
+      // The title as translated; else the clip's first translated sentence.
+      const title = (heardTitle ? req.translation.titles.get(heardTitle) : undefined) ?? own[0]?.text ?? null;
+      result.title = title ? title.slice(0, MAX_TITLE_CHARS) : null;
       language = req.translation.language;
-      if (config.captions !== "off") pages = sentencePages(own, metrics, req.start, req.end);
+      if (config.captions !== "off") {
+        // Sentences keep their spoken times, in the rendered clip's time when pauses were cut.
+        const timed = cut ? own.map((t) => ({ ...t, start: toClipTime(plan, t.start), end: toClipTime(plan, t.end) })) : own;
+        pages = sentencePages(timed, metrics, cut ? 0 : req.start, cut ? renderedSeconds : req.end);
+      }
     } else {
       result.text = heardText;
       result.title = heardTitle;
       if (config.captions !== "off" && heardText) {
-        pages = layoutPages(clipWords(req.transcript.words, req.start, req.end, metrics.lineChars), metrics, req.end - req.start);
+        const pageWords = cut
+          ? clipWords(cutClipWords(words, req.start, req.end, plan), 0, renderedSeconds, metrics.lineChars)
+          : clipWords(words, req.start, req.end, metrics.lineChars);
+        pages = layoutPages(pageWords, metrics, renderedSeconds);
       }
     }
   }
@@ -107,7 +133,7 @@ export async function prepareClipCaptions(req: ClipCaptionsRequest): Promise<Cli
   const videoTitle = req.videoTitle?.replace(/\.(?:mp4|m4v|mov|mkv|webm|avi|ts|flv)$/i, "").trim() || null;
   const hookText = config.hook_title_seconds > 0 && req.canBurn ? (result.title ?? videoTitle) : null;
   const hookTitle: HookTitle | null = hookText
-    ? { text: hookText, seconds: Math.min(config.hook_title_seconds, req.end - req.start), top: Math.max(Math.round(req.height * 0.08), req.hookTop ?? 0) }
+    ? { text: hookText, seconds: Math.min(config.hook_title_seconds, renderedSeconds), top: Math.max(Math.round(req.height * 0.08), req.hookTop ?? 0) }
     : null;
   if (burn || hookTitle) {
     result.assPath = req.file(`clip-${req.index}.ass`);
