@@ -60,7 +60,7 @@ beforeAll(async () => {
   await ffmpeg(["-f", "lavfi", "-i", `testsrc=s=${logoSize.width}x${logoSize.height}:r=1`, "-frames:v", "1", logoPath]);
 }, 120_000);
 
-async function render(name: string, config: Partial<ClipConfig>): Promise<{ clip: string; config: ClipConfig; hookTitle: boolean }> {
+async function render(name: string, config: Partial<ClipConfig>, kept?: { start: number; end: number }[]): Promise<{ clip: string; config: ClipConfig; hookTitle: boolean }> {
   const parsed = ClipConfig.parse({ aspect_ratio: "original", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 30, ...config });
   const transcript: Transcript = buildTranscript("captions_url", "en", WORDS);
   const candidate = { start: 0, end: 4, score: 1, reasons: ["test"] };
@@ -88,6 +88,7 @@ async function render(name: string, config: Partial<ClipConfig>): Promise<{ clip
     onProgress: () => undefined,
     captionsPath: captions.assPath,
     logo: placement ? { path: logoPath, demuxer: "png_pipe", placement } : null,
+    kept,
   });
   return { clip, config: parsed, hookTitle: captions.hookTitle };
 }
@@ -187,3 +188,19 @@ describe("the logo's opacity", () => {
   }, 120_000);
 });
 
+
+describe("brand after the removal stage (issue 27's cuts)", () => {
+  it("draws the logo on the cut clip, whose length is what was kept", async () => {
+    const cut = await render("cut", { captions: "off", logo_position: "bottom-right", logo_size: 20 }, [
+      { start: 0, end: 1.5 },
+      { start: 2.5, end: 4 },
+    ]);
+    const probe = await runProcess({ command: "ffprobe", args: ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", cut.clip], timeoutMs: 30_000 });
+    expect(Number(probe.stdout.trim())).toBeCloseTo(3, 0);
+    const placement = placeLogo(cut.config, { width: W, height: H }, logoSize)!;
+    const frame = await rgbFrameAt(cut.clip, 2.2, W, H);
+    const found = matchTemplate(frame, await rgbImage(logoPath, placement.width, placement.height), placement, 8);
+    expect(found.score).toBeGreaterThan(0.9);
+    expect(Math.abs(found.x - placement.x) + Math.abs(found.y - placement.y)).toBeLessThanOrEqual(2);
+  }, 120_000);
+});
