@@ -20,6 +20,8 @@ export const OPTIONS = {
   "remove-silence": { type: "string" },
   "remove-fillers": { type: "boolean" },
   "keep-fillers": { type: "boolean" },
+  language: { type: "string" },
+  "caption-language": { type: "string" },
   wait: { type: "boolean" },
   download: { type: "string" },
   json: { type: "boolean" },

@@ -31,7 +31,7 @@ const processIo: Io = {
 const HELP = `clipjobs: long video in, short ready-to-post clips out.
 
 Usage:
-  clipjobs submit <video_url | ./file.mp4> --type <video_type> [--config NAME] [--captions-url URL] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--wait] [--download DIR] [--json]
+  clipjobs submit <video_url | ./file.mp4> --type <video_type> [--config NAME] [--captions-url URL] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--language CODE] [--caption-language CODE] [--wait] [--download DIR] [--json]
   clipjobs jobs [--status STATUS] [--limit N] [--json]
   clipjobs job <job_id> [--json]
   clipjobs cancel <job_id> [--json]
@@ -51,7 +51,7 @@ Errors print the problem's code and detail; the exit status is 1 (2 for a usage 
 `;
 
 const COMMAND_HELP: Record<string, string> = {
-  submit: `clipjobs submit <video_url | ./file.mp4> --type <video_type> [--config NAME] [--captions-url URL] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--wait] [--download DIR] [--json]
+  submit: `clipjobs submit <video_url | ./file.mp4> --type <video_type> [--config NAME] [--captions-url URL] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--language CODE] [--caption-language CODE] [--wait] [--download DIR] [--json]
 
   A local file is uploaded first (tus, resumable: after an interruption, run the
   same command again and the upload continues where it stopped), then submitted.
@@ -63,7 +63,11 @@ const COMMAND_HELP: Record<string, string> = {
   --from, --to  analyse and clip only this part (seconds, mm:ss or h:mm:ss); charged on its length
   --remove-silence  off, pauses or tight: shorten pauses inside each clip
   --remove-fillers, --keep-fillers  cut (or keep) um, uh, erm...
-              (steering options left out take the configuration's values)
+  --language  the language spoken (ISO 639-1, e.g. en, de, ja), a hint for speech-to-text;
+              auto: detect it
+  --caption-language  translate captions and clip text into this language (ISO 639-1);
+              spoken: keep the spoken language
+              (options left out here take the configuration's values)
   --wait      wait for the job, with a progress bar and its current step, then list its clips
   --download  with --wait: save every clip into DIR (implies --wait)
   --json      print the job as JSON (the final job with --wait); no progress output
@@ -165,6 +169,21 @@ function steeringOptions(values: Values): Partial<SubmitJobBody> {
   return out;
 }
 
+/**
+ * --language and --caption-language as submission fields (issue 29). The
+ * words auto and spoken send null, which overrides a configuration's language
+ * with "detected" or "as spoken"; any other text goes to the API, which answers
+ * unsupported_language naming the allowed values.
+ */
+function languageOptions(values: Values): Partial<SubmitJobBody> {
+  const out: Partial<SubmitJobBody> = {};
+  const language = values.language;
+  if (language !== undefined) out.language = language === "auto" ? null : (language as SubmitJobBody["language"]);
+  const captions = values["caption-language"];
+  if (captions !== undefined) out.caption_language = captions === "spoken" ? null : (captions as SubmitJobBody["caption_language"]);
+  return out;
+}
+
 function isUrl(text: string): boolean {
   return /^https?:\/\//i.test(text);
 }
@@ -212,6 +231,7 @@ async function submit(context: Context): Promise<number> {
     ...(values.config ? { config_name: values.config } : {}),
     ...(values["captions-url"] ? { captions_url: values["captions-url"] } : {}),
     ...steering,
+    ...languageOptions(values),
   });
   if (!wait) {
     if (values.json) printJson(io, submitted);

@@ -305,6 +305,11 @@ describe("clipjobs", TEST_TIMEOUT, () => {
     expect(badType.code).toBe(1);
     expect(badType.stderr).toMatch(/^error: invalid_video_type: .*podcast, lecture, gaming, sports, vlog, general/m);
 
+    // A language the translation model lacks: the API's code and its allowed values, nothing submitted.
+    const badLanguage = await clipjobs(["submit", talkUrl, "--type", "podcast", "--caption-language", "klingon"], env);
+    expect(badLanguage.code).toBe(1);
+    expect(badLanguage.stderr).toMatch(/^error: unsupported_language: .*\n  caption_language: .+$/m);
+
     const tooMany = await clipjobs(["jobs", "--limit", "500"], env);
     expect(tooMany.code).toBe(1);
     expect(tooMany.stderr).toMatch(/^error: invalid_request: The query string is invalid\.\n  limit: .+$/m);
