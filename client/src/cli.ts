@@ -47,7 +47,8 @@ Environment:
   CLIPJOBS_API_KEY    your API key (ck_live_...)
   CLIPJOBS_STATE_DIR  where unfinished uploads are remembered (default ~/.local/state/clipjobs)
 
-Errors print the problem's code and detail; the exit status is 1 (2 for a usage mistake).
+Errors print the problem's code and detail (with --json: the problem document, on stderr);
+the exit status is 1 (2 for a usage mistake).
 `;
 
 const COMMAND_HELP: Record<string, string> = {
@@ -372,6 +373,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       return 2;
     }
     if (error instanceof ClipjobsError) {
+      // With --json a script reads the problem document (code, detail, field errors) from stderr; stdout stays empty.
+      if (parsed.values.json) {
+        io.stderr(`${JSON.stringify(error.problem ?? { code: error.code, detail: error.detail, status: error.status }, null, 2)}\n`);
+        return 1;
+      }
       io.stderr(`error: ${error.code}: ${error.detail}\n`);
       for (const field of error.problem?.errors ?? []) {
         if (field.message !== error.detail) io.stderr(`  ${field.path}: ${field.message}\n`);

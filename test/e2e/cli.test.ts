@@ -301,6 +301,11 @@ describe("clipjobs", TEST_TIMEOUT, () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^error: not_found: No job job_doesnotexist123\./m);
 
+    const missingJson = await clipjobs(["job", "job_doesnotexist123", "--json"], env);
+    expect(missingJson.code).toBe(1);
+    expect(missingJson.stdout).toBe("");
+    expect(JSON.parse(missingJson.stderr)).toMatchObject({ status: 404, code: "not_found", detail: "No job job_doesnotexist123." });
+
     const badType = await clipjobs(["submit", talkUrl, "--type", "cooking"], env);
     expect(badType.code).toBe(1);
     expect(badType.stderr).toMatch(/^error: invalid_video_type: .*podcast, lecture, gaming, sports, vlog, general/m);
