@@ -5,6 +5,7 @@ import { NoClipsFoundError, analyse } from "./analyse/index.ts";
 import type { MeasurePlan } from "./analyse/measure.ts";
 import { loadSpeechModel, type SpeechModelLoad } from "./analyse/speech-model.ts";
 import { SENTENCE_SNAPPED_TYPES, snapToSentences } from "./analyse/sentence-cuts.ts";
+import { prepareBrand } from "./brand/prepare.ts";
 import { prepareClipCaptions, type ClipCaptions } from "./captions/index.ts";
 import type { EngineConfig } from "./config.ts";
 import { JobAborted, JobFailure, abortKindOf, errorMessage } from "./errors.ts";
@@ -106,7 +107,7 @@ function clipReport(clip: RenderedClip): ClipReport {
     faces_count: clip.plan.facesCount,
     text: clip.captions.text,
     title: clip.captions.title,
-    captions_burned: clip.captions.assPath !== null,
+    captions_burned: clip.captions.captionsBurned,
     sidecars: clip.captions.vttPath !== null && clip.captions.srtPath !== null,
     prompt_match: clip.promptMatch,
     removed: clip.removal.removed,
@@ -357,6 +358,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     });
     endTranscript();
     let transcript: Transcript | null = transcriptInWindow(heard.transcript, window, wholeSource);
+    // A source that does not say its language (a captions file) is in the one the job was told (issue 29).
+    if (transcript && transcript.language === null && job.config.language) transcript = { ...transcript, language: job.config.language };
     let transcriptReason = heard.transcript && !transcript ? "No words were spoken inside time_range." : heard.reason;
     signal.throwIfAborted();
     const limits = { min: job.config.min_clip_seconds, max: job.config.max_clip_seconds, duration: window.end };
@@ -410,6 +413,21 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     // Face detection (reframe faces/auto) takes the first DETECT_SHARE of each clip's progress.
     const detectShare = job.config.reframe === "center" ? 0 : DETECT_SHARE;
     const planned = outputSize(job.config, source);
+    // Brand and language (issue 29): translated captions and the logo, once for all clips.
+    const brand = await clock.time("brand", () =>
+      prepareBrand({
+        job,
+        runner,
+        reporter,
+        progress,
+        transcript: heardTranscript,
+        clips: candidates,
+        output: planned,
+        logoPath: workDir!.file("logo.image"),
+        signal,
+      }),
+    );
+    signal.throwIfAborted();
     const render = (index: number, renderSignal: AbortSignal): Promise<RenderedClip> => clock.time(`render ${index}`, () => renderOne(index, renderSignal));
     const renderOne = async (index: number, renderSignal: AbortSignal): Promise<RenderedClip> => {
       const candidate = candidates[index]!;
@@ -449,6 +467,9 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         canBurn: runner.backend === "native",
         file: (name) => workDir!.file(name),
         index,
+        translation: brand.translation,
+        videoTitle: source.title,
+        hookTop: brand.hookTop,
       });
       const size = await renderClip(runner, {
         source,
@@ -460,6 +481,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         onProgress: (f) => renderProgress(index, detectShare + (1 - detectShare) * f),
         plan,
         captionsPath: captions.assPath,
+        logo: brand.logo,
         thumbnailFrom: thumbnailFrom(source, candidate, keyframes),
         kept: removal.kept,
       });
@@ -501,7 +523,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
           transcriptReason = unstored;
         }
       },
-      onRendering: (running) => progress.enter("render", `${renderingStep(running, count)}${note}`),
+      onRendering: (running) => progress.enter("render", `${renderingStep(running, count)}${brand.note}${note}`),
       onRendersDone: () => {
         progress.enter("upload", "Uploading clips");
         uploadsOnly = true;
@@ -520,7 +542,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       clips: rendered.map(clipReport),
       transcript: summary,
       transcript_unavailable_reason: reason,
-      translation: null,
+      translation: brand.translationOutcome,
       timings: { ...(job.timeline ? { timeline: job.timeline } : {}), engine_started_at: started, stages: clock.timings().slice(0, 64) },
     });
     endComplete();

@@ -6,7 +6,7 @@
  *   queued    submission -> the queue consumer took the job's message
  *   dispatch  the consumer took it -> the engine took the job (fleet grant,
  *             D1 and account updates, StartJob)
- *   download, probe, analysis, transcript, prompt, render N, upload N,
+ *   download, probe, analysis, transcript, prompt, brand, render N, upload N,
  *   upload transcript   the engine's (StageTiming), overlapping
  *   publish   the complete call arriving -> the job completed in D1 (clips
  *             copied to the public bucket, credits charged)
