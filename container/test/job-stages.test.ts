@@ -98,7 +98,7 @@ describe("stage timings of a job", () => {
     const clips = report.clips.length;
     expect(clips).toBeGreaterThanOrEqual(1);
     const names = timings.stages.map((s) => s.stage);
-    const expected = ["download", "probe", "analysis", "transcript", ...Array.from({ length: clips }, (_, i) => [`render ${i}`, `upload ${i}`]).flat()];
+    const expected = ["download", "probe", "analysis", "transcript", "brand", ...Array.from({ length: clips }, (_, i) => [`render ${i}`, `upload ${i}`]).flat()];
     expect([...names].sort()).toEqual([...expected].sort());
     const at = (stage: string): StageTiming => timings.stages.find((s) => s.stage === stage)!;
     for (const s of timings.stages) expect(s.end_ms, s.stage).toBeGreaterThanOrEqual(s.start_ms);
@@ -107,8 +107,9 @@ describe("stage timings of a job", () => {
     expect(at("analysis").start_ms).toBeLessThan(at("download").end_ms);
     expect(at("analysis").end_ms).toBeGreaterThanOrEqual(at("probe").end_ms);
     expect(at("transcript").start_ms).toBeGreaterThanOrEqual(at("analysis").end_ms);
+    expect(at("brand").start_ms).toBeGreaterThanOrEqual(at("transcript").end_ms);
     for (let i = 0; i < clips; i++) {
-      expect(at(`render ${i}`).start_ms).toBeGreaterThanOrEqual(at("transcript").end_ms);
+      expect(at(`render ${i}`).start_ms).toBeGreaterThanOrEqual(at("brand").end_ms);
       expect(at(`upload ${i}`).start_ms).toBeGreaterThanOrEqual(at(`render ${i}`).end_ms);
       if (i > 0) expect(at(`upload ${i}`).start_ms).toBeGreaterThanOrEqual(at(`upload ${i - 1}`).end_ms);
     }
