@@ -1,0 +1,286 @@
+/**
+ * Faces over time: one track per person per scene, followed from sampled
+ * frame to sampled frame, so the camera follows a person rather than
+ * whichever box a detector listed first, and a person missed for a while is
+ * the same person when found again.
+ *
+ * Looking at every frame with the whole-frame detector would cost most of a
+ * job; instead (see detector.ts for the three looks):
+ *
+ * - every SCAN_SECONDS the whole frame is scanned for faces (at input 224),
+ *   and every FINE_SECONDS, and at each scene's start, with the small-face
+ *   tiles as well: new faces start tracks, known ones are confirmed;
+ * - between scans each track is looked for near where it is expected (its
+ *   last place moved on at its recent speed) twice a second, unless the
+ *   picture where it was has not changed (a still face costs nothing until
+ *   the next scan); frames nobody needs to look at are not even handed to
+ *   the detector;
+ * - a track not seen for LOST_SECONDS is no longer looked for between scans;
+ *   a face a scan finds near where a lost track was, about as big, continues
+ *   that track;
+ * - while two or more people are in the picture and someone may be speaking,
+ *   the 68-point landmark net measures how open each mouth is.
+ *
+ * A detection seen only once is not a person (most stray detections are).
+ */
+import { sameFace, type FaceBox, type FrameLook } from "./detector.ts";
+
+/** Whole-frame scans this often (seconds); the small-face tiles every FINE_SECONDS. */
+export const SCAN_SECONDS = 2;
+export const FINE_SECONDS = 6;
+/** Between scans, a face is looked for this often (seconds; every sampled frame while mouths are measured). */
+const FOLLOW_SECONDS = 0.5;
+/** Unseen for this long, a track is lost (only a scan can find it again). */
+const LOST_SECONDS = 1.5;
+/** However still, a track is looked at again at least this often. */
+const RECHECK_SECONDS = 1;
+/** Mean change of a face's thumbnail (0-255 grey levels) below which it has not moved. */
+const STILL_CHANGE = 5;
+const THUMB = 12;
+/** A box within this share of the face's size of the last one, and this much bigger or smaller, has not moved. */
+const STEADY_SHIFT = 0.12;
+const STEADY_RESIZE = 0.15;
+/** A face continues a track if within this many face sizes of where the track was expected. */
+const REACH_SIZES = 1.2;
+/** ... plus this much of the frame per second since it was last seen (people walk). */
+const REACH_PER_SECOND = 0.3;
+
+export interface TrackPoint {
+  t: number;
+  box: FaceBox;
+  /** Found by the detector at t (false: carried over because the picture there had not changed). */
+  detected: boolean;
+  /** How open the mouth was (inner lips' gap over the face's size), when measured. */
+  mouth?: number;
+}
+
+export interface Track {
+  id: number;
+  scene: number;
+  points: TrackPoint[];
+  /** How much this person matters in the scene: face area x confidence, summed over the frames it was found in. */
+  weight: number;
+  /** Frames the detector found it in. */
+  sightings: number;
+  /** Set when it turned out to follow the same face as an older track (it is left out of the result). */
+  duplicate?: boolean;
+}
+
+/** Index of the scene holding `t`, given ascending scene start times (the first is 0). */
+export function sceneOf(sceneStarts: number[], t: number): number {
+  let index = 0;
+  for (let i = 0; i < sceneStarts.length; i++) if (t >= sceneStarts[i]!) index = i;
+  return index;
+}
+
+function centre(box: FaceBox): { x: number; y: number } {
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+function size(box: FaceBox): number {
+  return Math.max(box.width, box.height);
+}
+
+/** A grey thumbnail of a box of an RGB frame (nearest pixels; enough to tell whether anything moved). */
+export function thumbnail(rgb: Uint8Array, width: number, height: number, box: FaceBox): Uint8Array {
+  const out = new Uint8Array(THUMB * THUMB);
+  for (let j = 0; j < THUMB; j++) {
+    const y = Math.min(height - 1, Math.max(0, Math.floor((box.y + (box.height * (j + 0.5)) / THUMB) * height)));
+    for (let i = 0; i < THUMB; i++) {
+      const x = Math.min(width - 1, Math.max(0, Math.floor((box.x + (box.width * (i + 0.5)) / THUMB) * width)));
+      const k = (y * width + x) * 3;
+      out[j * THUMB + i] = (rgb[k]! * 77 + rgb[k + 1]! * 150 + rgb[k + 2]! * 29) >> 8;
+    }
+  }
+  return out;
+}
+
+/** Whether `next` is the face of `last` moved or resized by no more than the detector's jitter. */
+function steady(last: FaceBox, next: FaceBox): boolean {
+  const a = centre(last);
+  const b = centre(next);
+  return Math.hypot(a.x - b.x, a.y - b.y) < STEADY_SHIFT * size(last) && Math.abs(size(next) / size(last) - 1) < STEADY_RESIZE;
+}
+
+function change(a: Uint8Array, b: Uint8Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs(a[i]! - b[i]!);
+  return sum / a.length;
+}
+
+interface Live {
+  track: Track;
+  /** Thumbnail where the track was last detected, and when. */
+  thumb: Uint8Array;
+  lastDetected: number;
+  lastLooked: number;
+}
+
+export interface TrackerOptions {
+  sceneStarts: number[];
+  /** Whether mouths are worth measuring at `t` (someone may be speaking then). */
+  mouthsWanted: (t: number) => boolean;
+}
+
+export class Tracker {
+  private readonly tracks: Track[] = [];
+  private live: Live[] = [];
+  private scene = -1;
+  private lastScan = Number.NEGATIVE_INFINITY;
+  private lastFine = Number.NEGATIVE_INFINITY;
+  /** Looks the tracker made, by kind (for logs and the benchmark). */
+  readonly counts = { scans: 0, fineScans: 0, nearLooks: 0, stillSkips: 0, mouthLooks: 0 };
+
+  constructor(private readonly options: TrackerOptions) {}
+
+  /** Where a track is expected at `t`: its last detection moved on at its recent speed (at most a second ahead). */
+  private expected(track: Track, t: number): FaceBox {
+    const seen = track.points.filter((p) => p.detected);
+    const last = seen.at(-1) ?? track.points.at(-1)!;
+    const before = seen.at(-2);
+    if (!before || last.t - before.t > LOST_SECONDS || last.t === before.t) return last.box;
+    const dt = Math.min(1, t - last.t);
+    const vx = (last.box.x - before.box.x) / (last.t - before.t);
+    const vy = (last.box.y - before.box.y) / (last.t - before.t);
+    return { ...last.box, x: last.box.x + vx * dt, y: last.box.y + vy * dt };
+  }
+
+  /**
+   * Adds a sighting. A face that has not moved keeps its box: the detector's
+   * boxes of one still face differ by up to a third in size from look to look,
+   * and the mouth's landmarks move with the box they are given. `still`: the
+   * picture under the last box has not changed since it was found there.
+   */
+  private add(live: Live, t: number, found: FaceBox, frame: { rgb: Uint8Array; width: number; height: number }, still = false): void {
+    const last = [...live.track.points].reverse().find((p) => p.detected)?.box;
+    const keep = last !== undefined && (steady(last, found) || (still && sameFace(last, found)));
+    const box = keep ? { ...last, score: found.score } : found;
+    live.track.points.push({ t, box, detected: true });
+    live.track.weight += box.width * box.height * box.score;
+    live.track.sightings++;
+    live.thumb = thumbnail(frame.rgb, frame.width, frame.height, box);
+    live.lastDetected = t;
+    live.lastLooked = t;
+  }
+
+  /**
+   * Takes the sampled frame at `t`. `open` gives the frame to the detector;
+   * it is called only if a look is due (most frames between scans need none,
+   * or only a thumbnail), and what it opened is disposed of here.
+   */
+  async step(t: number, frame: { rgb: Uint8Array; width: number; height: number }, open: () => Promise<FrameLook>): Promise<void> {
+    let opened: FrameLook | undefined;
+    const look = async (): Promise<FrameLook> => (opened ??= await open());
+    try {
+      await this.track(t, frame, look);
+    } finally {
+      opened?.dispose();
+    }
+  }
+
+  private async track(t: number, frame: { rgb: Uint8Array; width: number; height: number }, look: () => Promise<FrameLook>): Promise<void> {
+    const scene = sceneOf(this.options.sceneStarts, t);
+    if (scene !== this.scene) {
+      this.scene = scene;
+      this.live = [];
+      this.lastScan = Number.NEGATIVE_INFINITY;
+      this.lastFine = Number.NEGATIVE_INFINITY;
+    }
+    const found = new Set<Live>();
+    if (t - this.lastScan >= SCAN_SECONDS - 1e-6) {
+      const fine = t - this.lastFine >= FINE_SECONDS - 1e-6;
+      this.lastScan = t;
+      if (fine) this.lastFine = t;
+      this.counts.scans++;
+      if (fine) this.counts.fineScans++;
+      const faces = await (await look()).scan(fine);
+      // Larger faces pick first: they are the surer detections.
+      for (const face of [...faces].sort((a, b) => size(b) - size(a))) {
+        let best: Live | undefined;
+        let bestDistance = Number.POSITIVE_INFINITY;
+        for (const live of this.live) {
+          if (found.has(live)) continue;
+          const wanted = this.expected(live.track, t);
+          const c = centre(face);
+          const e = centre(wanted);
+          const distance = Math.hypot(c.x - e.x, c.y - e.y);
+          const reach = REACH_SIZES * Math.max(size(face), size(wanted)) + REACH_PER_SECOND * (t - live.lastDetected);
+          const ratio = size(face) / size(wanted);
+          if (distance <= reach && ratio > 0.5 && ratio < 2 && distance < bestDistance) {
+            best = live;
+            bestDistance = distance;
+          }
+        }
+        if (!best) {
+          best = { track: { id: this.tracks.length, scene, points: [], weight: 0, sightings: 0 }, thumb: new Uint8Array(0), lastDetected: t, lastLooked: t };
+          this.tracks.push(best.track);
+          this.live.push(best);
+        }
+        const held = best.track.points.at(-1)?.box;
+        const still = held !== undefined && change(thumbnail(frame.rgb, frame.width, frame.height, held), best.thumb) < STILL_CHANGE;
+        this.add(best, t, face, frame, still);
+        found.add(best);
+      }
+    }
+    const mouths = this.live.length >= 2 && this.options.mouthsWanted(t);
+    for (const live of this.live) {
+      if (found.has(live) || t - live.lastDetected > LOST_SECONDS) continue;
+      // Between scans a face is looked for every FOLLOW_SECONDS (the camera glides between sightings),
+      // or at every frame while mouths are measured.
+      if (!mouths && t - live.lastLooked < FOLLOW_SECONDS - 1e-6) continue;
+      const last = live.track.points.at(-1)!;
+      const still = change(thumbnail(frame.rgb, frame.width, frame.height, last.box), live.thumb) < STILL_CHANGE;
+      if (still && t - live.lastLooked < RECHECK_SECONDS) {
+        live.track.points.push({ t, box: last.box, detected: false });
+        this.counts.stillSkips++;
+        found.add(live);
+        continue;
+      }
+      this.counts.nearLooks++;
+      live.lastLooked = t;
+      const face = await (await look()).near(this.expected(live.track, t));
+      if (face) {
+        this.add(live, t, face, frame, still);
+        found.add(live);
+      }
+    }
+    // Two tracks on one face (found at two sizes, or one drifted onto the other): the older one stays.
+    for (const a of this.live) {
+      for (const b of this.live) {
+        if (a === b || a.track.duplicate || b.track.duplicate || b.track.id < a.track.id) continue;
+        const pa = a.track.points.at(-1)!;
+        const pb = b.track.points.at(-1)!;
+        if (pa.t === t && pb.t === t && sameFace(pa.box, pb.box)) b.track.duplicate = true;
+      }
+    }
+    this.live = this.live.filter((l) => !l.track.duplicate);
+    const present = [...found].filter((l) => !l.track.duplicate && l.track.points.at(-1)!.t === t);
+    if (present.length >= 2 && mouths) {
+      this.counts.mouthLooks += present.length;
+      const open = await (await look()).mouths(present.map((l) => l.track.points.at(-1)!.box));
+      present.forEach((l, i) => (l.track.points.at(-1)!.mouth = open[i]));
+    }
+  }
+
+  /** All tracks but duplicates, people and stray detections alike, in the order they started. */
+  result(): Track[] {
+    return this.tracks.filter((t) => !t.duplicate);
+  }
+}
+
+/** A track found in a single frame only is more likely a false detection than a person. */
+export function isPerson(track: Track, samplesInScene: number): boolean {
+  return track.sightings >= Math.min(2, samplesInScene);
+}
+
+/**
+ * The clip's face count: the most people present together at one sampled
+ * time, in at least two sampled times (one odd frame does not add a person).
+ */
+export function facesCount(persons: Track[]): number {
+  const together = new Map<number, number>();
+  for (const track of persons) for (const p of track.points) together.set(p.t, (together.get(p.t) ?? 0) + 1);
+  const counts = [...together.values()].sort((a, b) => b - a);
+  if (counts.length === 0) return 0;
+  return counts.length === 1 ? counts[0]! : counts[1]!;
+}
