@@ -38,6 +38,9 @@ const COARSE_INPUT = 224;
 /** Input size of a look around a known face, and how much wider than the face that look is. */
 const NEAR_INPUT = 160;
 const NEAR_SPAN = 2.5;
+/** A second, wider look when the first finds nothing: the face at about the same size in a larger input. */
+const WIDE_INPUT = 224;
+const WIDE_SPAN = 3.5;
 /** A face this small (fraction of the frame's longer side) is still about 28 pixels in a tile's input. */
 const SMALLEST_FACE = 1 / 20;
 const SMALLEST_FACE_INPUT_PX = 28;
@@ -168,7 +171,8 @@ function tileOffsets(length: number, tile: number): number[] {
 /** What the tracker can ask about one frame; dispose() frees its tensors. */
 export interface FrameLook {
   scan(fine: boolean): Promise<FaceBox[]>;
-  near(expected: FaceBox): Promise<FaceBox | undefined>;
+  /** `wide`: a look twice as wide (at input 224), for a face that moved further than expected. */
+  near(expected: FaceBox, wide?: boolean): Promise<FaceBox | undefined>;
   /** How open each face's mouth is: the inner lips' gap over the face's size, from the 68 landmarks. */
   mouths(faces: FaceBox[]): Promise<number[]>;
   dispose(): void;
@@ -249,20 +253,21 @@ export async function lookAt(rgb: Uint8Array, width: number, height: number): Pr
       return clip(distinctFaces([...coarse, ...tiles]));
     },
 
-    async near(expected) {
+    async near(expected, wide = false) {
       const cx = (expected.x + expected.width / 2) * width;
       const cy = (expected.y + expected.height / 2) * height;
       const size = Math.max(expected.width * width, expected.height * height);
-      const side = Math.max(48, size * NEAR_SPAN);
-      const k = levelFor(side, NEAR_INPUT);
+      const inputSize = wide ? WIDE_INPUT : NEAR_INPUT;
+      const side = Math.max(48, size * (wide ? WIDE_SPAN : NEAR_SPAN));
+      const k = levelFor(side, inputSize);
       const scale = 2 ** k;
       // A square about the expected centre; where it reaches past the frame, cropAndResize fills black.
       const [, h, w] = level(k).shape as [number, number, number];
       const box = [(cy - side / 2) / scale / (h - 1), (cx - side / 2) / scale / (w - 1), (cy + side / 2) / scale / (h - 1), (cx + side / 2) / scale / (w - 1)];
-      const crop = tf.image.cropAndResize(level(k), [box], [0], [NEAR_INPUT, NEAR_INPUT]);
+      const crop = tf.image.cropAndResize(level(k), [box], [0], [inputSize, inputSize]);
       try {
-        const found = await detect(crop, NEAR_INPUT, NEAR_MIN_SCORE);
-        const unit = side / NEAR_INPUT;
+        const found = await detect(crop, inputSize, NEAR_MIN_SCORE);
+        const unit = side / inputSize;
         const faces = found.map((d) => ({
           x: (cx - side / 2 + d.box.x * unit) / width,
           y: (cy - side / 2 + d.box.y * unit) / height,

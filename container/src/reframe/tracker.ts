@@ -160,7 +160,6 @@ export class Tracker {
     live.track.sightings++;
     live.thumb = thumbnail(frame.rgb, frame.width, frame.height, box);
     live.lastDetected = t;
-    live.lastLooked = t;
   }
 
   /**
@@ -212,13 +211,15 @@ export class Tracker {
           }
         }
         if (!best) {
-          best = { track: { id: this.tracks.length, scene, points: [], weight: 0, sightings: 0 }, thumb: new Uint8Array(0), lastDetected: t, lastLooked: t };
+          // A new face is looked for again at the next frame: two sightings give its speed.
+          best = { track: { id: this.tracks.length, scene, points: [], weight: 0, sightings: 0 }, thumb: new Uint8Array(0), lastDetected: t, lastLooked: Number.NEGATIVE_INFINITY };
           this.tracks.push(best.track);
           this.live.push(best);
         }
         const held = best.track.points.at(-1)?.box;
         const still = held !== undefined && change(thumbnail(frame.rgb, frame.width, frame.height, held), best.thumb) < STILL_CHANGE;
         this.add(best, t, face, frame, still);
+        if (best.track.sightings > 1) best.lastLooked = t;
         found.add(best);
       }
     }
@@ -237,9 +238,15 @@ export class Tracker {
         continue;
       }
       this.counts.nearLooks++;
-      live.lastLooked = t;
-      const face = await (await look()).near(this.expected(live.track, t));
+      const expected = this.expected(live.track, t);
+      let face = await (await look()).near(expected);
+      if (!face) {
+        // It moved further than expected, or the look missed it: a wider look, and until it is found, a look every frame.
+        this.counts.nearLooks++;
+        face = await (await look()).near(expected, true);
+      }
       if (face) {
+        live.lastLooked = t;
         this.add(live, t, face, frame, still);
         found.add(live);
       }

@@ -96,3 +96,38 @@ export function reversals(values: number[], noise: number): number {
 export function rows(frame: Uint8Array, width: number, top: number, bottom: number): Uint8Array {
   return frame.subarray(top * width * 3, bottom * width * 3);
 }
+
+/**
+ * Whether rows [top, bottom) of a frame are a view's top band: the source's
+ * ramp, brightening steadily from left to right (a correlation of column
+ * brightness with x above 0.9). Elsewhere a view shows faces and textured
+ * background, so in a split frame the lower half's top rows are a ramp, and
+ * in a single frame the same rows are not.
+ */
+export function isRamp(frame: Uint8Array, width: number, top: number, bottom: number): boolean {
+  const columns = columnLuma(frame.subarray(0), width, top, bottom);
+  const n = columns.length;
+  const meanX = (n - 1) / 2;
+  const meanY = columns.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  columns.forEach((y, x) => {
+    sxy += (x - meanX) * (y - meanY);
+    sxx += (x - meanX) ** 2;
+    syy += (y - meanY) ** 2;
+  });
+  return syy > 0 && sxy / Math.sqrt(sxx * syy) > 0.9;
+}
+
+/** Whether a face box (source pixels) lies inside a window `window` wide (fraction of the source width) centred at `centre`. */
+export function insideWindow(box: { x: number; width: number }, centre: number, window: number, sourceWidth: number, slack = 0.01): boolean {
+  const left = (centre - window / 2) * sourceWidth;
+  const right = (centre + window / 2) * sourceWidth;
+  return box.x >= left - slack * sourceWidth && box.x + box.width <= right + slack * sourceWidth;
+}
+
+/** Times at which the camera jumps (a cut): neighbouring judged frames whose centres differ by more than `jump`. */
+export function cuts(times: number[], camera: number[], jump = 0.15): number[] {
+  return camera.flatMap((c, i) => (i > 0 && Math.abs(c - camera[i - 1]!) > jump ? [times[i]!] : []));
+}
