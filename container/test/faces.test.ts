@@ -17,7 +17,7 @@ import { MIN_SHOT_SECONDS } from "../src/reframe/speaker.ts";
 import { renderClip } from "../src/render.ts";
 import { outputSize } from "../src/render-geometry.ts";
 import type { Candidate, SourceInfo } from "../src/types.ts";
-import { bandLuma, columnLuma, cuts, decodeFrames, gauge, insideWindow, isRamp, reversals, type DecodedFrames } from "./helpers/faces-judge.ts";
+import { cameraTrack, cuts, decodeFrames, framedTurns, heldShare, insideWindow, reversals, splitFrames, type DecodedFrames } from "./helpers/faces-judge.ts";
 import { compose, conversation, DISTRACTOR, distractorX, faceBoxAt, PEOPLE, type Composition, type Placement, type Turn } from "./helpers/faces-media.ts";
 import { nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
 
@@ -29,8 +29,6 @@ const OUT_W = 180;
 const OUT_H = 320;
 const HALF = OUT_H / 2;
 const JUDGE_FPS = 5;
-/** The ramp band: rows [BAND_TOP, BAND_BOTTOM) of the source; the same share of a view's height. */
-const BAND = [0.01, 0.1] as const;
 const SINGLE = windowFractions(9 / 16, W, H).width;
 const HALF_WINDOW = windowFractions(OUT_W / HALF, W, H).width;
 
@@ -73,22 +71,13 @@ async function planAndRender(
   return { plan, out: await decodeFrames(file, JUDGE_FPS, OUT_W, OUT_H) };
 }
 
-/** The camera's centre (fraction of the source width) in every judged frame, read from the band of the view starting at row `top`. */
-async function cameraTrack(src: SourceInfo, out: DecodedFrames, window: number, top = 0, height = OUT_H): Promise<number[]> {
-  const [first] = (await decodeFrames(src.path, 1, W, H)).frames;
-  const ruler = gauge(columnLuma(first!, W, Math.round(BAND[0] * H), Math.round(BAND[1] * H)), window);
-  return out.frames.map((f) => ruler(bandLuma(f, OUT_W, top + Math.round(BAND[0] * height), top + Math.round(BAND[1] * height))));
+/** The camera's centre (fraction of the source width) in every judged frame of the view starting at output row `top`. */
+function cameraOf(src: SourceInfo, out: DecodedFrames, window: number, top = 0, height = OUT_H): Promise<number[]> {
+  return cameraTrack({ path: src.path, width: W, height: H }, out, window, top, height);
 }
 
-/** Whether each judged frame is split: the lower half begins with its own ramp band. */
-function splitFrames(out: DecodedFrames): boolean[] {
-  return out.frames.map((f) => isRamp(f, OUT_W, HALF + Math.round(BAND[0] * HALF), HALF + Math.round(BAND[1] * HALF)));
-}
-
-/** Share of the judged frames (optionally only those at times `when` accepts) with the placement's face inside the window. */
-function heldShare(p: Placement, out: DecodedFrames, camera: number[], window: number, when: (t: number) => boolean = () => true): number {
-  const judged = out.times.map((t, i) => ({ t, i })).filter(({ t }) => when(t));
-  return judged.filter(({ t, i }) => insideWindow(faceBoxAt(p, t), camera[i]!, window, W)).length / judged.length;
+function heldBy(p: Placement, out: DecodedFrames, camera: number[], window: number, when?: (t: number) => boolean): number {
+  return heldShare(p, out, camera, window, W, when);
 }
 
 describe("reframe: faces", { timeout: 240_000 }, () => {
@@ -97,9 +86,9 @@ describe("reframe: faces", { timeout: 240_000 }, () => {
     const src = await source("walk", { seconds: 7, width: W, height: H, fps: 15, distractor: true, people: [walker] });
     const { plan, out } = await planAndRender(src, clipOf(7), { reframe: "faces" }, "walk");
     expect(plan).toMatchObject({ used: "faces", facesCount: 1 });
-    const camera = await cameraTrack(src, out, SINGLE);
+    const camera = await cameraOf(src, out, SINGLE);
     const visible = (t: number) => t < 5 || t >= 5.6;
-    expect(heldShare(walker, out, camera, SINGLE, visible), `camera ${camera.map((c) => c.toFixed(2)).join(" ")}`).toBeGreaterThanOrEqual(0.95);
+    expect(heldBy(walker, out, camera, SINGLE, visible), `camera ${camera.map((c) => c.toFixed(2)).join(" ")}`).toBeGreaterThanOrEqual(0.95);
 
     // While the face stands still (from 4 s, including while it is hidden) the camera stands still,
     // though the distractor sweeps the whole frame back and forth.
@@ -128,10 +117,10 @@ describe("reframe: faces", { timeout: 240_000 }, () => {
     expect(plan).toMatchObject({ used: "faces", facesCount: 2 });
     expect(splitFrames(out).every(Boolean), "every frame split").toBe(true);
     // The left person is on top, the right one below: read from each half's own ramp.
-    const top = await cameraTrack(src, out, HALF_WINDOW, 0, HALF);
-    const bottom = await cameraTrack(src, out, HALF_WINDOW, HALF, HALF);
-    expect(heldShare(left, out, top, HALF_WINDOW)).toBe(1);
-    expect(heldShare(right, out, bottom, HALF_WINDOW)).toBe(1);
+    const top = await cameraOf(src, out, HALF_WINDOW, 0, HALF);
+    const bottom = await cameraOf(src, out, HALF_WINDOW, HALF, HALF);
+    expect(heldBy(left, out, top, HALF_WINDOW)).toBe(1);
+    expect(heldBy(right, out, bottom, HALF_WINDOW)).toBe(1);
   });
 
   it("follows a face partly covered by a hand", async () => {
@@ -139,7 +128,7 @@ describe("reframe: faces", { timeout: 240_000 }, () => {
     const src = await source("covered", { seconds: 5, width: W, height: H, fps: 15, people: [covered] });
     const { plan, out } = await planAndRender(src, clipOf(5), { reframe: "faces" }, "covered");
     expect(plan).toMatchObject({ used: "faces", facesCount: 1 });
-    expect(heldShare(covered, out, await cameraTrack(src, out, SINGLE), SINGLE)).toBeGreaterThanOrEqual(0.95);
+    expect(heldBy(covered, out, await cameraOf(src, out, SINGLE), SINGLE)).toBeGreaterThanOrEqual(0.95);
   });
 
   it("follows a small face (1/20 of the frame's width) across the frame", async () => {
@@ -148,8 +137,8 @@ describe("reframe: faces", { timeout: 240_000 }, () => {
     const src = await source("small", { seconds: 5, width: W, height: H, fps: 15, people: [small] });
     const { plan, out } = await planAndRender(src, clipOf(5), { reframe: "faces" }, "small");
     expect(plan).toMatchObject({ used: "faces", facesCount: 1 });
-    const camera = await cameraTrack(src, out, SINGLE);
-    expect(heldShare(small, out, camera, SINGLE)).toBeGreaterThanOrEqual(0.95);
+    const camera = await cameraOf(src, out, SINGLE);
+    expect(heldBy(small, out, camera, SINGLE)).toBeGreaterThanOrEqual(0.95);
     expect(reversals(camera, 0.006)).toBe(0);
   });
 
@@ -162,8 +151,8 @@ describe("reframe: faces", { timeout: 240_000 }, () => {
     const src = await source("three", { seconds: 5, width: W, height: H, fps: 15, people });
     const { plan, out } = await planAndRender(src, clipOf(5), { reframe: "auto" }, "three");
     expect(plan).toMatchObject({ used: "faces", facesCount: 3 });
-    const camera = await cameraTrack(src, out, SINGLE);
-    expect(heldShare(people[1]!, out, camera, SINGLE)).toBeGreaterThanOrEqual(0.95);
+    const camera = await cameraOf(src, out, SINGLE);
+    expect(heldBy(people[1]!, out, camera, SINGLE)).toBeGreaterThanOrEqual(0.95);
     expect(Math.max(...camera) - Math.min(...camera)).toBeLessThan(0.02);
   });
 
@@ -171,7 +160,7 @@ describe("reframe: faces", { timeout: 240_000 }, () => {
     const src = await source("empty", { seconds: 5, width: W, height: H, fps: 15, distractor: true, people: [] });
     const { plan, out } = await planAndRender(src, clipOf(5, 0.3), { reframe: "faces" }, "empty");
     expect(plan).toMatchObject({ used: "activity", facesCount: 0 });
-    for (const c of await cameraTrack(src, out, SINGLE)) expect(Math.abs(c - 0.3)).toBeLessThan(0.02);
+    for (const c of await cameraOf(src, out, SINGLE)) expect(Math.abs(c - 0.3)).toBeLessThan(0.02);
   });
 
   it("faces below the detector's reach (1/40 of the width): falls back to activity rather than guessing", async () => {
@@ -188,7 +177,7 @@ describe("reframe: faces", { timeout: 240_000 }, () => {
     expect(src.width).toBe(H);
     const { plan, out } = await planAndRender(src, clipOf(6), { reframe: "auto" }, "rotated");
     expect(plan).toMatchObject({ used: "faces", facesCount: 1 });
-    expect(heldShare(walker, out, await cameraTrack(src, out, SINGLE), SINGLE)).toBeGreaterThanOrEqual(0.95);
+    expect(heldBy(walker, out, await cameraOf(src, out, SINGLE), SINGLE)).toBeGreaterThanOrEqual(0.95);
   });
 });
 
@@ -224,24 +213,18 @@ describe("reframe: the one who speaks", { timeout: 400_000 }, () => {
     expect(speech.length).toBeGreaterThanOrEqual(5);
   }, 200_000);
 
-  /** Per long turn: whether the speaker's face is inside the crop in every judged frame from 1 s after the turn starts to its end. */
-  function framedTurns(out: DecodedFrames, camera: number[], split: boolean[]): boolean[] {
-    return turns
-      .filter((turn) => turn.end - turn.start >= MIN_SHOT_SECONDS)
-      .map((turn) => {
-        const judged = out.times.map((t, i) => ({ t, i })).filter(({ t }) => t >= turn.start + 1 && t < turn.end);
-        return judged.length > 0 && judged.every(({ t, i }) => !split[i] && insideWindow(faceBoxAt(placements[turn.speaker]!, t), camera[i]!, SINGLE, W));
-      });
+  function framed(out: DecodedFrames, camera: number[], split: boolean[]): boolean[] {
+    return framedTurns({ turns, placements, out, camera, split, window: SINGLE, sourceWidth: W, shortest: MIN_SHOT_SECONDS, within: 1 });
   }
 
   it("reframe faces frames the speaking face within 1 s of each turn change, cutting no more often than the minimum shot", async () => {
     const { plan, out } = await planAndRender(src, clipOf(src.durationSeconds), { reframe: "faces" }, "talk-single", speech);
     expect(plan).toMatchObject({ used: "faces", facesCount: 2 });
-    const camera = await cameraTrack(src, out, SINGLE);
+    const camera = await cameraOf(src, out, SINGLE);
     const split = splitFrames(out);
     expect(split.some(Boolean)).toBe(false);
-    const framed = framedTurns(out, camera, split);
-    expect(framed.filter(Boolean).length / framed.length, `turns framed: ${framed.join(" ")}`).toBeGreaterThanOrEqual(0.9);
+    const turnsFramed = framed(out, camera, split);
+    expect(turnsFramed.filter(Boolean).length / turnsFramed.length, `turns framed: ${turnsFramed.join(" ")}`).toBeGreaterThanOrEqual(0.9);
     // The quick exchange is not cut to pieces: no two cuts closer than the minimum shot (less one judged frame).
     const at = cuts(out.times, camera);
     expect(at.length).toBeGreaterThanOrEqual(LONG.length - 1);
@@ -256,13 +239,13 @@ describe("reframe: the one who speaks", { timeout: 400_000 }, () => {
     const during = (t: number) => t >= quick[0]!.start + 0.5 && t < quick.at(-1)!.end;
     const inExchange = out.times.map((t, i) => ({ t, i })).filter(({ t }) => during(t));
     expect(inExchange.every(({ i }) => split[i]), "split through the quick exchange").toBe(true);
-    const top = await cameraTrack(src, out, HALF_WINDOW, 0, HALF);
-    const bottom = await cameraTrack(src, out, HALF_WINDOW, HALF, HALF);
+    const top = await cameraOf(src, out, HALF_WINDOW, 0, HALF);
+    const bottom = await cameraOf(src, out, HALF_WINDOW, HALF, HALF);
     for (const { t, i } of inExchange) {
       expect(insideWindow(faceBoxAt(placements[0]!, t), top[i]!, HALF_WINDOW, W), `left face on top at ${t}`).toBe(true);
       expect(insideWindow(faceBoxAt(placements[1]!, t), bottom[i]!, HALF_WINDOW, W), `right face below at ${t}`).toBe(true);
     }
-    const framed = framedTurns(out, await cameraTrack(src, out, SINGLE), split);
-    expect(framed.filter(Boolean).length / framed.length, `turns framed: ${framed.join(" ")}`).toBeGreaterThanOrEqual(0.9);
+    const turnsFramed = framed(out, await cameraOf(src, out, SINGLE), split);
+    expect(turnsFramed.filter(Boolean).length / turnsFramed.length, `turns framed: ${turnsFramed.join(" ")}`).toBeGreaterThanOrEqual(0.9);
   });
 });

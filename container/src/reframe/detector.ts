@@ -173,8 +173,8 @@ export interface FrameLook {
   scan(fine: boolean): Promise<FaceBox[]>;
   /** `wide`: a look twice as wide (at input 224), for a face that moved further than expected. */
   near(expected: FaceBox, wide?: boolean): Promise<FaceBox | undefined>;
-  /** How open each face's mouth is: the inner lips' gap over the face's size, from the 68 landmarks. */
-  mouths(faces: FaceBox[]): Promise<number[]>;
+  /** How open each face's mouth is (the inner lips' gap over the face's size) and where its lips are, from the 68 landmarks. */
+  mouths(faces: FaceBox[]): Promise<{ open: number; lips: FaceBox }[]>;
   dispose(): void;
 }
 
@@ -294,10 +294,8 @@ export async function lookAt(rgb: Uint8Array, width: number, height: number): Pr
 
     async mouths(faces) {
       if (faces.length === 0) return [];
-      const crops = faces.map((f) => {
-        const cx = (f.x + f.width / 2) * width;
-        const cy = (f.y + f.height / 2) * height;
-        const side = Math.max(f.width * width, f.height * height);
+      const squares = faces.map((f) => ({ cx: (f.x + f.width / 2) * width, cy: (f.y + f.height / 2) * height, side: Math.max(f.width * width, f.height * height) }));
+      const crops = squares.map(({ cx, cy, side }) => {
         const k = levelFor(side, 112);
         const scale = 2 ** k;
         const [, h, w] = level(k).shape as [number, number, number];
@@ -307,10 +305,18 @@ export async function lookAt(rgb: Uint8Array, width: number, height: number): Pr
       try {
         const found = await api.nets.faceLandmark68Net.detectLandmarks(crops);
         const all = Array.isArray(found) ? found : [found];
-        return all.map(({ relativePositions: p }) => {
+        return all.map(({ relativePositions: p }, i) => {
           const gap = (a: number, b: number) => Math.hypot(p[a]!.x - p[b]!.x, p[a]!.y - p[b]!.y);
-          // Inner lips: 61-67, 62-66, 63-65 (top to bottom); the crop is the face's size, so this is relative to it.
-          return (gap(61, 67) + gap(62, 66) + gap(63, 65)) / 3;
+          // The lips: points 48-67 of the 68, placed back in the frame.
+          const { cx, cy, side } = squares[i]!;
+          const lips = p.slice(48, 68).map((q) => ({ x: cx - side / 2 + q.x * side, y: cy - side / 2 + q.y * side }));
+          const left = Math.min(...lips.map((q) => q.x));
+          const top = Math.min(...lips.map((q) => q.y));
+          return {
+            // Inner lips: 61-67, 62-66, 63-65 (top to bottom); the crop is the face's size, so this is relative to it.
+            open: (gap(61, 67) + gap(62, 66) + gap(63, 65)) / 3,
+            lips: { x: left / width, y: top / height, width: (Math.max(...lips.map((q) => q.x)) - left) / width, height: (Math.max(...lips.map((q) => q.y)) - top) / height, score: 1 },
+          };
         });
       } finally {
         for (const c of crops) c.dispose();

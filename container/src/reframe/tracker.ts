@@ -8,10 +8,10 @@
  * job; instead (see detector.ts for the three looks):
  *
  * - every SCAN_SECONDS the whole frame is scanned for faces (at input 224),
- *   and every FINE_SECONDS, and at each scene's start, with the small-face
- *   tiles as well: new faces start tracks, known ones are confirmed;
+ *   and at each scene's start and every FINE_SECONDS or so, with the
+ *   small-face tiles as well: new faces start tracks, known ones are confirmed;
  * - between scans each track is looked for near where it is expected (its
- *   last place moved on at its recent speed) twice a second, unless the
+ *   last place moved on at its recent speed) every FOLLOW_SECONDS, unless the
  *   picture where it was has not changed (a still face costs nothing until
  *   the next scan); frames nobody needs to look at are not even handed to
  *   the detector;
@@ -25,17 +25,26 @@
  */
 import { sameFace, type FaceBox, type FrameLook } from "./detector.ts";
 
-/** Whole-frame scans this often (seconds); the small-face tiles every FINE_SECONDS. */
+/**
+ * Whole-frame scans this often (seconds); the small-face tiles every
+ * FINE_SECONDS, and, while they find no face the whole-frame pass could not,
+ * twice as long after each (up to LONGEST_FINE_SECONDS).
+ */
 export const SCAN_SECONDS = 2;
 export const FINE_SECONDS = 6;
+const LONGEST_FINE_SECONDS = 12;
+/** Faces smaller than this share of the frame's longer side are the tiles' to find. */
+const SMALL_FACE = 1 / 8;
 /** Between scans, a face is looked for this often (seconds; every sampled frame while mouths are measured). */
-const FOLLOW_SECONDS = 0.5;
+const FOLLOW_SECONDS = 0.75;
 /** Unseen for this long, a track is lost (only a scan can find it again). */
 const LOST_SECONDS = 1.5;
 /** However still, a track is looked at again at least this often. */
 const RECHECK_SECONDS = 1;
 /** Mean change of a face's thumbnail (0-255 grey levels) below which it has not moved. */
 const STILL_CHANGE = 5;
+/** The same for the lips: a mouth opening by a pixel or two changes them by more than this. */
+const STILL_MOUTH = 4;
 const THUMB = 12;
 /** A box within this share of the face's size of the last one, and this much bigger or smaller, has not moved. */
 const STEADY_SHIFT = 0.12;
@@ -114,6 +123,8 @@ interface Live {
   thumb: Uint8Array;
   lastDetected: number;
   lastLooked: number;
+  /** The last mouth measured: on which face box, where the lips were, how open, and their thumbnail. */
+  mouth?: { face: FaceBox; lips: FaceBox; open: number; thumb: Uint8Array };
 }
 
 export interface TrackerOptions {
@@ -128,8 +139,9 @@ export class Tracker {
   private scene = -1;
   private lastScan = Number.NEGATIVE_INFINITY;
   private lastFine = Number.NEGATIVE_INFINITY;
+  private fineEvery = FINE_SECONDS;
   /** Looks the tracker made, by kind (for logs and the benchmark). */
-  readonly counts = { scans: 0, fineScans: 0, nearLooks: 0, stillSkips: 0, mouthLooks: 0 };
+  readonly counts = { scans: 0, fineScans: 0, nearLooks: 0, stillSkips: 0, mouthLooks: 0, mouthSkips: 0 };
 
   constructor(private readonly options: TrackerOptions) {}
 
@@ -184,15 +196,21 @@ export class Tracker {
       this.live = [];
       this.lastScan = Number.NEGATIVE_INFINITY;
       this.lastFine = Number.NEGATIVE_INFINITY;
+      this.fineEvery = FINE_SECONDS;
     }
     const found = new Set<Live>();
     if (t - this.lastScan >= SCAN_SECONDS - 1e-6) {
-      const fine = t - this.lastFine >= FINE_SECONDS - 1e-6;
+      const fine = t - this.lastFine >= this.fineEvery - 1e-6;
       this.lastScan = t;
       if (fine) this.lastFine = t;
       this.counts.scans++;
       if (fine) this.counts.fineScans++;
       const faces = await (await look()).scan(fine);
+      if (fine) {
+        const long = Math.max(frame.width, frame.height);
+        const small = faces.some((f) => Math.max(f.width * frame.width, f.height * frame.height) < SMALL_FACE * long);
+        this.fineEvery = small ? FINE_SECONDS : Math.min(LONGEST_FINE_SECONDS, this.fineEvery * 2);
+      }
       // Larger faces pick first: they are the surer detections.
       for (const face of [...faces].sort((a, b) => size(b) - size(a))) {
         let best: Live | undefined;
@@ -263,9 +281,26 @@ export class Tracker {
     this.live = this.live.filter((l) => !l.track.duplicate);
     const present = [...found].filter((l) => !l.track.duplicate && l.track.points.at(-1)!.t === t);
     if (present.length >= 2 && mouths) {
-      this.counts.mouthLooks += present.length;
-      const open = await (await look()).mouths(present.map((l) => l.track.points.at(-1)!.box));
-      present.forEach((l, i) => (l.track.points.at(-1)!.mouth = open[i]));
+      // A mouth whose pixels have not changed since it was measured (in a face that has not moved) is as open as it was.
+      const measure = present.filter((l) => {
+        const box = l.track.points.at(-1)!.box;
+        const known = l.mouth;
+        const same = known !== undefined && known.face === box && change(thumbnail(frame.rgb, frame.width, frame.height, known.lips), known.thumb) < STILL_MOUTH;
+        if (same) {
+          l.track.points.at(-1)!.mouth = known.open;
+          this.counts.mouthSkips++;
+        }
+        return !same;
+      });
+      if (measure.length > 0) {
+        this.counts.mouthLooks += measure.length;
+        const found = await (await look()).mouths(measure.map((l) => l.track.points.at(-1)!.box));
+        measure.forEach((l, i) => {
+          const { open, lips } = found[i]!;
+          l.track.points.at(-1)!.mouth = open;
+          l.mouth = { face: l.track.points.at(-1)!.box, lips, open, thumb: thumbnail(frame.rgb, frame.width, frame.height, lips) };
+        });
+      }
     }
   }
 
