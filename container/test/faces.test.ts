@@ -142,11 +142,11 @@ describe("reframe: faces", { timeout: 240_000 }, () => {
     expect(reversals(camera, 0.006)).toBe(0);
   });
 
-  it("three faces: counts them, frames the most prominent, and stays still on a still picture", async () => {
+  it("three faces (one coming into a still picture): counts them, frames the most prominent, and stays still", async () => {
     const people: Placement[] = [
       { person: PEOPLE.bea, width: 110, path: [[0, 20, 130]] },
       { person: PEOPLE.dana, width: 170, path: [[0, 240, 90]] },
-      { person: PEOPLE.cara, width: 110, path: [[0, 500, 130]] },
+      { person: PEOPLE.cara, width: 110, path: [[0, 500, 130]], hidden: [0, 1.5] },
     ];
     const src = await source("three", { seconds: 5, width: W, height: H, fps: 15, people });
     const { plan, out } = await planAndRender(src, clipOf(5), { reframe: "auto" }, "three");

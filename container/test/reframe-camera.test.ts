@@ -8,7 +8,7 @@ import type { FaceBox } from "../src/reframe/detector.ts";
 import { constantPath, pathAt, type PathPoint, type Span } from "../src/reframe/path.ts";
 import { MAX_PATH_SEGMENTS, planFromTracks, sceneStarts } from "../src/reframe/plan.ts";
 import { MIN_SHOT_SECONDS, speakerShots, type MouthSeries } from "../src/reframe/speaker.ts";
-import { sceneOf, type Track } from "../src/reframe/tracker.ts";
+import { facesCount, sceneOf, type Track } from "../src/reframe/tracker.ts";
 import { runProcess } from "../src/spawn.ts";
 import { FFMPEG } from "./helpers/media.ts";
 
@@ -160,6 +160,17 @@ describe("reframe plan from tracks", () => {
     const result = plan(samples, twoScenes, "split");
     expect(result.views.split?.during).toEqual([{ from: 0, to: 4 }]);
     expect(Math.abs(pathAt(result.views.single, 6).x - 0.6)).toBeLessThan(0.05);
+  });
+
+  it("counts a person present between looks at them, but not one seen at a single time or long gone", () => {
+    const box = face(0.5);
+    const track = (id: number, times: number[]): Track => ({ id, scene: 0, weight: 1, sightings: times.length, points: times.map((t) => ({ t, box, detected: true })) });
+    // Two still faces looked at every 0.75 s; a third found at 4 and 4.25: three together at 4 and 4.25.
+    const still = [track(0, [0, 0.75, 1.5, 2.25, 3, 3.75, 4.5]), track(1, [0, 0.75, 1.5, 2.25, 3, 3.75, 4.5])];
+    expect(facesCount([...still, track(2, [4, 4.25])])).toBe(3);
+    // One who left (last seen at 1) and one who came (from 3): never two at once.
+    expect(facesCount([track(0, [0, 0.5, 1]), track(1, [3, 3.5, 4])])).toBe(1);
+    expect(facesCount([])).toBe(0);
   });
 
   it("frames two people together when they fit the window", () => {

@@ -72,8 +72,8 @@ export interface PlanArgs {
   candidate: Candidate;
   config: Pick<ClipConfig, "reframe" | "layout">;
   output: Size;
-  /** Where the source has speech (source seconds; the analysis's voice activity), or null when unknown. */
-  speech: { start: number; end: number }[] | null;
+  /** Where the source has speech (source seconds; the analysis's voice activity); omitted or null when unknown. */
+  speech?: { start: number; end: number }[] | null;
   /** Scratch file for the sampled frames (removed afterwards). */
   rawPath: string;
   signal: AbortSignal;
@@ -317,7 +317,7 @@ export function planFromTracks(args: {
 
 export async function planReframe(args: PlanArgs): Promise<ReframePlan> {
   const { candidate, config } = args;
-  const looks = { scans: 0, fineScans: 0, nearLooks: 0, stillSkips: 0, mouthLooks: 0, mouthSkips: 0 };
+  const looks = { scans: 0, fineScans: 0, stillScans: 0, nearLooks: 0, stillSkips: 0, mouthLooks: 0, mouthSkips: 0 };
   if (config.reframe === "center") return { used: "center", facesCount: 0, views: { single: constantPath(0.5, 0.5) }, detectionMs: 0, frames: 0, looks };
   const began = Date.now();
   const duration = candidate.end - candidate.start;

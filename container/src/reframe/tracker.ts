@@ -9,7 +9,10 @@
  *
  * - every SCAN_SECONDS the whole frame is scanned for faces (at input 224),
  *   and at each scene's start and every FINE_SECONDS or so, with the
- *   small-face tiles as well: new faces start tracks, known ones are confirmed;
+ *   small-face tiles as well: new faces start tracks, known ones are
+ *   confirmed; a scan is skipped when nothing in the picture has moved since
+ *   the last one (no face can have come in), and something new outside the
+ *   faces followed brings the next fine scan forward (MOTION_FINE_SECONDS);
  * - between scans each track is looked for near where it is expected (its
  *   last place moved on at its recent speed) every FOLLOW_SECONDS, unless the
  *   picture where it was has not changed (a still face costs nothing until
@@ -33,6 +36,14 @@ import { sameFace, type FaceBox, type FrameLook } from "./detector.ts";
 export const SCAN_SECONDS = 2;
 export const FINE_SECONDS = 6;
 const LONGEST_FINE_SECONDS = 12;
+/**
+ * Something new in the picture (a change outside the faces followed since the
+ * last fine scan) brings the next fine scan forward to this long after the
+ * last: a small face coming in is found within about this long, while
+ * motion that is not a face (which changes the picture all the time) costs at
+ * most a fine scan this often.
+ */
+const MOTION_FINE_SECONDS = 4;
 /** Faces smaller than this share of the frame's longer side are the tiles' to find. */
 const SMALL_FACE = 1 / 8;
 /** Between scans, a face is looked for this often (seconds; every sampled frame while mouths are measured). */
@@ -40,12 +51,20 @@ const FOLLOW_SECONDS = 0.75;
 /** Unseen for this long, a track is lost (only a scan can find it again). */
 const LOST_SECONDS = 1.5;
 /** However still, a track is looked at again at least this often. */
-const RECHECK_SECONDS = 1;
+const RECHECK_SECONDS = 2.5;
 /** Mean change of a face's thumbnail (0-255 grey levels) below which it has not moved. */
 const STILL_CHANGE = 5;
 /** The same for the lips: a mouth opening by a pixel or two changes them by more than this. */
 const STILL_MOUTH = 4;
 const THUMB = 12;
+/**
+ * The whole picture's thumbnail (side, in samples: one sample per 20 pixels
+ * of a 640-pixel frame, so a face of 1/20 of the width covers at least one),
+ * and the change of one sample (grey levels) that means something moved there.
+ */
+const PICTURE_THUMB = 32;
+const MOVED = 24;
+const WHOLE: FaceBox = { x: 0, y: 0, width: 1, height: 1, score: 1 };
 /** A box within this share of the face's size of the last one, and this much bigger or smaller, has not moved. */
 const STEADY_SHIFT = 0.12;
 const STEADY_RESIZE = 0.15;
@@ -91,14 +110,14 @@ function size(box: FaceBox): number {
 }
 
 /** A grey thumbnail of a box of an RGB frame (nearest pixels; enough to tell whether anything moved). */
-export function thumbnail(rgb: Uint8Array, width: number, height: number, box: FaceBox): Uint8Array {
-  const out = new Uint8Array(THUMB * THUMB);
-  for (let j = 0; j < THUMB; j++) {
-    const y = Math.min(height - 1, Math.max(0, Math.floor((box.y + (box.height * (j + 0.5)) / THUMB) * height)));
-    for (let i = 0; i < THUMB; i++) {
-      const x = Math.min(width - 1, Math.max(0, Math.floor((box.x + (box.width * (i + 0.5)) / THUMB) * width)));
+export function thumbnail(rgb: Uint8Array, width: number, height: number, box: FaceBox, side = THUMB): Uint8Array {
+  const out = new Uint8Array(side * side);
+  for (let j = 0; j < side; j++) {
+    const y = Math.min(height - 1, Math.max(0, Math.floor((box.y + (box.height * (j + 0.5)) / side) * height)));
+    for (let i = 0; i < side; i++) {
+      const x = Math.min(width - 1, Math.max(0, Math.floor((box.x + (box.width * (i + 0.5)) / side) * width)));
       const k = (y * width + x) * 3;
-      out[j * THUMB + i] = (rgb[k]! * 77 + rgb[k + 1]! * 150 + rgb[k + 2]! * 29) >> 8;
+      out[j * side + i] = (rgb[k]! * 77 + rgb[k + 1]! * 150 + rgb[k + 2]! * 29) >> 8;
     }
   }
   return out;
@@ -109,6 +128,21 @@ function steady(last: FaceBox, next: FaceBox): boolean {
   const a = centre(last);
   const b = centre(next);
   return Math.hypot(a.x - b.x, a.y - b.y) < STEADY_SHIFT * size(last) && Math.abs(size(next) / size(last) - 1) < STEADY_RESIZE;
+}
+
+/** Whether any sample of two picture thumbnails outside the (slightly widened) boxes differs by more than MOVED. */
+function movedOutside(a: Uint8Array, b: Uint8Array, boxes: FaceBox[]): boolean {
+  for (let j = 0; j < PICTURE_THUMB; j++) {
+    const y = (j + 0.5) / PICTURE_THUMB;
+    for (let i = 0; i < PICTURE_THUMB; i++) {
+      const k = j * PICTURE_THUMB + i;
+      if (Math.abs(a[k]! - b[k]!) <= MOVED) continue;
+      const x = (i + 0.5) / PICTURE_THUMB;
+      const inFace = boxes.some((f) => x >= f.x - f.width * 0.2 && x <= f.x + f.width * 1.2 && y >= f.y - f.height * 0.2 && y <= f.y + f.height * 1.2);
+      if (!inFace) return true;
+    }
+  }
+  return false;
 }
 
 function change(a: Uint8Array, b: Uint8Array): number {
@@ -122,6 +156,8 @@ interface Live {
   /** Thumbnail where the track was last detected, and when. */
   thumb: Uint8Array;
   lastDetected: number;
+  /** When it was last detected, or seen unmoved where it was detected. */
+  lastSeen: number;
   lastLooked: number;
   /** The last mouth measured: on which face box, where the lips were, how open, and their thumbnail. */
   mouth?: { face: FaceBox; lips: FaceBox; open: number; thumb: Uint8Array };
@@ -140,8 +176,11 @@ export class Tracker {
   private lastScan = Number.NEGATIVE_INFINITY;
   private lastFine = Number.NEGATIVE_INFINITY;
   private fineEvery = FINE_SECONDS;
+  /** A small grey picture of the frame at the last scan, and at the last fine scan with the faces followed then. */
+  private lastPicture: Uint8Array | undefined;
+  private finePicture: { picture: Uint8Array; faces: FaceBox[] } | undefined;
   /** Looks the tracker made, by kind (for logs and the benchmark). */
-  readonly counts = { scans: 0, fineScans: 0, nearLooks: 0, stillSkips: 0, mouthLooks: 0, mouthSkips: 0 };
+  readonly counts = { scans: 0, fineScans: 0, stillScans: 0, nearLooks: 0, stillSkips: 0, mouthLooks: 0, mouthSkips: 0 };
 
   constructor(private readonly options: TrackerOptions) {}
 
@@ -172,6 +211,7 @@ export class Tracker {
     live.track.sightings++;
     live.thumb = thumbnail(frame.rgb, frame.width, frame.height, box);
     live.lastDetected = t;
+    live.lastSeen = t;
   }
 
   /**
@@ -197,53 +237,29 @@ export class Tracker {
       this.lastScan = Number.NEGATIVE_INFINITY;
       this.lastFine = Number.NEGATIVE_INFINITY;
       this.fineEvery = FINE_SECONDS;
+      this.lastPicture = undefined;
+      this.finePicture = undefined;
     }
     const found = new Set<Live>();
+    const picture = thumbnail(frame.rgb, frame.width, frame.height, WHOLE, PICTURE_THUMB);
+    const known = this.live.filter((l) => t - l.lastSeen <= LOST_SECONDS).map((l) => l.track.points.at(-1)!.box);
     if (t - this.lastScan >= SCAN_SECONDS - 1e-6) {
-      const fine = t - this.lastFine >= this.fineEvery - 1e-6;
+      const since = t - this.lastFine;
+      // What moved outside the faces followed: since the last scan; and since the last fine scan, outside the faces it found too.
+      const movedSinceScan = this.lastPicture === undefined || movedOutside(picture, this.lastPicture, known);
+      const newSinceFine = this.finePicture === undefined || movedOutside(picture, this.finePicture.picture, [...known, ...this.finePicture.faces]);
+      const fine = since >= this.fineEvery - 1e-6 || (since >= MOTION_FINE_SECONDS - 1e-6 && newSinceFine);
       this.lastScan = t;
-      if (fine) this.lastFine = t;
-      this.counts.scans++;
-      if (fine) this.counts.fineScans++;
-      const faces = await (await look()).scan(fine);
-      if (fine) {
-        const long = Math.max(frame.width, frame.height);
-        const small = faces.some((f) => Math.max(f.width * frame.width, f.height * frame.height) < SMALL_FACE * long);
-        this.fineEvery = small ? FINE_SECONDS : Math.min(LONGEST_FINE_SECONDS, this.fineEvery * 2);
-      }
-      // Larger faces pick first: they are the surer detections.
-      for (const face of [...faces].sort((a, b) => size(b) - size(a))) {
-        let best: Live | undefined;
-        let bestDistance = Number.POSITIVE_INFINITY;
-        for (const live of this.live) {
-          if (found.has(live)) continue;
-          const wanted = this.expected(live.track, t);
-          const c = centre(face);
-          const e = centre(wanted);
-          const distance = Math.hypot(c.x - e.x, c.y - e.y);
-          const reach = REACH_SIZES * Math.max(size(face), size(wanted)) + REACH_PER_SECOND * (t - live.lastDetected);
-          const ratio = size(face) / size(wanted);
-          if (distance <= reach && ratio > 0.5 && ratio < 2 && distance < bestDistance) {
-            best = live;
-            bestDistance = distance;
-          }
-        }
-        if (!best) {
-          // A new face is looked for again at the next frame: two sightings give its speed.
-          best = { track: { id: this.tracks.length, scene, points: [], weight: 0, sightings: 0 }, thumb: new Uint8Array(0), lastDetected: t, lastLooked: Number.NEGATIVE_INFINITY };
-          this.tracks.push(best.track);
-          this.live.push(best);
-        }
-        const held = best.track.points.at(-1)?.box;
-        const still = held !== undefined && change(thumbnail(frame.rgb, frame.width, frame.height, held), best.thumb) < STILL_CHANGE;
-        this.add(best, t, face, frame, still);
-        if (best.track.sightings > 1) best.lastLooked = t;
-        found.add(best);
+      if (!movedSinceScan && (!fine || !newSinceFine)) {
+        // Nothing moved in the picture but the faces already followed: no face can have come in.
+        this.counts.stillScans++;
+      } else {
+        await this.scan(t, scene, fine, picture, frame, found, look);
       }
     }
     const mouths = this.live.length >= 2 && this.options.mouthsWanted(t);
     for (const live of this.live) {
-      if (found.has(live) || t - live.lastDetected > LOST_SECONDS) continue;
+      if (found.has(live) || t - live.lastSeen > LOST_SECONDS) continue;
       // Between scans a face is looked for every FOLLOW_SECONDS (the camera glides between sightings),
       // or at every frame while mouths are measured.
       if (!mouths && t - live.lastLooked < FOLLOW_SECONDS - 1e-6) continue;
@@ -251,6 +267,7 @@ export class Tracker {
       const still = change(thumbnail(frame.rgb, frame.width, frame.height, last.box), live.thumb) < STILL_CHANGE;
       if (still && t - live.lastLooked < RECHECK_SECONDS) {
         live.track.points.push({ t, box: last.box, detected: false });
+        live.lastSeen = t;
         this.counts.stillSkips++;
         found.add(live);
         continue;
@@ -304,6 +321,50 @@ export class Tracker {
     }
   }
 
+  /** A scan of the whole frame (`fine`: with the small-face tiles): new faces start tracks, known ones are confirmed. */
+  private async scan(t: number, scene: number, fine: boolean, picture: Uint8Array, frame: { rgb: Uint8Array; width: number; height: number }, found: Set<Live>, look: () => Promise<FrameLook>): Promise<void> {
+    this.lastPicture = picture;
+    this.counts.scans++;
+    const faces = await (await look()).scan(fine);
+    if (fine) {
+      this.lastFine = t;
+      this.counts.fineScans++;
+      this.finePicture = { picture, faces };
+      const long = Math.max(frame.width, frame.height);
+      const small = faces.some((f) => Math.max(f.width * frame.width, f.height * frame.height) < SMALL_FACE * long);
+      this.fineEvery = small ? FINE_SECONDS : Math.min(LONGEST_FINE_SECONDS, this.fineEvery * 2);
+    }
+    // Larger faces pick first: they are the surer detections.
+    for (const face of [...faces].sort((a, b) => size(b) - size(a))) {
+      let best: Live | undefined;
+      let bestDistance = Number.POSITIVE_INFINITY;
+      for (const live of this.live) {
+        if (found.has(live)) continue;
+        const wanted = this.expected(live.track, t);
+        const c = centre(face);
+        const e = centre(wanted);
+        const distance = Math.hypot(c.x - e.x, c.y - e.y);
+        const reach = REACH_SIZES * Math.max(size(face), size(wanted)) + REACH_PER_SECOND * (t - live.lastDetected);
+        const ratio = size(face) / size(wanted);
+        if (distance <= reach && ratio > 0.5 && ratio < 2 && distance < bestDistance) {
+          best = live;
+          bestDistance = distance;
+        }
+      }
+      if (!best) {
+        // A new face is looked for again at the next frame: two sightings give its speed.
+        best = { track: { id: this.tracks.length, scene, points: [], weight: 0, sightings: 0 }, thumb: new Uint8Array(0), lastDetected: t, lastSeen: t, lastLooked: Number.NEGATIVE_INFINITY };
+        this.tracks.push(best.track);
+        this.live.push(best);
+      }
+      const held = best.track.points.at(-1)?.box;
+      const still = held !== undefined && change(thumbnail(frame.rgb, frame.width, frame.height, held), best.thumb) < STILL_CHANGE;
+      this.add(best, t, face, frame, still);
+      if (best.track.sightings > 1) best.lastLooked = t;
+      found.add(best);
+    }
+  }
+
   /** All tracks but duplicates, people and stray detections alike, in the order they started. */
   result(): Track[] {
     return this.tracks.filter((t) => !t.duplicate);
@@ -318,11 +379,20 @@ export function isPerson(track: Track, samplesInScene: number): boolean {
 /**
  * The clip's face count: the most people present together at one sampled
  * time, in at least two sampled times (one odd frame does not add a person).
+ * A person is present between two of their points less than LOST_SECONDS
+ * apart (a face is looked at only every so often between scans).
  */
 export function facesCount(persons: Track[]): number {
-  const together = new Map<number, number>();
-  for (const track of persons) for (const p of track.points) together.set(p.t, (together.get(p.t) ?? 0) + 1);
-  const counts = [...together.values()].sort((a, b) => b - a);
+  const times = [...new Set(persons.flatMap((track) => track.points.map((p) => p.t)))];
+  const counts = times
+    .map((t) =>
+      persons.filter((track) => {
+        const after = track.points.find((p) => p.t >= t);
+        const before = [...track.points].reverse().find((p) => p.t <= t);
+        return before !== undefined && after !== undefined && after.t - before.t <= LOST_SECONDS;
+      }).length,
+    )
+    .sort((a, b) => b - a);
   if (counts.length === 0) return 0;
   return counts.length === 1 ? counts[0]! : counts[1]!;
 }
