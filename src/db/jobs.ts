@@ -254,15 +254,24 @@ export async function revertToQueued(db: D1Database, jobId: string, now: string)
 export async function requeueInterrupted(db: D1Database, jobId: string, maxRestarts: number, now: string): Promise<boolean> {
   const result = await db
     .prepare(
-      `UPDATE jobs SET status = 'queued', step = ?, restarts = restarts + 1, updated_at = ?
+      `UPDATE jobs SET status = 'queued', step = ?, restarts = restarts + 1, updated_at = ?, requeued_at = ?
        WHERE id = ? AND status = 'processing' AND restarts < ?`,
     )
-    .bind(RESTART_STEP, now, jobId, maxRestarts)
+    .bind(RESTART_STEP, now, now, jobId, maxRestarts)
     .run();
   return result.meta.changes === 1;
 }
 
 export const RESTART_STEP = "Engine restarted; waiting to resume";
+
+/**
+ * When the job's current wait for an engine began: its last requeue after an
+ * interruption, else its submission. Its queue deadline counts from here; a
+ * start that failed and put it back in the queue does not move it.
+ */
+export async function queuedSince(db: D1Database, jobId: string): Promise<string | null> {
+  return db.prepare(`SELECT COALESCE(requeued_at, created_at) AS since FROM jobs WHERE id = ?`).bind(jobId).first<string>("since");
+}
 
 // Progress, heartbeats and uploads are not written here: they live in the
 // account's Durable Object (src/account/live-jobs.ts) between transitions.
@@ -375,4 +384,13 @@ export function deleteFinishedJob(db: D1Database, accountId: string, jobId: stri
   return db
     .prepare(`DELETE FROM jobs WHERE id = ? AND account_id = ? AND status IN ('completed', 'failed', 'canceled') RETURNING id`)
     .bind(jobId, accountId);
+}
+
+/** Failed jobs by error code since `sinceIso` (index jobs_status_completed): what operators see of the fleet. */
+export async function failuresByCodeSince(db: D1Database, sinceIso: string): Promise<Record<string, number>> {
+  const { results } = await db
+    .prepare(`SELECT COALESCE(error_code, 'unknown') AS code, COUNT(*) AS n FROM jobs WHERE status = 'failed' AND completed_at >= ? GROUP BY code`)
+    .bind(sinceIso)
+    .all<{ code: string; n: number }>();
+  return Object.fromEntries(results.map((r) => [r.code, r.n]));
 }

@@ -22,8 +22,8 @@ import {
   RESTART_STEP,
   type JobStatus,
 } from "../db/jobs";
-import { sendDispatches } from "../fleet/fleet-scheduler";
-import { fleetCapacity, fleetScheduler } from "../fleet/stub";
+import { releaseCapacity, requeueInFleet } from "../fleet/capacity";
+import { engineGone, repairQueuedJob, waitingPastDeadline } from "../fleet/repair";
 import { clipKey, deleteJobObjects, thumbnailKey } from "./storage";
 import { emitJobEvent } from "../webhooks/emit";
 import { releaseJobUpload } from "../uploads/job-source";
@@ -33,12 +33,6 @@ export const MAX_ENGINE_RESTARTS = 3;
 
 function wonTransition(result: D1Result | undefined): boolean {
   return (result?.results.length ?? 0) > 0;
-}
-
-/** Gives the job's engine (or place in line) back to the fleet and dispatches whoever gets it. */
-export async function releaseCapacity(env: Env, jobId: string): Promise<void> {
-  const grants = await fleetScheduler(env).release(jobId, fleetCapacity(env));
-  await sendDispatches(env, grants);
 }
 
 /**
@@ -150,11 +144,21 @@ export function cancelJob(env: Env, accountId: string, jobId: string): Promise<b
  * engine was silent ENGINE_SILENCE_TIMEOUT_SECONDS (processing_timeout). A
  * job that already ended is left alone, but what it held is released anyway
  * so nothing stays held.
+ *
+ * Two deadlines are not what they seem (fleet/repair.ts): a queued job whose
+ * own queue deadline has not passed met a stale deadline (the account's
+ * object missed its move back to the queue), and a processing job whose
+ * engine instance is gone was interrupted, not silent. Both live on
+ * ("repaired"); the caller keeps their slot.
  */
-export async function expireOverdueJob(env: Env, accountId: string, jobId: string): Promise<void> {
+export async function expireOverdueJob(env: Env, accountId: string, jobId: string): Promise<"ended" | "repaired"> {
   const job = await findJob(env.DB, jobId);
   let expired = false;
   if (job?.status === "queued") {
+    if (!(await waitingPastDeadline(env, job))) {
+      await repairQueuedJob(env, job);
+      return "repaired";
+    }
     expired = await failJob(
       env,
       accountId,
@@ -164,16 +168,23 @@ export async function expireOverdueJob(env: Env, accountId: string, jobId: strin
       { engineReported: false },
     );
   } else if (job?.status === "processing") {
-    expired = await failJob(
-      env,
-      accountId,
-      jobId,
-      ["processing"],
-      { code: "processing_timeout", message: "The clip engine stopped reporting progress." },
-      { engineReported: false },
-    );
+    if (await engineGone(env, jobId)) {
+      const outcome = await requeueAfterInterruption(env, accountId, jobId);
+      if (outcome === "requeued") return "repaired";
+      expired = outcome === "failed";
+    } else {
+      expired = await failJob(
+        env,
+        accountId,
+        jobId,
+        ["processing"],
+        { code: "processing_timeout", message: "The clip engine stopped reporting progress." },
+        { engineReported: false },
+      );
+    }
   }
   if (!expired) await releaseHolds(env, accountId, jobId);
+  return "ended";
 }
 
 /**
@@ -185,8 +196,7 @@ export async function requeueAfterInterruption(env: Env, accountId: string, jobI
   const now = new Date().toISOString();
   if (await requeueInterrupted(env.DB, jobId, MAX_ENGINE_RESTARTS, now)) {
     await accountState(env, accountId).jobMoved(jobId, { status: "queued", step: RESTART_STEP, at: now, restarted: true }, maxQueueSeconds(env));
-    const grants = await fleetScheduler(env).requeue(jobId, accountId, fleetCapacity(env));
-    await sendDispatches(env, grants);
+    await requeueInFleet(env, jobId, accountId);
     return "requeued";
   }
   const failed = await failJob(
