@@ -3,6 +3,7 @@ import { configs } from "./api/configs";
 import { errorDocs } from "./api/error-docs";
 import { health } from "./api/health";
 import { jobs } from "./api/jobs";
+import { logo } from "./api/logo";
 import { OPENAPI_PATH, openApiDocumentApp } from "./api/openapi";
 import { CDN_MOUNT, localCdnOnly } from "./cdn/local-only";
 import { transcript } from "./api/transcript";
@@ -43,6 +44,7 @@ app.route("/api/v1/jobs", jobs);
 app.route("/api/v1/webhooks", webhooks);
 app.route("/api/v1/uploads", uploads);
 app.route("/api/v1/jobs", transcript);
+app.route("/api/v1/logo", logo);
 
 // Web dashboard (session cookie), and the bare origin leads there.
 app.get("/", (c) => c.redirect("/dashboard", 302));

@@ -3,6 +3,7 @@ import { countsD1Queries, fetchCountingD1, withD1Totals } from "./http/d1-query-
 import { handleQueue } from "./queue/consumer";
 import { handleDeadLetters, JOBS_DEAD_LETTER_QUEUE } from "./queue/dead-letter";
 import { handleWebhookQueue, WEBHOOK_QUEUE } from "./webhooks/consumer";
+import { runSweep } from "./jobs/sweep";
 
 export { AccountState } from "./account/account-state";
 export { ClipEngine } from "./engine/container";
@@ -22,5 +23,9 @@ export default {
     if (batch.queue === WEBHOOK_QUEUE) return handleWebhookQueue(batch, env, ctx);
     if (batch.queue === JOBS_DEAD_LETTER_QUEUE) return handleDeadLetters(batch, env);
     return handleQueue(batch, env, ctx);
+  },
+  // The sweep (wrangler.toml [triggers]): what a crash left after a committed transition.
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(runSweep(env));
   },
 } satisfies ExportedHandler<Env, unknown>;

@@ -20,6 +20,7 @@ export type ClipConfig = JsonBody<paths["/api/v1/configs/{name}"]["put"]>;
 export type SavedConfig = Schemas["SavedConfig"];
 export type ConfigList = Schemas["ConfigList"];
 export type Usage = Schemas["Usage"];
+export type Logo = Schemas["Logo"];
 export type VideoTypes = Schemas["VideoTypes"];
 export type JobStatus = Job["status"];
 export type ListJobsQuery = NonNullable<paths["/api/v1/jobs"]["get"]["parameters"]["query"]>;
@@ -142,6 +143,30 @@ export class ClipjobsClient {
 
   async deleteConfig(name: string): Promise<void> {
     const { error, response } = await this.api.DELETE("/api/v1/configs/{name}", { params: { path: { name } } });
+    if (error !== undefined || !response.ok) throw ClipjobsError.fromResponse(response, error);
+  }
+
+  /**
+   * Uploads (or replaces) the account's logo: the image's bytes, a PNG or
+   * JPEG of at most 1 MiB and 1024 pixels a side. The server judges the
+   * type by the bytes; the Content-Type sent is only a label.
+   */
+  async putLogo(image: Uint8Array | ArrayBuffer | Blob, contentType: "image/png" | "image/jpeg" = "image/png"): Promise<Logo> {
+    const body = image instanceof Blob ? image : new Blob([image instanceof Uint8Array ? new Uint8Array(image) : image]);
+    const response = await this.api.PUT("/api/v1/logo", {
+      body: body as unknown as string,
+      bodySerializer: (raw: unknown) => raw as Blob,
+      headers: { "Content-Type": contentType },
+    });
+    return unwrap(response);
+  }
+
+  async getLogo(): Promise<Logo> {
+    return unwrap(await this.api.GET("/api/v1/logo"));
+  }
+
+  async deleteLogo(): Promise<void> {
+    const { error, response } = await this.api.DELETE("/api/v1/logo");
     if (error !== undefined || !response.ok) throw ClipjobsError.fromResponse(response, error);
   }
 

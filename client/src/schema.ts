@@ -331,6 +331,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Describe the account's logo */
+        get: operations["getLogo"];
+        /**
+         * Upload or replace the account's logo
+         * @description The body is the image: a PNG or JPEG (judged by its bytes), at most 1 MiB and 1024 pixels on each side. Stored privately: clips show it where a configuration places it. 201 for the first logo, 200 when it replaced one.
+         */
+        put: operations["putLogo"];
+        post?: never;
+        /**
+         * Delete the account's logo
+         * @description Jobs submitted later with a configuration that places a logo answer 422 logo_not_uploaded.
+         */
+        delete: operations["deleteLogo"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/logo/image": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download the account's logo image */
+        get: operations["getLogoImage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -342,7 +384,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "transcription_unavailable" | "service_unavailable" | "service_misconfigured";
+            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "unknown_font" | "invalid_color" | "unsupported_language" | "invalid_logo" | "logo_too_large" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "transcription_unavailable" | "completion_in_progress" | "service_unavailable" | "service_misconfigured";
             request_id: string;
             errors?: {
                 path: string;
@@ -389,6 +431,31 @@ export interface components {
             captions: string;
             caption_style: string;
             caption_position: string;
+            /** @enum {string} */
+            caption_font: "DejaVu Sans" | "DejaVu Serif" | "Noto Sans" | "Noto Serif" | "Noto Sans Display" | "Noto Sans CJK SC" | "Noto Sans CJK TC" | "Noto Sans CJK JP" | "Noto Sans CJK KR" | "Noto Serif CJK SC" | "Noto Sans Arabic" | "Noto Naskh Arabic" | "Noto Sans Devanagari" | "Noto Sans Hebrew";
+            /** @description Percent of the caption style's own size */
+            caption_size: number;
+            caption_color: string;
+            caption_highlight_color: string;
+            caption_outline_color: string;
+            caption_box_color: string;
+            /** @enum {string} */
+            logo_position: "off" | "top-left" | "top-right" | "bottom-left" | "bottom-right";
+            /** @description The logo's width, percent of the clip's width */
+            logo_size: number;
+            logo_opacity: number;
+            /** @description Seconds the clip's title shows from its start; 0: no hook title */
+            hook_title_seconds: number;
+            /**
+             * @description Spoken language hint (ISO 639-1); null: detected
+             * @enum {string|null}
+             */
+            language: "af" | "am" | "ar" | "as" | "az" | "ba" | "be" | "bg" | "bn" | "bo" | "br" | "bs" | "ca" | "cs" | "cy" | "da" | "de" | "el" | "en" | "es" | "et" | "eu" | "fa" | "fi" | "fo" | "fr" | "gl" | "gu" | "ha" | "he" | "hi" | "hr" | "ht" | "hu" | "hy" | "id" | "is" | "it" | "ja" | "jv" | "ka" | "kk" | "km" | "kn" | "ko" | "la" | "lb" | "ln" | "lo" | "lt" | "lv" | "mg" | "mi" | "mk" | "ml" | "mn" | "mr" | "ms" | "mt" | "my" | "ne" | "nl" | "nn" | "no" | "oc" | "pa" | "pl" | "ps" | "pt" | "ro" | "ru" | "sa" | "sd" | "si" | "sk" | "sl" | "sn" | "so" | "sq" | "sr" | "su" | "sv" | "sw" | "ta" | "te" | "tg" | "th" | "tk" | "tl" | "tr" | "tt" | "uk" | "ur" | "uz" | "vi" | "yi" | "yo" | "zh" | null;
+            /**
+             * @description Language captions, sidecars and clip text are translated into; null: the spoken language
+             * @enum {string|null}
+             */
+            caption_language: "af" | "am" | "ar" | "ast" | "az" | "ba" | "be" | "bg" | "bn" | "br" | "bs" | "ca" | "ceb" | "cs" | "cy" | "da" | "de" | "el" | "en" | "es" | "et" | "fa" | "ff" | "fi" | "fr" | "fy" | "ga" | "gd" | "gl" | "gu" | "ha" | "he" | "hi" | "hr" | "ht" | "hu" | "hy" | "id" | "ig" | "ilo" | "is" | "it" | "ja" | "jv" | "ka" | "kk" | "km" | "kn" | "ko" | "lb" | "lg" | "ln" | "lo" | "lt" | "lv" | "mg" | "mk" | "ml" | "mn" | "mr" | "ms" | "my" | "ne" | "nl" | "no" | "ns" | "oc" | "or" | "pa" | "pl" | "ps" | "pt" | "ro" | "ru" | "sd" | "si" | "sk" | "sl" | "so" | "sq" | "sr" | "ss" | "su" | "sv" | "sw" | "ta" | "th" | "tl" | "tn" | "tr" | "uk" | "ur" | "uz" | "vi" | "wo" | "xh" | "yi" | "yo" | "zh" | "zu" | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -471,6 +538,10 @@ export interface components {
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
             captions_url: string | null;
+            /** @description The spoken-language hint the job was given (`language` of the submission or its configuration); null: detected */
+            language_hint: string | null;
+            /** @description The language captions, sidecars and clip text were asked in; null: the spoken language. See `translation` once completed */
+            caption_language: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -498,6 +569,10 @@ export interface components {
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
             captions_url: string | null;
+            /** @description The spoken-language hint the job was given (`language` of the submission or its configuration); null: detected */
+            language_hint: string | null;
+            /** @description The language captions, sidecars and clip text were asked in; null: the spoken language. See `translation` once completed */
+            caption_language: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -527,6 +602,14 @@ export interface components {
             transcript_unavailable_reason: string | null;
             /** @description Spoken language (ISO 639-1) when known */
             language: string | null;
+            /** @description Null unless caption_language was asked for. status: translated (captions, sidecars and clip text are in `language`), not_needed (already spoken in it), unavailable (this deployment cannot translate, e.g. the local stack), failed (the model kept failing), skipped (no transcript, or its language is unknown); otherwise they stay in the spoken language and `detail` says why */
+            translation: {
+                /** @description caption_language */
+                language: string;
+                /** @enum {string} */
+                status: "translated" | "not_needed" | "unavailable" | "failed" | "skipped";
+                detail: string | null;
+            } | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -544,6 +627,10 @@ export interface components {
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
             captions_url: string | null;
+            /** @description The spoken-language hint the job was given (`language` of the submission or its configuration); null: detected */
+            language_hint: string | null;
+            /** @description The language captions, sidecars and clip text were asked in; null: the spoken language. See `translation` once completed */
+            caption_language: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -581,6 +668,10 @@ export interface components {
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
             captions_url: string | null;
+            /** @description The spoken-language hint the job was given (`language` of the submission or its configuration); null: detected */
+            language_hint: string | null;
+            /** @description The language captions, sidecars and clip text were asked in; null: the spoken language. See `translation` once completed */
+            caption_language: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -765,6 +856,28 @@ export interface components {
                 end: number;
                 speaker?: string;
             }[];
+        };
+        Logo: {
+            /**
+             * @description Judged from the image's bytes
+             * @enum {string}
+             */
+            content_type: "image/png" | "image/jpeg";
+            width: number;
+            height: number;
+            size_bytes: number;
+            /** @description Hex SHA-256 of the image; also the ETag of GET /api/v1/logo/image */
+            sha256: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC
+             */
+            updated_at: string;
         };
     };
     responses: never;
@@ -1076,7 +1189,7 @@ export interface operations {
                      * @default single
                      * @enum {string}
                      */
-                    layout?: "single" | "split";
+                    layout?: "single" | "split" | "auto";
                     /**
                      * @default both
                      * @enum {string}
@@ -1092,6 +1205,42 @@ export interface operations {
                      * @enum {string}
                      */
                     caption_position?: "bottom" | "center";
+                    /**
+                     * @default DejaVu Sans
+                     * @enum {string}
+                     */
+                    caption_font?: "DejaVu Sans" | "DejaVu Serif" | "Noto Sans" | "Noto Serif" | "Noto Sans Display" | "Noto Sans CJK SC" | "Noto Sans CJK TC" | "Noto Sans CJK JP" | "Noto Sans CJK KR" | "Noto Serif CJK SC" | "Noto Sans Arabic" | "Noto Naskh Arabic" | "Noto Sans Devanagari" | "Noto Sans Hebrew";
+                    /** @default 100 */
+                    caption_size?: number;
+                    /** @default #FFFFFF */
+                    caption_color?: string;
+                    /** @default #FFE500 */
+                    caption_highlight_color?: string;
+                    /** @default #000000 */
+                    caption_outline_color?: string;
+                    /** @default #000000 */
+                    caption_box_color?: string;
+                    /**
+                     * @default off
+                     * @enum {string}
+                     */
+                    logo_position?: "off" | "top-left" | "top-right" | "bottom-left" | "bottom-right";
+                    /** @default 15 */
+                    logo_size?: number;
+                    /** @default 1 */
+                    logo_opacity?: number;
+                    /** @default 0 */
+                    hook_title_seconds?: number;
+                    /**
+                     * @default null
+                     * @enum {string|null}
+                     */
+                    language?: "af" | "am" | "ar" | "as" | "az" | "ba" | "be" | "bg" | "bn" | "bo" | "br" | "bs" | "ca" | "cs" | "cy" | "da" | "de" | "el" | "en" | "es" | "et" | "eu" | "fa" | "fi" | "fo" | "fr" | "gl" | "gu" | "ha" | "he" | "hi" | "hr" | "ht" | "hu" | "hy" | "id" | "is" | "it" | "ja" | "jv" | "ka" | "kk" | "km" | "kn" | "ko" | "la" | "lb" | "ln" | "lo" | "lt" | "lv" | "mg" | "mi" | "mk" | "ml" | "mn" | "mr" | "ms" | "mt" | "my" | "ne" | "nl" | "nn" | "no" | "oc" | "pa" | "pl" | "ps" | "pt" | "ro" | "ru" | "sa" | "sd" | "si" | "sk" | "sl" | "sn" | "so" | "sq" | "sr" | "su" | "sv" | "sw" | "ta" | "te" | "tg" | "th" | "tk" | "tl" | "tr" | "tt" | "uk" | "ur" | "uz" | "vi" | "yi" | "yo" | "zh" | null;
+                    /**
+                     * @default null
+                     * @enum {string|null}
+                     */
+                    caption_language?: "af" | "am" | "ar" | "ast" | "az" | "ba" | "be" | "bg" | "bn" | "br" | "bs" | "ca" | "ceb" | "cs" | "cy" | "da" | "de" | "el" | "en" | "es" | "et" | "fa" | "ff" | "fi" | "fr" | "fy" | "ga" | "gd" | "gl" | "gu" | "ha" | "he" | "hi" | "hr" | "ht" | "hu" | "hy" | "id" | "ig" | "ilo" | "is" | "it" | "ja" | "jv" | "ka" | "kk" | "km" | "kn" | "ko" | "lb" | "lg" | "ln" | "lo" | "lt" | "lv" | "mg" | "mk" | "ml" | "mn" | "mr" | "ms" | "my" | "ne" | "nl" | "no" | "ns" | "oc" | "or" | "pa" | "pl" | "ps" | "pt" | "ro" | "ru" | "sd" | "si" | "sk" | "sl" | "so" | "sq" | "sr" | "ss" | "su" | "sv" | "sw" | "ta" | "th" | "tl" | "tn" | "tr" | "uk" | "ur" | "uz" | "vi" | "wo" | "xh" | "yi" | "yo" | "zh" | "zu" | null;
                 };
             };
         };
@@ -1120,7 +1269,12 @@ export interface operations {
                     "application/json": components["schemas"]["SavedConfig"];
                 };
             };
-            /** @description - `invalid_request`: Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path. */
+            /**
+             * @description - `invalid_request`: Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path.
+             *     - `unknown_font`: `caption_font` is not one of the installed caption fonts (`allowed_values` lists them; see the README's caption fonts).
+             *     - `invalid_color`: A colour (`caption_color`, `caption_highlight_color`, `caption_outline_color`, `caption_box_color`) is not written `#RRGGBB`.
+             *     - `unsupported_language`: `language` or `caption_language` is not a supported ISO 639-1 code (`language`: the speech-to-text model's languages; `caption_language`: the translation model's). `allowed_values` lists them.
+             */
             400: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1131,7 +1285,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "invalid_request";
+                        code?: "invalid_request" | "unknown_font" | "invalid_color" | "unsupported_language";
                     };
                 };
             };
@@ -1602,6 +1756,16 @@ export interface operations {
                      * @description An SRT or WebVTT file of the video's speech (same URL rules as video_url); used when no better transcript source exists
                      */
                     captions_url?: string | null;
+                    /**
+                     * @description The spoken language (ISO 639-1), a hint passed to speech-to-text; overrides the configuration's. Omitted: the configuration's; null: detected.
+                     * @enum {string|null}
+                     */
+                    language?: "af" | "am" | "ar" | "as" | "az" | "ba" | "be" | "bg" | "bn" | "bo" | "br" | "bs" | "ca" | "cs" | "cy" | "da" | "de" | "el" | "en" | "es" | "et" | "eu" | "fa" | "fi" | "fo" | "fr" | "gl" | "gu" | "ha" | "he" | "hi" | "hr" | "ht" | "hu" | "hy" | "id" | "is" | "it" | "ja" | "jv" | "ka" | "kk" | "km" | "kn" | "ko" | "la" | "lb" | "ln" | "lo" | "lt" | "lv" | "mg" | "mi" | "mk" | "ml" | "mn" | "mr" | "ms" | "mt" | "my" | "ne" | "nl" | "nn" | "no" | "oc" | "pa" | "pl" | "ps" | "pt" | "ro" | "ru" | "sa" | "sd" | "si" | "sk" | "sl" | "sn" | "so" | "sq" | "sr" | "su" | "sv" | "sw" | "ta" | "te" | "tg" | "th" | "tk" | "tl" | "tr" | "tt" | "uk" | "ur" | "uz" | "vi" | "yi" | "yo" | "zh" | null;
+                    /**
+                     * @description Translate captions, sidecars and clip text into this language (ISO 639-1); cuts still follow the spoken sentences. Overrides the configuration's; null: the spoken language.
+                     * @enum {string|null}
+                     */
+                    caption_language?: "af" | "am" | "ar" | "ast" | "az" | "ba" | "be" | "bg" | "bn" | "br" | "bs" | "ca" | "ceb" | "cs" | "cy" | "da" | "de" | "el" | "en" | "es" | "et" | "fa" | "ff" | "fi" | "fr" | "fy" | "ga" | "gd" | "gl" | "gu" | "ha" | "he" | "hi" | "hr" | "ht" | "hu" | "hy" | "id" | "ig" | "ilo" | "is" | "it" | "ja" | "jv" | "ka" | "kk" | "km" | "kn" | "ko" | "lb" | "lg" | "ln" | "lo" | "lt" | "lv" | "mg" | "mk" | "ml" | "mn" | "mr" | "ms" | "my" | "ne" | "nl" | "no" | "ns" | "oc" | "or" | "pa" | "pl" | "ps" | "pt" | "ro" | "ru" | "sd" | "si" | "sk" | "sl" | "so" | "sq" | "sr" | "ss" | "su" | "sv" | "sw" | "ta" | "th" | "tl" | "tn" | "tr" | "uk" | "ur" | "uz" | "vi" | "wo" | "xh" | "yi" | "yo" | "zh" | "zu" | null;
                 };
             };
         };
@@ -1623,6 +1787,7 @@ export interface operations {
              *     - `invalid_video_url`: The video URL is not http(s), carries credentials, or points at a private, loopback or link-local host.
              *     - `invalid_captions_url`: `captions_url` breaks the same rules as `video_url`: not http(s), carries credentials, or points at a private host.
              *     - `invalid_video_type`: `video_type` is not one of the supported values (see GET /api/v1/video-types).
+             *     - `unsupported_language`: `language` or `caption_language` is not a supported ISO 639-1 code (`language`: the speech-to-text model's languages; `caption_language`: the translation model's). `allowed_values` lists them.
              */
             400: {
                 headers: {
@@ -1634,7 +1799,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type";
+                        code?: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "unsupported_language";
                     };
                 };
             };
@@ -1750,6 +1915,7 @@ export interface operations {
             };
             /**
              * @description - `config_not_found`: `config_name` names no saved configuration of this account.
+             *     - `logo_not_uploaded`: The configuration places a logo (`logo_position` is not `off`) but the account has none: upload it with PUT /api/v1/logo first.
              *     - `idempotency_key_reused`: The Idempotency-Key was used within 24 hours with a different request body.
              */
             422: {
@@ -1762,7 +1928,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "config_not_found" | "idempotency_key_reused";
+                        code?: "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused";
                     };
                 };
             };
@@ -1799,7 +1965,7 @@ export interface operations {
             };
             /**
              * @description - `service_unavailable`: A dependency is temporarily unavailable; retry later.
-             *     - `service_misconfigured`: The operator's configuration stops the service from running jobs (e.g. a weak ENGINE_SECRET); nothing was created. Retry later.
+             *     - `service_misconfigured`: The operator's configuration stops the service from running jobs (e.g. a missing or weak engine signing key or callback token secret); nothing was created. Retry later.
              */
             503: {
                 headers: {
@@ -3693,6 +3859,377 @@ export interface operations {
                         code: string;
                     } & {
                         [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The logo */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Logo"];
+                };
+            };
+            /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `not_found`: Unknown route, or a resource that does not exist or belongs to another account. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description - `internal_error`: Something unexpected failed on our side; quote the request_id when reporting it. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+        };
+    };
+    putLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "image/png": string;
+                "image/jpeg": string;
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Logo"];
+                };
+            };
+            /** @description Stored */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Logo"];
+                };
+            };
+            /**
+             * @description - `invalid_logo`: The logo is not a complete PNG or JPEG image (judged by its bytes), or a side of it is over 1024 pixels.
+             *     - `logo_too_large`: The logo is over 1 MiB (1,048,576 bytes).
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_logo" | "logo_too_large";
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: Request bodies must be Content-Type: application/json (upload PATCH bodies: application/offset+octet-stream). */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description - `internal_error`: Something unexpected failed on our side; quote the request_id when reporting it. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+        };
+    };
+    deleteLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `not_found`: Unknown route, or a resource that does not exist or belongs to another account. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description - `internal_error`: Something unexpected failed on our side; quote the request_id when reporting it. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+        };
+    };
+    getLogoImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image as uploaded */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/jpeg": string;
+                };
+            };
+            /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `not_found`: Unknown route, or a resource that does not exist or belongs to another account. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description - `internal_error`: Something unexpected failed on our side; quote the request_id when reporting it. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
                     };
                 };
             };

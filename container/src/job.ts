@@ -247,6 +247,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     const speechNote = speech && "unavailable" in speech ? " (speech detection unavailable: using loudness)" : "";
     progress.enter("analyse", `Analyzing video${speechNote}${note}`);
     let speechSpans: { start: number; end: number }[] | null = null;
+    let quiet: { start: number; end: number }[] | null = null;
     let keyframes: number[] | null = null;
     const analysed = (
       await analyse(runner, source, job.video_type, job.config, {
@@ -254,6 +255,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         onProgress: (f) => progress.update(f),
         speech: speech && "model" in speech ? speech.model : null,
         onSpeech: (spans) => (speechSpans = spans),
+        onQuiet: (stretches) => (quiet = stretches),
         onKeyframes: (times) => (keyframes = times),
       })
     ).slice(0, job.config.max_clips);
@@ -277,7 +279,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     let transcriptReason = heard.reason;
     signal.throwIfAborted();
     const limits = { min: job.config.min_clip_seconds, max: job.config.max_clip_seconds, duration: source.durationSeconds };
-    const candidates = transcript && SENTENCE_SNAPPED_TYPES.has(job.video_type) ? snapToSentences(analysed, transcript, limits) : analysed;
+    const candidates = transcript && SENTENCE_SNAPPED_TYPES.has(job.video_type) ? snapToSentences(analysed, transcript, limits, quiet) : analysed;
     if (candidates.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
     log.info("job_transcript", { job_id: jobId, source: transcript?.source ?? null, words: transcript?.words.length ?? 0, reason: transcriptReason });
 
@@ -392,6 +394,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       clips: rendered.map(clipReport),
       transcript: transcript ? { source: transcript.source, language: transcript.language, word_count: transcript.words.length } : null,
       transcript_unavailable_reason: transcript ? null : (transcriptReason ?? "No transcript.").slice(0, 300),
+      translation: null,
     });
     log.info("job_completed", { job_id: jobId, clips: rendered.length, seconds: Math.round((Date.now() - started) / 1000) });
     return "completed";

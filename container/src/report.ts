@@ -7,6 +7,7 @@ import { pipeline } from "node:stream/promises";
 import type { z } from "zod";
 import {
   CHUNK_START_HEADER,
+  COMPLETION_IN_PROGRESS,
   CallbackAck,
   ProbeAck,
   TranscribeResult,
@@ -47,6 +48,16 @@ export class CallbackError extends Error {
 
 class RetryableError extends Error {}
 
+/** The Worker is still publishing the job's clips: the same completion is sent again (not a failed attempt). */
+class StillCompleting extends Error {}
+
+/**
+ * Calls answered "completion in progress" before the reporter gives up: each
+ * such answer means the Worker spent its time budget publishing (about 15 s),
+ * so this bounds a completion's publishing at about half an hour.
+ */
+const MAX_IN_PROGRESS_ANSWERS = 120;
+
 export type TranscribeOutcome =
   | { kind: "ok"; result: TranscribeResult }
   | { kind: "unavailable" }
@@ -55,6 +66,15 @@ export type TranscribeOutcome =
 interface RawAnswer {
   status: number;
   body: string;
+}
+
+function problemCode(body: string): string | null {
+  try {
+    const code = (JSON.parse(body) as { code?: unknown }).code;
+    return typeof code === "string" ? code : null;
+  } catch {
+    return null;
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -187,6 +207,7 @@ export class JobReporter {
       this.opts.onInactive();
       throw new JobAborted("inactive");
     }
+    if (answer.status === 503 && problemCode(answer.body) === COMPLETION_IN_PROGRESS) throw new StillCompleting();
     if (answer.status >= 500) throw new RetryableError(`callback answered HTTP ${answer.status}`);
     if (answer.status < 200 || answer.status >= 300) {
       throw new CallbackError(`callback answered HTTP ${answer.status}: ${answer.body.slice(0, 200)}`, answer.status);
@@ -204,6 +225,7 @@ export class JobReporter {
 
   private async withRetries<T>(attempt: (signal: AbortSignal) => Promise<T>, stop?: AbortSignal): Promise<T> {
     const ended = stop ? AbortSignal.any([this.silence.signal, stop]) : this.silence.signal;
+    let inProgressAnswers = 0;
     for (let n = 1; ; n += 1) {
       if (this.silence.signal.aborted) throw new JobAborted("inactive");
       stop?.throwIfAborted();
@@ -213,6 +235,12 @@ export class JobReporter {
       } catch (error) {
         if (this.silence.signal.aborted || error instanceof JobAborted) throw new JobAborted("inactive");
         stop?.throwIfAborted();
+        if (error instanceof StillCompleting && inProgressAnswers < MAX_IN_PROGRESS_ANSWERS) {
+          inProgressAnswers += 1;
+          n -= 1; // progress, not a failed attempt
+          await sleep(this.opts.retryBaseMs, ended);
+          continue;
+        }
         const retryable = !(error instanceof CallbackError);
         if (!retryable || n >= this.opts.attempts) throw error;
         const delay = this.opts.retryBaseMs * 2 ** (n - 1) * (0.75 + Math.random() * 0.5);

@@ -1,6 +1,24 @@
 import { spawn } from "node:child_process";
 
 /**
+ * The only variables a child process (ffmpeg, ffprobe, yt-dlp) inherits from
+ * the engine: what a program needs to find itself, its libraries' data and a
+ * temporary directory, and to read text. Nothing else of the engine's
+ * environment passes, so no setting, key or token can reach the processes
+ * that parse attacker-supplied media, whatever the engine's environment
+ * holds. (Tokens are never in the environment at all: each job's lives in
+ * memory, from its StartJob.)
+ */
+export const CHILD_ENVIRONMENT = ["PATH", "HOME", "TMPDIR", "TZ", "LANG", "LC_ALL", "LC_CTYPE", "FONTCONFIG_FILE", "FONTCONFIG_PATH"] as const;
+
+/** The minimal environment of a child process, from `base` (the engine's own), plus `extra`. */
+export function childEnvironment(base: NodeJS.ProcessEnv = process.env, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of CHILD_ENVIRONMENT) if (base[name] !== undefined) env[name] = base[name];
+  return { ...env, ...extra };
+}
+
+/**
  * Runs one program with an argument array (never a shell), stdin closed, and
  * kills it (SIGTERM, then SIGKILL after a grace period) when the time limit
  * passes or the signal aborts.
@@ -20,6 +38,7 @@ export interface SpawnRequest {
   maxStdoutBytes?: number;
   /** Characters of stderr kept for error messages. */
   stderrTailChars?: number;
+  /** The child's whole environment; default childEnvironment() (never the engine's own). */
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   /**
@@ -79,7 +98,7 @@ export function runProcess(req: SpawnRequest): Promise<SpawnResult> {
       stdio: ["ignore", "pipe", "pipe"],
       shell: false,
       windowsHide: true,
-      env: req.env ?? process.env,
+      env: req.env ?? childEnvironment(),
       cwd: req.cwd,
       detached: req.processGroup === true,
     });

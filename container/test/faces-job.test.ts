@@ -7,14 +7,14 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClipConfig, CompleteReport, ProgressReport } from "#contract";
+import { DEFAULT_CLIP_CONFIG, type ClipConfig, type CompleteReport, type ProgressReport } from "#contract";
 import { startTestEngine, newJobId, postJson, startJobBody, type TestEngine } from "./helpers/engine.ts";
 import { compose, PEOPLE } from "./helpers/faces-media.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { ffprobeJson, osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
 
-const CONFIG: ClipConfig = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "faces", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
+const CONFIG: ClipConfig = { ...DEFAULT_CLIP_CONFIG, aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "faces", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
 
 const tokens = new Map<string, string>();
 let worker: FakeWorker;

@@ -13,7 +13,7 @@ import { createReadStream } from "node:fs";
 import { mkdir, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClipConfig, FailReport } from "#contract";
+import { DEFAULT_CLIP_CONFIG, type ClipConfig, type FailReport } from "#contract";
 import { cachedMedia } from "../../test/media/generate.ts";
 import { startTestEngine, newJobId, postJson, startJobBody, type TestEngine } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
@@ -21,7 +21,7 @@ import { osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { ffmpegChildren } from "./helpers/processes.ts";
 import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
 
-const SMALL: ClipConfig = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 2, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
+const SMALL: ClipConfig = { ...DEFAULT_CLIP_CONFIG, aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 2, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
 const TMPFS_BYTES = 20 * 1024 * 1024;
 
 const tokens = new Map<string, string>();

@@ -12,14 +12,14 @@ import { execFileSync } from "node:child_process";
 import { open, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClipConfig, FailReport } from "#contract";
+import { DEFAULT_CLIP_CONFIG, type ClipConfig, type FailReport } from "#contract";
 import { startTestEngine, newJobId, postJson, startJobBody, type TestEngine } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { FFMPEG, osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { ffmpegChildren } from "./helpers/processes.ts";
 import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
 
-const CONFIG: ClipConfig = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
+const CONFIG: ClipConfig = { ...DEFAULT_CLIP_CONFIG, aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
 
 interface Fixture {
   name: string;

@@ -49,8 +49,27 @@ describe("JobReporter", () => {
       seen += 1;
       return 502;
     };
-    await expect(reporter({ attempts: 3 }).complete({ title: "t", source_duration_seconds: 1, clips: [], transcript: null, transcript_unavailable_reason: null })).rejects.toThrow(/502/);
+    await expect(reporter({ attempts: 3 }).complete({ title: "t", source_duration_seconds: 1, clips: [], transcript: null, transcript_unavailable_reason: null, translation: null })).rejects.toThrow(/502/);
     expect(seen).toBe(3);
+    worker.behaviour.override = undefined;
+  });
+
+  it("sends a completion again while the Worker answers completion_in_progress, without spending its attempts", async () => {
+    let seen = 0;
+    worker.behaviour.override = ({ kind }) => {
+      if (kind !== "complete") return undefined;
+      seen += 1;
+      return seen <= 6 ? { status: 503, code: "completion_in_progress" } : undefined;
+    };
+    const before = worker.callsFor(JOB, "complete").length;
+    await reporter({ attempts: 2 }).complete({ title: "t", source_duration_seconds: 1, clips: [], transcript: null, transcript_unavailable_reason: null, translation: null });
+    expect(seen).toBe(7);
+    expect(worker.callsFor(JOB, "complete")).toHaveLength(before + 1);
+    // Any other 503 still spends an attempt: two attempts, then the error.
+    seen = 0;
+    worker.behaviour.override = ({ kind }) => (kind === "complete" ? ((seen += 1), 503) : undefined);
+    await expect(reporter({ attempts: 2 }).complete({ title: "t", source_duration_seconds: 1, clips: [], transcript: null, transcript_unavailable_reason: null, translation: null })).rejects.toThrow(/503/);
+    expect(seen).toBe(2);
     worker.behaviour.override = undefined;
   });
 

@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type CompleteReport, type ProbeReport, type ProgressReport } from "#contract";
+import { DEFAULT_CLIP_CONFIG, ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type CompleteReport, type ProbeReport, type ProgressReport } from "#contract";
 import { cachedMedia, type MediaFacts } from "../../test/media/generate.ts";
 import { startTestEngine, newJobId, postJson, startJobBody, TEST_ENGINE_SECRET, type TestEngine } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
@@ -14,8 +14,8 @@ import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/s
  * recording every callback, and a local source server, all over real HTTP,
  * with native ffmpeg doing the work.
  */
-const SMALL: ClipConfig = { aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 2, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
-const SLOW: ClipConfig = { aspect_ratio: "9:16", resolution: 1080, min_clip_seconds: 15, max_clip_seconds: 30, max_clips: 3, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
+const SMALL: ClipConfig = { ...DEFAULT_CLIP_CONFIG, aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 2, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
+const SLOW: ClipConfig = { ...DEFAULT_CLIP_CONFIG, aspect_ratio: "9:16", resolution: 1080, min_clip_seconds: 15, max_clip_seconds: 30, max_clips: 3, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
 
 const tokens = new Map<string, string>();
 let worker: FakeWorker;

@@ -7,7 +7,7 @@
 import { createReadStream } from "node:fs";
 import { copyFile, stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClipConfig, CompleteReport, FailReport, ProgressReport, VideoType } from "#contract";
+import { DEFAULT_CLIP_CONFIG, type ClipConfig, type CompleteReport, type FailReport, type ProgressReport, type VideoType } from "#contract";
 import { cachedSpeechSource, type SpeechSource } from "../../test/media/speech.ts";
 import { audioPass, speechPcmPath } from "../src/analyse/signals.ts";
 import { loadSpeechModel } from "../src/analyse/speech-model.ts";
@@ -19,7 +19,7 @@ import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
 
-const CONFIG: ClipConfig = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 6, max_clip_seconds: 12, max_clips: 1, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
+const CONFIG: ClipConfig = { ...DEFAULT_CLIP_CONFIG, aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 6, max_clip_seconds: 12, max_clips: 1, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
 const SENTENCES = [
   "Good morning and welcome to this short talk about bridges.",
   { text: "Every bridge is a promise that the other side is worth it.", emphasised: true },

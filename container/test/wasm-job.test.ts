@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClipConfig, CompleteReport, ProgressReport } from "#contract";
+import { DEFAULT_CLIP_CONFIG, type ClipConfig, type CompleteReport, type ProgressReport } from "#contract";
 import { cachedMedia } from "../../test/media/generate.ts";
 import { createWasmRunner } from "../src/ffmpeg/wasm.ts";
 import { newJobId, postJson, startJobBody, startTestEngine, type TestEngine } from "./helpers/engine.ts";
@@ -15,7 +15,7 @@ import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/s
  * ffmpeg and ffprobe run. Kept small (a 24 s 320x180 source, one square 720p
  * clip) because the wasm build is about ten times slower than native.
  */
-const CONFIG: ClipConfig = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
+const CONFIG: ClipConfig = { ...DEFAULT_CLIP_CONFIG, aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, reframe: "center", layout: "single", captions: "off", caption_style: "bold", caption_position: "bottom" };
 
 const tokens = new Map<string, string>();
 let worker: FakeWorker;

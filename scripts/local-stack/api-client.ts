@@ -80,7 +80,7 @@ export class ApiClient {
     return this.expect(200, JobView, "GET", `/api/v1/jobs/${jobId}`);
   }
 
-  submit(body: { video_url: string; video_type: string; config_name?: string }): Promise<JobView> {
+  submit(body: { video_url: string; video_type: string; config_name?: string; captions_url?: string }): Promise<JobView> {
     return this.expect(201, JobView, "POST", "/api/v1/jobs", { body });
   }
 

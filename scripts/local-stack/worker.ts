@@ -94,6 +94,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       "--persist-to", options.persistDir,
       "--show-interactive-dev-session=false",
       "--enable-containers=false",
+      // wrangler dev fires no cron: GET /__scheduled runs the sweep (src/jobs/sweep.ts) on demand.
+      "--test-scheduled",
       "--env-file", options.envFile,
     ],
     cwd: options.root,

@@ -54,7 +54,7 @@ const putRoute = apiRoute({
     201: { description: "Created", content: jsonContent(SavedConfig) },
   },
 }, {
-  errors: [...BODY_ERRORS, "conflict"],
+  errors: [...BODY_ERRORS, "unknown_font", "invalid_color", "unsupported_language", "conflict"],
 });
 
 const deleteRoute = apiRoute({

@@ -24,7 +24,7 @@ import { cancelJob } from "../jobs/lifecycle";
 import { presentJob, presentListItem } from "../jobs/present";
 import { readJob, withLiveStates } from "../jobs/read-path";
 import { checkCaptionsUrl, checkVideoUrl } from "../jobs/source-url";
-import { deleteJobObjects } from "../jobs/storage";
+import { deleteAllJobObjects } from "../jobs/job-objects";
 import { checkVideoType, createJob, type Submission } from "../jobs/submit";
 import { Job as JobSchema, JobList, SubmitJobBody, SubmitJobResponse } from "./openapi-schemas";
 
@@ -79,7 +79,9 @@ const submitRoute = apiRoute({
     "upload_incomplete",
     "upload_in_use",
     "upload_expired",
+    "unsupported_language",
     "config_not_found",
+    "logo_not_uploaded",
     "idempotency_key_reused",
     "service_unavailable",
     "service_misconfigured",
@@ -165,6 +167,11 @@ export const jobs = apiApp()
       videoType: checkVideoType(body.video_type),
       configName: body.config_name ?? null,
       captionsUrl: body.captions_url == null ? null : checkCaptionsUrl(body.captions_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
+      // Omitted: the configuration's; null: none (detected / as spoken).
+      languages: {
+        ...(body.language !== undefined ? { language: body.language } : {}),
+        ...(body.caption_language !== undefined ? { caption_language: body.caption_language } : {}),
+      },
     };
 
     const key = c.req.valid("header")[IDEMPOTENCY_HEADER];
@@ -180,6 +187,8 @@ export const jobs = apiApp()
           ? [body.video_url, body.video_type, body.config_name ?? null]
           : [null, body.video_type, body.config_name ?? null, body.upload_id]),
         ...(body.captions_url == null ? [] : [body.captions_url]),
+        // Likewise the language fields (issue 29), only when sent.
+        ...(body.language === undefined && body.caption_language === undefined ? [] : [{ l: body.language, c: body.caption_language }]),
       ]),
     );
     const now = new Date();
@@ -246,7 +255,7 @@ export const jobs = apiApp()
     if (!ACTIVE_STATUSES.includes(job.status)) {
       throw new AppError("job_not_cancelable", `Job ${job.id} is ${job.status}; only queued or processing jobs can be canceled.`);
     }
-    await cancelJob(c.env, accountId, job.id);
+    await cancelJob(c.env, job);
     // Whoever won the race, answer with the job as it now stands.
     const current = await loadOwnJob(c.env.DB, accountId, job.id);
     if (current.status !== "canceled") {
@@ -262,8 +271,9 @@ export const jobs = apiApp()
     }
     // The cached view goes first, and no read may cache it again (src/jobs/read-path.ts).
     await accountState(c.env, accountId).forgetJob(job.id);
-    // Objects first: if anything fails, the job still exists and DELETE can be retried.
-    await deleteJobObjects(c.env.CLIPS, job.id);
+    // Objects first (the published ones stop being served at once, up to the CDN's cache time):
+    // if anything fails, the job still exists and DELETE can be retried.
+    await deleteAllJobObjects(c.env, job.id);
     const [, deleted] = await c.env.DB.batch([deleteClipsOfJob(c.env.DB, job.id), deleteFinishedJob(c.env.DB, accountId, job.id)]);
     if ((deleted?.results.length ?? 0) === 0) throw jobNotFound(job.id);
     return c.body(null, 204);

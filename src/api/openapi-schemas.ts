@@ -5,7 +5,20 @@
  * components (the name given to `.openapi()`). Shapes follow SPEC section 3.
  */
 import { z } from "@hono/zod-openapi";
-import { ClipConfig, FailureCode, REFRAME_USED, TranscriptSource, VIDEO_TYPES, VideoType } from "#contract";
+import {
+  CaptionFont,
+  CaptionLanguage,
+  ClipConfig,
+  FailureCode,
+  HexColor,
+  LogoPosition,
+  REFRAME_USED,
+  SpeechLanguage,
+  TranscriptSource,
+  TRANSLATION_STATUSES,
+  VIDEO_TYPES,
+  VideoType,
+} from "#contract";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
 
 const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp, UTC");
@@ -37,6 +50,12 @@ export const SubmitJobBody = z.object({
     .string()
     .nullish()
     .openapi({ format: "uri", description: "An SRT or WebVTT file of the video's speech (same URL rules as video_url); used when no better transcript source exists" }),
+  language: SpeechLanguage.nullish().describe(
+    "The spoken language (ISO 639-1), a hint passed to speech-to-text; overrides the configuration's. Omitted: the configuration's; null: detected.",
+  ),
+  caption_language: CaptionLanguage.nullish().describe(
+    "Translate captions, sidecars and clip text into this language (ISO 639-1); cuts still follow the spoken sentences. Overrides the configuration's; null: the spoken language.",
+  ),
 }).refine((body) => (body.video_url === undefined) !== (body.upload_id === undefined), {
   path: ["video_url"],
   message: "Send exactly one of video_url and upload_id.",
@@ -58,6 +77,8 @@ const JobCommon = {
   video_type: VideoType,
   config_name: z.string().nullable(),
   captions_url: z.string().nullable(),
+  language_hint: z.string().nullable().describe("The spoken-language hint the job was given (`language` of the submission or its configuration); null: detected"),
+  caption_language: z.string().nullable().describe("The language captions, sidecars and clip text were asked in; null: the spoken language. See `translation` once completed"),
   created_at: Timestamp,
   updated_at: Timestamp,
   source_duration_seconds: z.number().optional(),
@@ -104,6 +125,16 @@ const CompletedJob = z.object({
     .describe("The transcript the clips were cut and captioned from (GET .../transcript), or null"),
   transcript_unavailable_reason: z.string().nullable().describe("Why there is no transcript; null when there is one"),
   language: z.string().nullable().describe("Spoken language (ISO 639-1) when known"),
+  translation: z
+    .object({
+      language: z.string().describe("caption_language"),
+      status: z.enum(TRANSLATION_STATUSES),
+      detail: z.string().nullable(),
+    })
+    .nullable()
+    .describe(
+      "Null unless caption_language was asked for. status: translated (captions, sidecars and clip text are in `language`), not_needed (already spoken in it), unavailable (this deployment cannot translate, e.g. the local stack), failed (the model kept failing), skipped (no transcript, or its language is unknown); otherwise they stay in the spoken language and `detail` says why",
+    ),
   completed_at: Timestamp,
   credits_charged: z.number().int(),
 });
@@ -168,12 +199,34 @@ export const SavedConfig = z.object({
   captions: z.string(),
   caption_style: z.string(),
   caption_position: z.string(),
+  caption_font: CaptionFont,
+  caption_size: z.number().int().describe("Percent of the caption style's own size"),
+  caption_color: HexColor,
+  caption_highlight_color: HexColor,
+  caption_outline_color: HexColor,
+  caption_box_color: HexColor,
+  logo_position: LogoPosition,
+  logo_size: z.number().int().describe("The logo's width, percent of the clip's width"),
+  logo_opacity: z.number(),
+  hook_title_seconds: z.number().int().describe("Seconds the clip's title shows from its start; 0: no hook title"),
+  language: SpeechLanguage.nullable().describe("Spoken language hint (ISO 639-1); null: detected"),
+  caption_language: CaptionLanguage.nullable().describe("Language captions, sidecars and clip text are translated into; null: the spoken language"),
   created_at: Timestamp,
   updated_at: Timestamp,
 }).openapi("SavedConfig");
 export const ConfigList = z.object({ configs: z.array(SavedConfig), count: z.number().int() }).openapi("ConfigList");
 /** A configuration as sent: every field has a default, so each may be left out. */
 export const ConfigBody = ClipConfig;
+
+export const Logo = z.object({
+  content_type: z.enum(["image/png", "image/jpeg"]).describe("Judged from the image's bytes"),
+  width: z.number().int(),
+  height: z.number().int(),
+  size_bytes: z.number().int(),
+  sha256: z.string().describe("Hex SHA-256 of the image; also the ETag of GET /api/v1/logo/image"),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+}).openapi("Logo");
 
 export const Health = z.object({ ok: z.literal(true), service: z.string() }).openapi("Health");
 

@@ -75,7 +75,7 @@ export const transcript = new OpenAPIHono<AppEnv>({
   const { format } = c.req.valid("query");
   const job = isJobId(jobId) ? await findAccountJob(c.env.DB, c.get("auth").accountId, jobId) : null;
   if (!job) throw new AppError("not_found", `No job ${jobId}.`);
-  const stored = await loadTranscript(c.env.CLIPS, job);
+  const stored = await loadTranscript(c.env, job);
   if (!stored) throw new AppError("transcript_not_found", noTranscriptReason(job));
   c.header("Cache-Control", "private, max-age=300");
   if (format === "json") {

@@ -20,7 +20,11 @@
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index/captions.vtt (text/vtt) -> CallbackAck
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index/captions.srt (application/x-subrip) -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/transcribe  (audio/wav) -> TranscribeResult | 503 | 502
- *   POST {callback_base}/internal/v1/jobs/:id/complete  CompleteReport -> CallbackAck
+ *   POST {callback_base}/internal/v1/jobs/:id/translate   TranslateRequest -> TranslateResult | 503 | 502
+ *   GET  {callback_base}/internal/v1/jobs/:id/logo        -> the account's logo (image/png | image/jpeg) | 404
+ *   POST {callback_base}/internal/v1/jobs/:id/complete  CompleteReport -> CallbackAck | 503 completion_in_progress
+ *        (idempotent: a repeat after the job completed is answered 200; 503 with
+ *        COMPLETION_IN_PROGRESS means the clips are still being published: send it again)
  *   POST {callback_base}/internal/v1/jobs/:id/fail      FailReport     -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/interrupted InterruptedReport -> CallbackAck
  *        (the engine is shutting down, e.g. a redeploy: the Worker puts the job back in the queue)
@@ -31,6 +35,7 @@
  * the engine must stop work, clean up and send nothing more for that job.
  */
 import { z } from "zod";
+import { CaptionLanguage } from "./languages.ts";
 import { ClipConfig, FailureCode, REFRAME_USED, VideoType } from "./vocabulary.ts";
 
 export const ENGINE_PORT = 8788;
@@ -166,8 +171,39 @@ export const TRANSCRIBE_CHUNK_OVERLAP_SECONDS = 1;
 export const TRANSCRIBE_MAX_CHUNK_BYTES = 1_200_000;
 /** Header carrying the chunk's start in source seconds. */
 export const CHUNK_START_HEADER = "Chunk-Start-Seconds";
+/** Texts per /translate call, and the longest one (a sentence; longer ones are split by the engine). */
+export const TRANSLATE_MAX_TEXTS = 32;
+export const TRANSLATE_MAX_TEXT_CHARS = 600;
+/** Largest /translate body. */
+export const TRANSLATE_MAX_BODY_BYTES = 128 * 1024;
 /** Largest transcript JSON the Worker accepts on the channel. */
 export const MAX_TRANSCRIPT_UPLOAD_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Body of POST {callback_base}/internal/v1/jobs/:id/translate: texts (a clip's
+ * spoken sentences) to translate, answered in the same order. 503
+ * translation_unavailable: no AI binding (local dev), keep the spoken
+ * language; 502 translation_failed: the Worker retried and gave up.
+ */
+export const TranslateRequest = z.object({
+  source_language: CaptionLanguage,
+  target_language: CaptionLanguage,
+  texts: z.array(z.string().min(1).max(TRANSLATE_MAX_TEXT_CHARS)).min(1).max(TRANSLATE_MAX_TEXTS),
+});
+export type TranslateRequest = z.infer<typeof TranslateRequest>;
+
+export const TranslateResult = z.object({ texts: z.array(z.string()) });
+export type TranslateResult = z.infer<typeof TranslateResult>;
+
+/** What became of a job's caption_language (null in CompleteReport when none was asked for). */
+export const TRANSLATION_STATUSES = ["translated", "not_needed", "unavailable", "failed", "skipped"] as const;
+export const TranslationOutcome = z.object({
+  language: CaptionLanguage,
+  status: z.enum(TRANSLATION_STATUSES),
+  /** Why the captions are not in `language` (null when they are). */
+  detail: z.string().max(300).nullable(),
+});
+export type TranslationOutcome = z.infer<typeof TranslationOutcome>;
 
 export const ClipReport = z.object({
   /** 0-based rank: 0 is the best clip. Matches the uploaded clip index. */
@@ -198,6 +234,8 @@ export const CompleteReport = z.object({
   transcript: TranscriptSummary.nullable(),
   /** Why there is no transcript (null when there is one). */
   transcript_unavailable_reason: z.string().max(300).nullable(),
+  /** The job's caption_language and whether the captions are in it; null when none was asked for. */
+  translation: TranslationOutcome.nullable().default(null),
 });
 export type CompleteReport = z.infer<typeof CompleteReport>;
 
@@ -215,6 +253,9 @@ export type InterruptedReport = z.infer<typeof InterruptedReport>;
 
 /** Largest clip or thumbnail upload the Worker accepts on the channel. */
 export const MAX_CLIP_UPLOAD_BYTES = 512 * 1024 * 1024;
+
+/** `code` of the 503 problem a completion is answered while its clips are still being published. */
+export const COMPLETION_IN_PROGRESS = "completion_in_progress";
 
 export function callbackUrl(base: string, jobId: string, suffix: string): string {
   return `${base.replace(/\/+$/, "")}${CALLBACK_PREFIX}/${jobId}/${suffix}`;

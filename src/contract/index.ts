@@ -6,5 +6,7 @@
  * by name, `#contract` (package.json "imports"), never by a relative path.
  */
 export * from "./vocabulary.ts";
+export * from "./brand.ts";
+export * from "./languages.ts";
 export * from "./channel.ts";
 export * from "./signing.ts";

@@ -4,6 +4,8 @@
  * so it lives at the bottom of src/, below every other module.
  */
 import { z } from "zod";
+import { BRAND_FIELDS } from "./brand.ts";
+import { CaptionLanguage, SpeechLanguage } from "./languages.ts";
 
 
 
@@ -17,8 +19,12 @@ export type AspectRatio = z.infer<typeof AspectRatio>;
 
 export const RESOLUTIONS = [720, 1080] as const;
 export const REFRAME_MODES = ["center", "auto", "faces"] as const;
-/** Faces (issue 17): `single` frames one person (or a group that fits), `split` stacks the two main faces. */
-export const LAYOUTS = ["single", "split"] as const;
+/**
+ * Faces: `single` frames one person (or a group that fits; with two or more
+ * apart, the one speaking), `split` stacks the two main faces, `auto` is single
+ * but shows the two stacked while both of them speak (issues 17, 24).
+ */
+export const LAYOUTS = ["single", "split", "auto"] as const;
 /** What a clip's crop actually followed (ClipReport.reframe). */
 export const REFRAME_USED = ["faces", "activity", "center"] as const;
 
@@ -53,6 +59,12 @@ export const ClipConfig = z
     captions: CaptionMode.default("both"),
     caption_style: CaptionStyle.default("bold"),
     caption_position: CaptionPosition.default("bottom"),
+    // Brand (issue 29): caption font, size and colours, logo, hook title (brand.ts).
+    ...BRAND_FIELDS,
+    /** The spoken language, as a hint to speech-to-text; null: detected. */
+    language: SpeechLanguage.nullable().default(null),
+    /** Captions, sidecars and clip text translated into this language; null: the spoken language. */
+    caption_language: CaptionLanguage.nullable().default(null),
   })
   .strict()
   .refine((c) => c.max_clip_seconds >= c.min_clip_seconds, {

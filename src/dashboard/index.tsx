@@ -13,6 +13,7 @@ import { configPages } from "./pages/configs";
 import { fleetPages } from "./pages/fleet";
 import { jobPages } from "./pages/jobs";
 import { keysPages } from "./pages/keys";
+import { LOGO_FORM_BYTES, LOGO_PAGE_PATH, logoPages } from "./pages/logo";
 import { usagePages } from "./pages/usage";
 import { webhookPages } from "./pages/webhooks";
 import { originCheck, sessionCsrf } from "./security/csrf";
@@ -22,6 +23,10 @@ import { loadSession, requireSession } from "./security/session";
 /** Forms are small; nothing the dashboard accepts comes near this. */
 export const MAX_FORM_BYTES = 16 * 1024;
 
+const formLimit = bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text("The form is too large.", 413) });
+// The logo form carries an image of up to 1 MiB (checked again, exactly, by its route).
+const logoFormLimit = bodyLimit({ maxSize: LOGO_FORM_BYTES, onError: (c) => c.text("The image is larger than 1 MiB.", 413) });
+
 function signedIn(pages: Hono<DashboardEnv>): Hono<DashboardEnv> {
   return new Hono<DashboardEnv>().use("*", requireSession, sessionCsrf).route("/", pages);
 }
@@ -30,7 +35,7 @@ export const dashboard = new Hono<DashboardEnv>()
   .use(
     "*",
     dashboardHeaders,
-    bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text("The form is too large.", 413) }),
+    (c, next) => (c.req.path === LOGO_PAGE_PATH ? logoFormLimit(c, next) : formLimit(c, next)),
     originCheck,
     loadSession,
   )
@@ -38,6 +43,7 @@ export const dashboard = new Hono<DashboardEnv>()
   .route("/", authPages)
   .route("/jobs", signedIn(jobPages))
   .route("/configs", signedIn(configPages))
+  .route("/logo", signedIn(logoPages))
   .route("/keys", signedIn(keysPages))
   .route("/usage", signedIn(usagePages))
   .route("/webhooks", signedIn(webhookPages))

@@ -23,6 +23,9 @@ export interface Clip {
   captionsBurned: boolean;
   /** WebVTT and SRT files were uploaded next to the clip. */
   sidecars: boolean;
+  /** The published sidecars' keys (null without sidecars, and for clips published before issue 22). */
+  vttKey: string | null;
+  srtKey: string | null;
 }
 
 interface ClipRow {
@@ -42,6 +45,8 @@ interface ClipRow {
   title: string | null;
   captions_burned: number;
   sidecars: number;
+  vtt_key: string | null;
+  srt_key: string | null;
 }
 
 function toClip(row: ClipRow): Clip {
@@ -63,6 +68,8 @@ function toClip(row: ClipRow): Clip {
     title: row.title,
     captionsBurned: row.captions_burned === 1,
     sidecars: row.sidecars === 1,
+    vttKey: row.vtt_key ?? null,
+    srtKey: row.srt_key ?? null,
   };
 }
 
@@ -74,8 +81,8 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
   return db
     .prepare(
       `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
-         reframe, faces_count, text, title, captions_burned, sidecars)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16
+         reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18
        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
     )
     .bind(
@@ -95,6 +102,8 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
       clip.title,
       clip.captionsBurned ? 1 : 0,
       clip.sidecars ? 1 : 0,
+      clip.vttKey,
+      clip.srtKey,
     );
 }
 

@@ -1,5 +1,5 @@
 /** Saved clip configurations, per account, named (SPEC section 3). */
-import type { ClipConfig } from "#contract";
+import { ClipConfig } from "#contract";
 
 export interface SavedConfig {
   name: string;
@@ -8,44 +8,21 @@ export interface SavedConfig {
   updatedAt: string;
 }
 
-interface ConfigRow {
-  name: string;
-  aspect_ratio: string;
-  resolution: number;
-  min_clip_seconds: number;
-  max_clip_seconds: number;
-  max_clips: number;
-  reframe: string;
-  layout: string;
-  captions: string;
-  caption_style: string;
-  caption_position: string;
-  created_at: string;
-  updated_at: string;
-}
+/**
+ * Every ClipConfig member has a column of the same name (migrations 0001,
+ * 0005, 0006, 0029, ...), so the SQL is written from the schema's own list:
+ * a new member needs its column, nothing here.
+ */
+const FIELDS = Object.keys(ClipConfig.shape) as (keyof ClipConfig)[];
+const CONFIG_COLUMNS = ["name", ...FIELDS, "created_at", "updated_at"].join(", ");
 
-const CONFIG_COLUMNS =
-  "name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, layout, captions, caption_style, caption_position, created_at, updated_at";
+type ConfigRow = Record<keyof ClipConfig, unknown> & { name: string; created_at: string; updated_at: string };
 
-// Rows are only ever written from a ClipConfig that passed the contract schema.
+// Rows are only ever written from a ClipConfig that passed the contract schema;
+// parsing them again types them and gives a column added later its default.
 function configFromRow(row: ConfigRow): SavedConfig {
-  return {
-    name: row.name,
-    config: {
-      aspect_ratio: row.aspect_ratio as ClipConfig["aspect_ratio"],
-      resolution: row.resolution as ClipConfig["resolution"],
-      min_clip_seconds: row.min_clip_seconds,
-      max_clip_seconds: row.max_clip_seconds,
-      max_clips: row.max_clips,
-      reframe: row.reframe as ClipConfig["reframe"],
-      layout: row.layout as ClipConfig["layout"],
-      captions: row.captions as ClipConfig["captions"],
-      caption_style: row.caption_style as ClipConfig["caption_style"],
-      caption_position: row.caption_position as ClipConfig["caption_position"],
-    },
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+  const stored = Object.fromEntries(FIELDS.filter((field) => row[field] !== null && row[field] !== undefined).map((field) => [field, row[field]]));
+  return { name: row.name, config: ClipConfig.parse(stored), createdAt: row.created_at, updatedAt: row.updated_at };
 }
 
 export async function getConfig(db: D1Database, accountId: string, name: string): Promise<SavedConfig | null> {
@@ -78,34 +55,18 @@ export async function putConfig(
   now = new Date(),
 ): Promise<{ created: boolean; saved: SavedConfig }> {
   const at = now.toISOString();
-  const values = [
-    config.aspect_ratio,
-    config.resolution,
-    config.min_clip_seconds,
-    config.max_clip_seconds,
-    config.max_clips,
-    config.reframe,
-    config.layout,
-    config.captions,
-    config.caption_style,
-    config.caption_position,
-  ];
+  const values = FIELDS.map((field) => config[field]);
   const inserted = await db
     .prepare(
-      `INSERT INTO configs (account_id, name, aspect_ratio, resolution, min_clip_seconds, max_clip_seconds, max_clips, reframe, layout,
-         captions, caption_style, caption_position, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, name) DO NOTHING`,
+      `INSERT INTO configs (account_id, name, ${FIELDS.join(", ")}, created_at, updated_at)
+       VALUES (${Array(FIELDS.length + 4).fill("?").join(", ")}) ON CONFLICT (account_id, name) DO NOTHING`,
     )
     .bind(accountId, name, ...values, at, at)
     .run();
   const created = inserted.meta.changes > 0;
   if (!created) {
     await db
-      .prepare(
-        `UPDATE configs SET aspect_ratio = ?, resolution = ?, min_clip_seconds = ?, max_clip_seconds = ?, max_clips = ?, reframe = ?, layout = ?,
-           captions = ?, caption_style = ?, caption_position = ?, updated_at = ?
-         WHERE account_id = ? AND name = ?`,
-      )
+      .prepare(`UPDATE configs SET ${FIELDS.map((field) => `${field} = ?`).join(", ")}, updated_at = ? WHERE account_id = ? AND name = ?`)
       .bind(...values, at, accountId, name)
       .run();
   }

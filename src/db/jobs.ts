@@ -4,7 +4,7 @@
  * watchdog, the engine's callbacks, duplicate queue deliveries) resolve to one
  * outcome: the statement that matched a row won, the others changed nothing.
  */
-import { ClipConfig, type FailureCode, type TranscriptSource, type TranscriptSummary, type VideoType } from "#contract";
+import { ClipConfig, TranslationOutcome, type FailureCode, type TranscriptSource, type TranscriptSummary, type VideoType } from "#contract";
 
 export const JOB_STATUSES = ["queued", "processing", "completed", "failed", "canceled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -40,6 +40,8 @@ export interface Job {
   /** Set at completion when the engine had a transcript. */
   transcript: TranscriptSummary | null;
   transcriptUnavailableReason: string | null;
+  /** Set at completion when the job asked for caption_language (issue 29). */
+  translation: TranslationOutcome | null;
 }
 
 interface JobRow {
@@ -69,6 +71,15 @@ interface JobRow {
   transcript_language: string | null;
   transcript_word_count: number | null;
   transcript_unavailable_reason: string | null;
+  translation_language?: string | null;
+  translation_status?: string | null;
+  translation_detail?: string | null;
+}
+
+/** The stored outcome; a row written before migration 0029, or without a translation asked for, has none. */
+function translationOf(row: JobRow): TranslationOutcome | null {
+  const parsed = TranslationOutcome.safeParse({ language: row.translation_language, status: row.translation_status, detail: row.translation_detail ?? null });
+  return parsed.success ? parsed.data : null;
 }
 
 function toJob(row: JobRow): Job {
@@ -104,6 +115,7 @@ function toJob(row: JobRow): Job {
             word_count: row.transcript_word_count ?? 0,
           },
     transcriptUnavailableReason: row.transcript_unavailable_reason,
+    translation: translationOf(row),
   };
 }
 
@@ -150,15 +162,19 @@ export function queuedJob(job: NewJob): Job {
     captionsUrl: job.captionsUrl ?? null,
     transcript: null,
     transcriptUnavailableReason: null,
+    translation: null,
   };
 }
 
-/** The insert as a statement, so it can share a D1 batch (one transaction) with other writes. */
-export function insertJobStatement(db: D1Database, job: NewJob): D1PreparedStatement {
+/**
+ * The insert as a statement, so it can share a D1 batch (one transaction) with
+ * other writes. `transitionId` names this first transition (its outbox event).
+ */
+export function insertJobStatement(db: D1Database, job: NewJob, transitionId: string): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO jobs (id, account_id, status, progress, step, video_url, video_type, config_name, config_json, captions_url, created_at, updated_at, upload_id, title)
-       VALUES (?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO jobs (id, account_id, status, progress, step, video_url, video_type, config_name, config_json, captions_url, created_at, updated_at, upload_id, title, transition_id)
+       VALUES (?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       job.id,
@@ -173,12 +189,13 @@ export function insertJobStatement(db: D1Database, job: NewJob): D1PreparedState
       job.now,
       job.uploadId ?? null,
       job.title ?? null,
+      transitionId,
     );
 }
 
 /** Removes a job that never ran (enqueueing failed right after the insert). */
-export async function deleteQueuedJob(db: D1Database, jobId: string): Promise<void> {
-  await db.prepare(`DELETE FROM jobs WHERE id = ? AND status = 'queued'`).bind(jobId).run();
+export function deleteQueuedJob(db: D1Database, jobId: string): D1PreparedStatement {
+  return db.prepare(`DELETE FROM jobs WHERE id = ? AND status = 'queued'`).bind(jobId);
 }
 
 /** A job by id alone: for the queue consumer, callbacks and the watchdog. */
@@ -225,41 +242,44 @@ export async function listJobs(db: D1Database, query: JobPageQuery): Promise<Job
   return results.map(toJob);
 }
 
-/** queued -> processing; false when the job was no longer queued (canceled meanwhile). */
-export async function markProcessing(db: D1Database, jobId: string, now: string): Promise<boolean> {
-  const result = await db
+/**
+ * queued -> processing, as transition `transitionId`; its result has a row
+ * only when the job was still queued (not canceled meanwhile).
+ */
+export function markProcessing(db: D1Database, jobId: string, now: string, transitionId: string): D1PreparedStatement {
+  return db
     .prepare(
-      `UPDATE jobs SET status = 'processing', step = 'Starting', last_report_at = ?, updated_at = ?
-       WHERE id = ? AND status = 'queued'`,
+      `UPDATE jobs SET status = 'processing', step = 'Starting', last_report_at = ?, updated_at = ?, transition_id = ?
+       WHERE id = ? AND status = 'queued'
+       RETURNING id`,
     )
-    .bind(now, now, jobId)
-    .run();
-  return result.meta.changes === 1;
+    .bind(now, now, transitionId, jobId);
 }
 
-/** processing -> queued when the engine did not accept the job after all; false if it is no longer processing. */
-export async function revertToQueued(db: D1Database, jobId: string, now: string): Promise<boolean> {
-  const result = await db
-    .prepare(`UPDATE jobs SET status = 'queued', step = ?, updated_at = ? WHERE id = ? AND status = 'processing'`)
-    .bind(QUEUED_STEP, now, jobId)
-    .run();
-  return result.meta.changes === 1;
+/**
+ * processing -> queued when the engine did not accept the job after all (the
+ * processing transition is undone, so transition_id is left as it was); no
+ * row in its result if the job is no longer processing.
+ */
+export function revertToQueued(db: D1Database, jobId: string, now: string): D1PreparedStatement {
+  return db
+    .prepare(`UPDATE jobs SET status = 'queued', step = ?, updated_at = ? WHERE id = ? AND status = 'processing' RETURNING id`)
+    .bind(QUEUED_STEP, now, jobId);
 }
 
 /**
  * processing -> queued after the engine was stopped under the job (a
- * redeploy): progress, reservation and uploads stay; false when the job was
- * not processing or has used its restarts.
+ * redeploy): progress, reservation and uploads stay; no row in its result
+ * when the job was not processing or has used its restarts.
  */
-export async function requeueInterrupted(db: D1Database, jobId: string, maxRestarts: number, now: string): Promise<boolean> {
-  const result = await db
+export function requeueInterrupted(db: D1Database, jobId: string, maxRestarts: number, now: string, transitionId: string): D1PreparedStatement {
+  return db
     .prepare(
-      `UPDATE jobs SET status = 'queued', step = ?, restarts = restarts + 1, updated_at = ?, requeued_at = ?
-       WHERE id = ? AND status = 'processing' AND restarts < ?`,
+      `UPDATE jobs SET status = 'queued', step = ?, restarts = restarts + 1, updated_at = ?, requeued_at = ?, transition_id = ?
+       WHERE id = ? AND status = 'processing' AND restarts < ?
+       RETURNING id`,
     )
-    .bind(RESTART_STEP, now, now, jobId, maxRestarts)
-    .run();
-  return result.meta.changes === 1;
+    .bind(RESTART_STEP, now, now, transitionId, jobId, maxRestarts);
 }
 
 export const RESTART_STEP = "Engine restarted; waiting to resume";
@@ -321,6 +341,7 @@ export function finishCompleted(
   durationSeconds: number,
   fallbackCharge: number,
   now: string,
+  transitionId: string,
 ): D1PreparedStatement {
   // The charge is what was reserved at probe time; `fallbackCharge` only
   // applies when the engine completed without probing first.
@@ -328,11 +349,11 @@ export function finishCompleted(
     .prepare(
       `UPDATE jobs SET status = 'completed', progress = 100, step = 'Completed', title = ?, source_duration_seconds = ?,
          credits_charged = CASE WHEN credits_reserved > 0 THEN credits_reserved ELSE ? END, credits_reserved = 0,
-         last_report_at = ?, updated_at = ?, completed_at = ?
+         last_report_at = ?, updated_at = ?, completed_at = ?, transition_id = ?
        WHERE id = ? AND status = 'processing'
        RETURNING id`,
     )
-    .bind(title, durationSeconds, fallbackCharge, now, now, now, jobId);
+    .bind(title, durationSeconds, fallbackCharge, now, now, now, transitionId, jobId);
 }
 
 /**
@@ -344,10 +365,12 @@ export function recordTranscriptWhileProcessing(
   jobId: string,
   transcript: TranscriptSummary | null,
   unavailableReason: string | null,
+  translation: TranslationOutcome | null = null,
 ): D1PreparedStatement {
   return db
     .prepare(
-      `UPDATE jobs SET transcript_source = ?, transcript_language = ?, transcript_word_count = ?, transcript_unavailable_reason = ?
+      `UPDATE jobs SET transcript_source = ?, transcript_language = ?, transcript_word_count = ?, transcript_unavailable_reason = ?,
+         translation_language = ?, translation_status = ?, translation_detail = ?
        WHERE id = ? AND status = 'processing'`,
     )
     .bind(
@@ -355,8 +378,16 @@ export function recordTranscriptWhileProcessing(
       transcript?.language ?? null,
       transcript?.word_count ?? null,
       transcript ? null : unavailableReason,
+      translation?.language ?? null,
+      translation?.status ?? null,
+      translation?.detail ?? null,
       jobId,
     );
+}
+
+/** The step text of a job that ended without completing. */
+export function endStep(status: "failed" | "canceled"): string {
+  return status === "failed" ? "Failed" : "Canceled";
 }
 
 /** The guarded end of a job that did not complete (failed or canceled), from any of `from`. */
@@ -367,16 +398,16 @@ export function finishUnsuccessful(
   to: "failed" | "canceled",
   error: { code: FailureCode; message: string } | null,
   now: string,
+  transitionId: string,
 ): D1PreparedStatement {
-  const step = to === "failed" ? "Failed" : "Canceled";
   return db
     .prepare(
       `UPDATE jobs SET status = ?, step = ?, error_code = ?, error_message = ?, credits_reserved = 0,
-         updated_at = ?, completed_at = ?
+         updated_at = ?, completed_at = ?, transition_id = ?
        WHERE id = ? AND status IN (${from.map(() => "?").join(", ")})
        RETURNING id`,
     )
-    .bind(to, step, error?.code ?? null, error?.message ?? null, now, now, jobId, ...from);
+    .bind(to, endStep(to), error?.code ?? null, error?.message ?? null, now, now, transitionId, jobId, ...from);
 }
 
 /** Deletes a finished job (clips first, then the row); false when it was not finished. */
@@ -384,6 +415,45 @@ export function deleteFinishedJob(db: D1Database, accountId: string, jobId: stri
   return db
     .prepare(`DELETE FROM jobs WHERE id = ? AND account_id = ? AND status IN ('completed', 'failed', 'canceled') RETURNING id`)
     .bind(jobId, accountId);
+}
+
+/**
+ * Everything the job's end released was released (src/jobs/settle.ts): the
+ * sweep stops looking at it.
+ */
+export async function markSettled(db: D1Database, jobId: string, now: string): Promise<void> {
+  await db.prepare(`UPDATE jobs SET settled_at = ? WHERE id = ? AND settled_at IS NULL AND status IN ('completed', 'failed', 'canceled')`).bind(now, jobId).run();
+}
+
+/** Ended jobs whose releases are not all done, that ended between `after` and `before`, oldest first. */
+export async function listUnsettledJobs(db: D1Database, after: string, before: string, limit: number): Promise<Job[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT * FROM jobs WHERE settled_at IS NULL AND status IN ('completed', 'failed', 'canceled') AND updated_at > ? AND updated_at < ?
+       ORDER BY updated_at LIMIT ?`,
+    )
+    .bind(after, before, limit)
+    .all<JobRow>();
+  return results.map(toJob);
+}
+
+/**
+ * The job's publication key (src/jobs/publication.ts), set by the first
+ * completion attempt and the same for every later one; null when the job is
+ * no longer processing.
+ */
+export async function claimPublicationKey(db: D1Database, jobId: string, candidate: string): Promise<string | null> {
+  const row = await db
+    .prepare(`UPDATE jobs SET publication_key = COALESCE(publication_key, ?) WHERE id = ? AND status = 'processing' RETURNING publication_key`)
+    .bind(candidate, jobId)
+    .first<{ publication_key: string }>();
+  return row?.publication_key ?? null;
+}
+
+/** The job's publication key, if a completion attempt ever set one. */
+export async function findPublicationKey(db: D1Database, jobId: string): Promise<string | null> {
+  const row = await db.prepare(`SELECT publication_key FROM jobs WHERE id = ?`).bind(jobId).first<{ publication_key: string | null }>();
+  return row?.publication_key ?? null;
 }
 
 /** Failed jobs by error code since `sinceIso` (index jobs_status_completed): what operators see of the fleet. */

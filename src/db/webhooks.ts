@@ -295,10 +295,126 @@ function deliveryFromRow(row: DeliveryRow): Delivery {
   };
 }
 
+/** An event whose deliveries are created in the same batch (the test event): dispatched as it is written. */
 export function insertEvent(db: D1Database, event: WebhookEvent): D1PreparedStatement {
   return db
-    .prepare(`INSERT INTO webhook_events (id, account_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)`)
+    .prepare(`INSERT INTO webhook_events (id, account_id, type, body, created_at, dispatched_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)`)
     .bind(event.id, event.accountId, event.type, event.body, event.createdAt);
+}
+
+// ---- the job event outbox (src/webhooks/outbox.ts) ----
+
+export interface OutboxEvent extends WebhookEvent {
+  jobId: string;
+}
+
+/**
+ * A job event, undispatched, for the outbox. Meant for the batch of the job's
+ * transition, after the transition's UPDATE (or INSERT): it is written only
+ * if that statement made `event.id` the job's transition_id, so a transition
+ * that did not happen writes no event. It is also skipped when the account
+ * has no enabled endpoint (nobody to send it to): most accounts pay nothing.
+ */
+export function insertJobEvent(db: D1Database, event: OutboxEvent): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO webhook_events (id, account_id, job_id, type, body, created_at, dispatched_at)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, NULL
+       WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?3 AND account_id = ?2 AND transition_id = ?1)
+         AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE account_id = ?2 AND enabled = 1)`,
+    )
+    .bind(event.id, event.accountId, event.jobId, event.type, event.body, event.createdAt);
+}
+
+/**
+ * Withdraws the job.processing event of a processing transition that is being
+ * undone (the engine did not take the job), if it was not dispatched yet.
+ * Meant for the undoing batch, before its UPDATE.
+ */
+export function withdrawProcessingEvent(db: D1Database, jobId: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `DELETE FROM webhook_events WHERE dispatched_at IS NULL AND type = 'job.processing'
+         AND id = (SELECT transition_id FROM jobs WHERE id = ?1 AND status = 'processing') AND job_id = ?1`,
+    )
+    .bind(jobId);
+}
+
+/** The undispatched events of a job that is removed as if never created. */
+export function deleteUndispatchedJobEvents(db: D1Database, jobId: string): D1PreparedStatement {
+  return db.prepare(`DELETE FROM webhook_events WHERE job_id = ? AND dispatched_at IS NULL`).bind(jobId);
+}
+
+interface OutboxRow {
+  id: string;
+  account_id: string;
+  job_id: string;
+  type: string;
+  body: string;
+  created_at: string;
+}
+
+function outboxFromRow(row: OutboxRow): OutboxEvent {
+  return { id: row.id, accountId: row.account_id, jobId: row.job_id, type: row.type, body: row.body, createdAt: row.created_at };
+}
+
+/** A job's undispatched events, in the order they happened. */
+export async function listUndispatchedJobEvents(db: D1Database, jobId: string): Promise<OutboxEvent[]> {
+  const { results } = await db
+    .prepare(`SELECT id, account_id, job_id, type, body, created_at FROM webhook_events WHERE job_id = ? AND dispatched_at IS NULL ORDER BY created_at, rowid`)
+    .bind(jobId)
+    .all<OutboxRow>();
+  return results.map(outboxFromRow);
+}
+
+/** Undispatched events written before `before`, oldest first (the sweep). */
+export async function listStaleUndispatchedEvents(db: D1Database, before: string, limit: number): Promise<OutboxEvent[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT id, account_id, job_id, type, body, created_at FROM webhook_events
+       WHERE dispatched_at IS NULL AND created_at < ? ORDER BY created_at, rowid LIMIT ?`,
+    )
+    .bind(before, limit)
+    .all<OutboxRow>();
+  return results.map(outboxFromRow);
+}
+
+/**
+ * A delivery created by dispatching an event. Its id is derived from the event
+ * and the endpoint, so dispatching the same event again (a retry, the sweep,
+ * both at once) inserts nothing: the result has a row only when this call
+ * inserted it.
+ */
+export function insertDeliveryIfAbsent(db: D1Database, delivery: NewDelivery): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT OR IGNORE INTO webhook_deliveries (id, endpoint_id, account_id, event_id, event_type, status, attempts, next_attempt_at, created_at)
+       VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+       RETURNING id`,
+    )
+    .bind(delivery.id, delivery.endpointId, delivery.accountId, delivery.eventId, delivery.eventType, delivery.now, delivery.now);
+}
+
+export function markEventDispatched(db: D1Database, eventId: string, now: string): D1PreparedStatement {
+  return db.prepare(`UPDATE webhook_events SET dispatched_at = ? WHERE id = ? AND dispatched_at IS NULL`).bind(now, eventId);
+}
+
+/**
+ * Pending deliveries whose first attempt never happened although it was due
+ * before `before` (its message was lost); each is due again at `retryAt`,
+ * so a stuck queue is not flooded with copies.
+ */
+export async function takeUnsentDeliveries(db: D1Database, before: string, retryAt: string, limit: number): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `UPDATE webhook_deliveries SET next_attempt_at = ?1
+       WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND attempts = 0 AND next_attempt_at < ?2
+                    ORDER BY next_attempt_at LIMIT ?3)
+       RETURNING id`,
+    )
+    .bind(retryAt, before, limit)
+    .all<{ id: string }>();
+  return results.map((row) => row.id);
 }
 
 export interface NewDelivery {
@@ -405,7 +521,7 @@ export async function purgeDeliveriesBefore(db: D1Database, before: string, maxR
     db
       .prepare(
         `DELETE FROM webhook_events WHERE id IN (
-           SELECT e.id FROM webhook_events e WHERE e.created_at < ?
+           SELECT e.id FROM webhook_events e WHERE e.created_at < ? AND e.dispatched_at IS NOT NULL
              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id) LIMIT ?)`,
       )
       .bind(before, maxRows),

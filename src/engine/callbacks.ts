@@ -10,20 +10,15 @@ import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import { accountState } from "../account/stub";
 import { creditsForDuration, reserveJobCredits } from "../db/credits";
-import { recordProbe, type Job } from "../db/jobs";
+import { findJob, recordProbe, type Job } from "../db/jobs";
 import type { Report } from "../account/live-jobs";
 import type { AppEnv } from "../http/app-env";
 import { bearerToken } from "../http/auth";
 import { AppError } from "../http/errors";
 import { validate } from "../http/validate";
-import { completeJob, failJob, requeueAfterInterruption } from "../jobs/lifecycle";
-import {
-  CLIP_CACHE_CONTROL,
-  CLIP_CONTENT_TYPE,
-  clipKey,
-  THUMBNAIL_CONTENT_TYPE,
-  thumbnailKey,
-} from "../jobs/storage";
+import { completeJob, failJob, requeueAfterInterruption, resettle, type CompletionOutcome } from "../jobs/lifecycle";
+import { StagedObjectMissing } from "../jobs/publication";
+import { CLIP_CONTENT_TYPE, privateBucket, stagedKey, THUMBNAIL_CONTENT_TYPE } from "../jobs/storage";
 import {
   CompleteReport,
   FailReport,
@@ -37,6 +32,7 @@ import {
 import { keepEngineAwake } from "../fleet/engine-host";
 import { silenceTimeoutSeconds } from "../settings";
 import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from "./live-job";
+import { rememberJobAccount } from "./job-accounts";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { verifyEngineToken } from "./token";
 import { uploadSource } from "../uploads/source-route";
@@ -53,6 +49,12 @@ function insufficientCredits(needed: number) {
     code: "insufficient_credits" as const,
     message: `The source needs ${needed} credits, more than the account has left.`,
   };
+}
+
+function uploadsMissing(keys: readonly string[]): AppError {
+  return new AppError("invalid_request", `Uploads missing before completion: ${keys.join(", ")}.`, {
+    errors: keys.map((key) => ({ path: "clips", message: `${key} was not uploaded` })),
+  });
 }
 
 function badToken(): AppError {
@@ -76,6 +78,25 @@ const processingInD1 = createMiddleware<CallbackEnv>(async (c, next) => {
 });
 
 /**
+ * Completion is idempotent: a retried /complete whose first answer was lost
+ * (the engine timed out) finds the job completed, redoes what the end
+ * released (anything the first attempt left undone) and is answered as the
+ * first would have been.
+ */
+const processingOrCompletedInD1 = createMiddleware<CallbackEnv>(async (c, next) => {
+  const jobId = c.req.param("job_id") ?? "";
+  const job = await findJob(c.env.DB, jobId);
+  if (job?.status === "completed") {
+    await resettle(c.env, job);
+    return c.json(ACK);
+  }
+  if (job?.status !== "processing") throw notActive(jobId);
+  rememberJobAccount(job.id, job.accountId);
+  c.set("job", job);
+  await next();
+});
+
+/**
  * Every report is a sign of life, kept in the account's Durable Object only
  * (live-job.ts): it re-arms the watchdog; it also keeps the engine's
  * container awake.
@@ -92,9 +113,11 @@ const ClipIndexParam = z.object({
 });
 
 /**
- * Streams the request body into R2 at the clip's deterministic key. R2 needs
- * the length up front, so Content-Length is required (and capped). An upload
- * that raced a cancel is removed again, so no object outlives its job.
+ * Streams the request body into the private bucket at the clip's staging key
+ * (storage.ts): nothing the engine uploads is public before completion
+ * publishes it. R2 needs the length up front, so Content-Length is required
+ * (and capped). An upload that raced a cancel is removed again, so no object
+ * outlives its job.
  */
 async function storeUpload(env: Env, jobId: string, request: Request, key: string, contentType: string): Promise<void> {
   const declared = request.headers.get("content-length");
@@ -110,8 +133,8 @@ async function storeUpload(env: Env, jobId: string, request: Request, key: strin
   const sized = new FixedLengthStream(length);
   const [, stored] = await Promise.all([
     request.body.pipeTo(sized.writable),
-    env.CLIPS.put(key, sized.readable, {
-      httpMetadata: { contentType, cacheControl: CLIP_CACHE_CONTROL },
+    privateBucket(env).put(key, sized.readable, {
+      httpMetadata: { contentType },
       customMetadata: { job_id: jobId },
     }),
   ]);
@@ -120,7 +143,7 @@ async function storeUpload(env: Env, jobId: string, request: Request, key: strin
   try {
     await liveProcessingJob(env, jobId, {});
   } catch (err) {
-    await env.CLIPS.delete(key);
+    await privateBucket(env).delete(key);
     throw err;
   }
 }
@@ -152,70 +175,86 @@ export const callbacks = new Hono<CallbackEnv>()
       return c.json({ proceed: true, credits_reserved: reservation.credits } satisfies ProbeAck);
     }
     const error = insufficientCredits(needed);
-    await failJob(c.env, job.accountId, job.id, ["processing"], error, { engineReported: true });
+    await failJob(c.env, { ...job, title: report.title, sourceDurationSeconds: report.duration_seconds }, ["processing"], error, {
+      engineReported: true,
+    });
     return c.json({ proceed: false, credits_reserved: 0, error } satisfies ProbeAck);
   })
   .route("/", speechChannel)
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
-    await storeUpload(c.env, jobId, c.req.raw, clipKey(jobId, index), CLIP_CONTENT_TYPE);
+    await storeUpload(c.env, jobId, c.req.raw, stagedKey(jobId, index, "clip"), CLIP_CONTENT_TYPE);
     await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
   .put("/:job_id/clips/:index/thumbnail", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
-    await storeUpload(c.env, jobId, c.req.raw, thumbnailKey(jobId, index), THUMBNAIL_CONTENT_TYPE);
+    await storeUpload(c.env, jobId, c.req.raw, stagedKey(jobId, index, "thumbnail"), THUMBNAIL_CONTENT_TYPE);
     await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
-  .post("/:job_id/complete", processingInD1, validate("json", CompleteReport), async (c) => {
+  .post("/:job_id/complete", processingOrCompletedInD1, validate("json", CompleteReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
     const indexes = report.clips.map((clip) => clip.index);
     if (new Set(indexes).size !== indexes.length) {
       throw new AppError("invalid_request", "Clip indexes must be unique.");
     }
-    const keys = report.clips.flatMap((clip) => [clipKey(job.id, clip.index), thumbnailKey(job.id, clip.index)]);
+    const keys = report.clips.flatMap((clip) => [stagedKey(job.id, clip.index, "clip"), stagedKey(job.id, clip.index, "thumbnail")]);
     keys.push(...speechUploadKeys(job.id, report));
-    const heads = await Promise.all(keys.map((key) => c.env.CLIPS.head(key)));
+    const heads = await Promise.all(keys.map((key) => privateBucket(c.env).head(key)));
     const missing = keys.filter((_, i) => heads[i] === null);
-    if (missing.length > 0) {
-      throw new AppError("invalid_request", `Uploads missing before completion: ${missing.join(", ")}.`, {
-        errors: missing.map((key) => ({ path: "clips", message: `${key} was not uploaded` })),
-      });
-    }
+    if (missing.length > 0) throw uploadsMissing(missing);
     // Completing without a probe: the charge is checked against the balance exactly as a
     // probe's reservation is (reserveJobCredits finds an existing reservation and keeps it).
-    if (job.creditsReserved <= 0) {
+    let reserved = job.creditsReserved;
+    if (reserved <= 0) {
       const needed = creditsForDuration(report.source_duration_seconds);
       const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
       if (!reservation.ok) {
-        await failJob(c.env, job.accountId, job.id, ["processing"], insufficientCredits(needed), { engineReported: true });
+        await failJob(c.env, job, ["processing"], insufficientCredits(needed), { engineReported: true });
         throw notActive(job.id);
       }
+      reserved = reservation.credits;
     }
     const clips = [...report.clips].sort((a, b) => a.index - b.index);
-    const done = await completeJob(c.env, job.accountId, job.id, {
-      title: report.title,
-      sourceDurationSeconds: report.source_duration_seconds,
-      clips,
-      transcript: report.transcript,
-      transcriptUnavailableReason: report.transcript_unavailable_reason,
-    });
-    if (!done) throw notActive(job.id);
+    let outcome: CompletionOutcome;
+    try {
+      outcome = await completeJob(c.env, { ...job, creditsReserved: reserved }, {
+        title: report.title,
+        sourceDurationSeconds: report.source_duration_seconds,
+        clips,
+        transcript: report.transcript,
+        transcriptUnavailableReason: report.transcript_unavailable_reason,
+        translation: report.translation,
+      });
+    } catch (err) {
+      if (!(err instanceof StagedObjectMissing)) throw err;
+      // Deleted between the check above and the copy: by a cancel's clean-up (409), or never stored (400).
+      if ((await findJob(c.env.DB, job.id))?.status !== "processing") throw notActive(job.id);
+      throw uploadsMissing([err.message]);
+    }
+    if (outcome === "inactive") throw notActive(job.id);
+    if (outcome === "publishing") {
+      // Large clips: publishing goes on with the engine's next call. A sign of life meanwhile.
+      await noteSignOfLife(c.env, job.id);
+      throw new AppError("completion_in_progress", "The clips are still being published; send the same completion again.", {
+        headers: { "Retry-After": "1" },
+      });
+    }
     return c.json(ACK);
   })
   .post("/:job_id/fail", processingInD1, validate("json", FailReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
-    const failed = await failJob(c.env, job.accountId, job.id, ["processing"], report, { engineReported: true });
+    const failed = await failJob(c.env, job, ["processing"], report, { engineReported: true });
     if (!failed) throw notActive(job.id);
     return c.json(ACK);
   })
   // The engine is being stopped (a redeploy): the job goes back to the queue instead of failing.
   .post("/:job_id/interrupted", processingInD1, validate("json", InterruptedReport), async (c) => {
     const job = c.get("job");
-    const outcome = await requeueAfterInterruption(c.env, job.accountId, job.id);
+    const outcome = await requeueAfterInterruption(c.env, job);
     if (outcome === "inactive") throw notActive(job.id);
     return c.json(ACK);
   })

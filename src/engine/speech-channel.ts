@@ -4,9 +4,12 @@
  * its account's Durable Object (live-job.ts), not D1:
  *
  *   POST /:job_id/transcribe                   audio/wav chunk -> TranscribeResult (Workers AI)
- *   PUT  /:job_id/transcript                   Transcript JSON -> R2 transcripts/{job_id}.json
- *   PUT  /:job_id/clips/:index/captions.vtt    WebVTT          -> R2 clips/{job_id}/{index}.vtt
- *   PUT  /:job_id/clips/:index/captions.srt    SubRip          -> R2 clips/{job_id}/{index}.srt
+ *   PUT  /:job_id/transcript                   Transcript JSON -> private transcripts/{job_id}.json
+ *   PUT  /:job_id/clips/:index/captions.vtt    WebVTT          -> private staging/{job_id}/{index}.vtt
+ *   PUT  /:job_id/clips/:index/captions.srt    SubRip          -> private staging/{job_id}/{index}.srt
+ *
+ * Everything lands in the private bucket (storage.ts): the sidecars are
+ * published with their clip at completion, the transcript never is.
  */
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -17,9 +20,9 @@ import { mediaType, readBodyCapped } from "../http/capped-body";
 import { AppError } from "../http/errors";
 import { validate } from "../http/validate";
 import {
-  CLIP_CACHE_CONTROL,
-  captionsKey,
+  privateBucket,
   SRT_CONTENT_TYPE,
+  stagedKey,
   transcriptKey,
   TRANSCRIPT_CONTENT_TYPE,
   VTT_CONTENT_TYPE,
@@ -92,14 +95,14 @@ function requireMediaType(c: Context<ChannelEnv>, allowed: readonly string[]): v
 
 /** Stores a small object for a processing job; one that raced the job's end is removed again. */
 async function storeObject(env: Env, job: Job, key: string, body: Uint8Array | string, contentType: string): Promise<void> {
-  await env.CLIPS.put(key, body, {
-    httpMetadata: { contentType, cacheControl: CLIP_CACHE_CONTROL },
+  await privateBucket(env).put(key, body, {
+    httpMetadata: { contentType },
     customMetadata: { job_id: job.id },
   });
   try {
     await liveProcessingJob(env, job.id, {});
   } catch (err) {
-    await env.CLIPS.delete(key);
+    await privateBucket(env).delete(key);
     throw err;
   }
   await keepEngineAwake(env, job.id);
@@ -140,7 +143,7 @@ async function putCaptions(c: Context<ChannelEnv>, format: CaptionFormat, index:
   requireMediaType(c, [format === "vtt" ? "text/vtt" : "application/x-subrip"]);
   const text = decodeUtf8(await readBodyCapped(c.req.raw, MAX_CAPTIONS_UPLOAD_BYTES), "Captions");
   checkCaptions(format, text);
-  await storeObject(c.env, job, captionsKey(job.id, index, format), text, format === "vtt" ? VTT_CONTENT_TYPE : SRT_CONTENT_TYPE);
+  await storeObject(c.env, job, stagedKey(job.id, index, format), text, format === "vtt" ? VTT_CONTENT_TYPE : SRT_CONTENT_TYPE);
   return c.json(ACK);
 }
 
@@ -148,7 +151,7 @@ async function putCaptions(c: Context<ChannelEnv>, format: CaptionFormat, index:
 export function speechUploadKeys(jobId: string, report: Pick<CompleteReport, "clips" | "transcript">): string[] {
   const sidecars = report.clips
     .filter((clip) => clip.sidecars)
-    .flatMap((clip) => [captionsKey(jobId, clip.index, "vtt"), captionsKey(jobId, clip.index, "srt")]);
+    .flatMap((clip) => [stagedKey(jobId, clip.index, "vtt"), stagedKey(jobId, clip.index, "srt")]);
   return report.transcript ? [transcriptKey(jobId), ...sidecars] : sidecars;
 }
 

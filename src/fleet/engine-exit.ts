@@ -6,6 +6,7 @@
  * without its engine's `interrupted` report reaching us (lost in a deploy):
  * the job is put back in line as that report would have.
  */
+import { findJob } from "../db/jobs";
 import { requeueAfterInterruption } from "../jobs/lifecycle";
 import { sendDispatches } from "./fleet-scheduler";
 import { fleetScheduler } from "./stub";
@@ -13,5 +14,7 @@ import { fleetScheduler } from "./stub";
 export async function engineExited(env: Env, jobId: string): Promise<void> {
   const { grants, heldBy } = await fleetScheduler(env).instanceStopped(jobId);
   await sendDispatches(env, grants);
-  if (heldBy !== null) await requeueAfterInterruption(env, heldBy, jobId);
+  if (heldBy === null) return;
+  const job = await findJob(env.DB, jobId);
+  if (job?.status === "processing") await requeueAfterInterruption(env, job);
 }

@@ -11,6 +11,11 @@ import { getContainer } from "@cloudflare/containers";
 import { ENGINE_SIGNATURE_HEADER, signEngineRequest } from "#contract";
 import type { StartProblem } from "./fleet-scheduler";
 
+/** The engine could not be reached or refused a request that is not a start (a stop). */
+export class EngineUnavailableError extends Error {
+  override readonly name = "EngineUnavailableError";
+}
+
 /**
  * Why a StartJob did not reach a working engine, by what answered. `refused`
  * is the engine's own 4xx to this job's StartJob: the job's fault, retrying
@@ -69,6 +74,7 @@ export interface EngineHost {
   /**
    * Ends whatever the job's engine still does. `engineReported`: the engine
    * itself reported the end, so a shared process has nothing left to stop.
+   * Throws when the stop could not be delivered (the lifecycle redoes it).
    */
   stop(jobId: string, engineReported: boolean): Promise<void>;
   /** Renews a Container's sleep timer (its own outbound calls do not). */
@@ -101,12 +107,10 @@ export function processHost(url: string, secret: string): EngineHost {
     async stop(jobId, engineReported) {
       if (engineReported) return;
       const path = `/jobs/${jobId}/cancel`;
-      try {
-        const response = await fetch(`${origin}${path}`, await signedInit(secret, path, "", CANCEL_TIMEOUT_MS));
-        await response.body?.cancel();
-      } catch (err) {
-        console.warn(`engine cancel for ${jobId} failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
+      const response = await fetch(`${origin}${path}`, await signedInit(secret, path, "", CANCEL_TIMEOUT_MS));
+      await response.body?.cancel();
+      // 404: the engine does not run the job (any more); anything else but a 2xx is a stop not done.
+      if (!response.ok && response.status !== 404) throw new EngineUnavailableError(`engine answered ${response.status} to cancel`);
     },
     async keepAwake() {},
     async serving() {
@@ -157,11 +161,7 @@ export function containerHost(namespace: ContainerNamespace, secret: string): En
     },
     async stop(jobId) {
       // Container.stop() signals only a running instance; SIGTERM lets the engine clean up.
-      try {
-        await stubFor(jobId).stop("SIGTERM");
-      } catch (err) {
-        console.warn(`stopping the engine of ${jobId} failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
+      await stubFor(jobId).stop("SIGTERM");
     },
     async keepAwake(jobId) {
       try {
@@ -186,7 +186,11 @@ export const engineHosts = {
   },
 };
 
-/** Stops the job's engine (never starts one). Best effort: the engine also stops on its next callback's 409. */
+/**
+ * Stops the job's engine (never starts one). Throws when the stop could not
+ * be delivered; the job's settling redoes it (src/jobs/settle.ts), and the
+ * engine also stops on its next callback's 409.
+ */
 export async function stopEngine(env: Env, jobId: string, engineReported: boolean): Promise<void> {
   await engineHosts.select(env).stop(jobId, engineReported);
 }

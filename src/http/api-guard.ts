@@ -11,11 +11,18 @@ export const PUBLIC_API_PATHS: ReadonlySet<string> = new Set(["/api/v1/openapi.j
 /** The tus upload routes: raw bytes (or no body), never JSON; they check their own bodies. */
 export const UPLOADS_PATH = "/api/v1/uploads";
 
+/** The logo routes: PUT takes the image's bytes (at most 1 MiB), checked by the route. */
+export const LOGO_PATH = "/api/v1/logo";
+
 const guarded = every(authenticate, rateLimit, jsonBodyGuard);
 const guardedRawBody = every(authenticate, rateLimit);
 
 function isUploadPath(path: string): boolean {
   return path === UPLOADS_PATH || path.startsWith(`${UPLOADS_PATH}/`);
+}
+
+function isLogoPath(path: string): boolean {
+  return path === LOGO_PATH || path.startsWith(`${LOGO_PATH}/`);
 }
 
 /**
@@ -29,5 +36,6 @@ export const apiGuard = createMiddleware<AppEnv>(async (c, next) => {
     if (c.req.method === "OPTIONS") return next();
     return guardedRawBody(c, next);
   }
+  if (isLogoPath(c.req.path)) return guardedRawBody(c, next);
   await guarded(c, next);
 });

@@ -25,6 +25,33 @@ export const ERROR_CODES = {
     title: "Invalid video type",
     meaning: "`video_type` is not one of the supported values (see GET /api/v1/video-types).",
   },
+  unknown_font: {
+    status: 400,
+    title: "Unknown font",
+    meaning:
+      "`caption_font` is not one of the installed caption fonts (`allowed_values` lists them; see the README's caption fonts).",
+  },
+  invalid_color: {
+    status: 400,
+    title: "Invalid colour",
+    meaning: "A colour (`caption_color`, `caption_highlight_color`, `caption_outline_color`, `caption_box_color`) is not written `#RRGGBB`.",
+  },
+  unsupported_language: {
+    status: 400,
+    title: "Unsupported language",
+    meaning:
+      "`language` or `caption_language` is not a supported ISO 639-1 code (`language`: the speech-to-text model's languages; `caption_language`: the translation model's). `allowed_values` lists them.",
+  },
+  invalid_logo: {
+    status: 400,
+    title: "Invalid logo",
+    meaning: "The logo is not a complete PNG or JPEG image (judged by its bytes), or a side of it is over 1024 pixels.",
+  },
+  logo_too_large: {
+    status: 400,
+    title: "Logo too large",
+    meaning: "The logo is over 1 MiB (1,048,576 bytes).",
+  },
   invalid_webhook_url: {
     status: 400,
     title: "Invalid webhook URL",
@@ -167,6 +194,11 @@ export const ERROR_CODES = {
     title: "Configuration not found",
     meaning: "`config_name` names no saved configuration of this account.",
   },
+  logo_not_uploaded: {
+    status: 422,
+    title: "Logo not uploaded",
+    meaning: "The configuration places a logo (`logo_position` is not `off`) but the account has none: upload it with PUT /api/v1/logo first.",
+  },
   idempotency_key_reused: {
     status: 422,
     title: "Idempotency key reused",
@@ -195,6 +227,12 @@ export const ERROR_CODES = {
     meaning:
       "Engine channel only: this deployment has no Workers AI binding (local development); the engine uses the other transcript sources.",
   },
+  completion_in_progress: {
+    status: 503,
+    title: "Completion in progress",
+    meaning:
+      "Engine channel only: the job's clips are still being published (large clips take more than one call); the engine sends the same completion again.",
+  },
   service_unavailable: {
     status: 503,
     title: "Service unavailable",
@@ -204,7 +242,7 @@ export const ERROR_CODES = {
     status: 503,
     title: "Service misconfigured",
     meaning:
-      "The operator's configuration stops the service from running jobs (e.g. a weak ENGINE_SECRET); nothing was created. Retry later.",
+      "The operator's configuration stops the service from running jobs (e.g. a missing or weak engine signing key or callback token secret); nothing was created. Retry later.",
   },
 } as const;
 

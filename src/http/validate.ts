@@ -1,7 +1,8 @@
 import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
 import type { z } from "zod";
-import { AppError, type FieldError } from "./errors";
+import { CAPTION_FONTS, CAPTION_LANGUAGES, SPEECH_LANGUAGES } from "#contract";
+import { AppError, type ErrorCode, type FieldError } from "./errors";
 
 /** Turns zod issues into the problem document's `errors: [{path, message}]`. */
 export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldError[] {
@@ -26,16 +27,48 @@ type ValidationResult = { target: keyof ValidationTargets } & (
 );
 
 /**
+ * Fields whose bad values have a code of their own (issue 29): a request
+ * whose every problem is in such fields answers that code instead of
+ * invalid_request, and `allowed_values` where the field has a fixed set.
+ */
+const FIELD_CODES: Record<string, { code: ErrorCode; allowed?: readonly string[] }> = {
+  caption_font: { code: "unknown_font", allowed: CAPTION_FONTS },
+  caption_color: { code: "invalid_color" },
+  caption_highlight_color: { code: "invalid_color" },
+  caption_outline_color: { code: "invalid_color" },
+  caption_box_color: { code: "invalid_color" },
+  language: { code: "unsupported_language", allowed: SPEECH_LANGUAGES },
+  caption_language: { code: "unsupported_language", allowed: CAPTION_LANGUAGES },
+};
+
+/** The specific code shared by every issue, or null (then the request is invalid_request). */
+function specificCode(issues: readonly z.core.$ZodIssue[]): { code: ErrorCode; allowed?: readonly string[] } | null {
+  const codes = issues.map((issue) => FIELD_CODES[String(issue.path.at(-1) ?? "")] ?? null);
+  const first = codes[0];
+  if (!first || codes.some((c) => c?.code !== first.code)) return null;
+  // One field's list is the answer's; two fields with one code (language, caption_language) list none.
+  const sameField = issues.every((issue) => issue.path.at(-1) === issues[0]!.path.at(-1));
+  return sameField ? first : { code: first.code };
+}
+
+/**
  * The one validation hook of the project: a failure becomes one AppError
  * invalid_request listing every field problem (rendered by app.onError as
- * problem+json). Used by `validate()` below and as the `defaultHook` of every
- * OpenAPIHono app (src/http/api-app.ts).
+ * problem+json), or the code of the fields concerned (FIELD_CODES). Used by
+ * `validate()` below and as the `defaultHook` of every OpenAPIHono app
+ * (src/http/api-app.ts).
  */
 export function rejectInvalid(result: ValidationResult): void {
   if (!result.success) {
-    throw new AppError("invalid_request", `The ${TARGET_NAMES[result.target]} is invalid.`, {
-      errors: fieldErrors(result.error.issues),
-    });
+    const errors = fieldErrors(result.error.issues);
+    const specific = specificCode(result.error.issues);
+    if (specific) {
+      throw new AppError(specific.code, `The ${TARGET_NAMES[result.target]} is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join("; ")}.`, {
+        errors,
+        ...(specific.allowed ? { extra: { allowed_values: [...specific.allowed] } } : {}),
+      });
+    }
+    throw new AppError("invalid_request", `The ${TARGET_NAMES[result.target]} is invalid.`, { errors });
   }
 }
 

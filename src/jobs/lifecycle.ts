@@ -1,32 +1,38 @@
 /**
  * Job state transitions: the one writer of a job's status after submission.
- * Each end state is reached by one D1 batch whose statements are all guarded
- * by the job's current status: the credit movement and the transition either
- * both apply or neither does. Whoever's batch matched (cancel, watchdog,
- * engine callback, queue consumer) runs the follow-up exactly once: the
- * account's slot and deadline, the fleet's capacity (in the same step), R2
- * cleanup, and stopping the job's engine instance.
+ * Each transition is one D1 batch whose statements are all guarded by the
+ * job's current status: the credit movement, the transition and its webhook
+ * event (the outbox, src/webhooks/outbox.ts) either all apply or none does.
+ * Whoever's batch matched (cancel, watchdog, engine callback, queue consumer)
+ * then releases what the job held (settle.ts) and dispatches the event; both
+ * are idempotent and never throw, and whatever they leave undone is redone
+ * by the next attempt or the sweep (sweep.ts). No failure after the commit
+ * can lose the event or keep a hold for good.
  */
 import { accountState } from "../account/stub";
-import type { ClipReport, FailureCode, TranscriptSummary } from "#contract";
-import { stopEngine } from "../fleet/engine-host";
+import type { ClipReport, FailureCode, TranscriptSummary, TranslationOutcome } from "#contract";
 import { maxQueueSeconds } from "../settings";
-import { insertClipWhileProcessing } from "../db/clips";
+import { insertClipWhileProcessing, type Clip } from "../db/clips";
 import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
 import {
+  claimPublicationKey,
+  endStep,
   finishCompleted,
   finishUnsuccessful,
   findJob,
   recordTranscriptWhileProcessing,
   requeueInterrupted,
   RESTART_STEP,
+  type Job,
   type JobStatus,
 } from "../db/jobs";
-import { releaseCapacity, requeueInFleet } from "../fleet/capacity";
+import { requeueInFleet } from "../fleet/capacity";
 import { engineGone, repairQueuedJob, waitingPastDeadline } from "../fleet/repair";
-import { clipKey, deleteJobObjects, thumbnailKey } from "./storage";
-import { emitJobEvent } from "../webhooks/emit";
-import { releaseJobUpload } from "../uploads/job-source";
+import { newPublicationKey, publishedKeys, publishStaged, type PublishedClip } from "./publication";
+import { deleteKeys } from "./storage";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
+import { settleEndedJob, type SettleOptions } from "./settle";
+
 
 /** A job whose engine is stopped under it this many times (redeploys) fails with internal_error. */
 export const MAX_ENGINE_RESTARTS = 3;
@@ -35,14 +41,10 @@ function wonTransition(result: D1Result | undefined): boolean {
   return (result?.results.length ?? 0) > 0;
 }
 
-/**
- * Frees everything an ended job held: the account's slot, deadline and live
- * state (its reports are refused from here on), and fleet capacity.
- */
-async function releaseHolds(env: Env, accountId: string, jobId: string): Promise<void> {
-  await accountState(env, accountId).jobEnded(jobId);
-  await releaseCapacity(env, jobId);
-  await releaseJobUpload(env, jobId); // an uploaded source is deleted when its job ends
+/** After a committed end: release what the job held, then send its event (the holds first: a receiver may submit again at once). */
+async function afterEnd(env: Env, ended: Job, written: boolean, options: SettleOptions): Promise<void> {
+  await settleEndedJob(env, ended, options);
+  if (written) await dispatchJobEvents(env, ended.id);
 }
 
 export interface Completion {
@@ -51,91 +53,151 @@ export interface Completion {
   clips: ClipReport[];
   transcript: TranscriptSummary | null;
   transcriptUnavailableReason: string | null;
+  translation?: TranslationOutcome | null;
 }
 
-/** processing -> completed: writes the clip rows and charges the reservation. False if no longer processing. */
-export async function completeJob(env: Env, accountId: string, jobId: string, done: Completion): Promise<boolean> {
+function clipRow(jobId: string, clip: ClipReport, published: PublishedClip): Clip {
+  return {
+    jobId,
+    index: clip.index,
+    objectKey: published.clip,
+    thumbnailKey: published.thumbnail,
+    vttKey: published.vtt,
+    srtKey: published.srt,
+    startSeconds: clip.start_seconds,
+    endSeconds: clip.end_seconds,
+    score: clip.score,
+    reasons: clip.reasons,
+    width: clip.width,
+    height: clip.height,
+    reframe: clip.reframe,
+    facesCount: clip.faces_count,
+    text: clip.text,
+    title: clip.title,
+    captionsBurned: clip.captions_burned,
+    sidecars: clip.sidecars,
+  };
+}
+
+/**
+ * What a completion attempt came to: the job completed (now, or by an
+ * earlier attempt whose answer was lost); it is no longer processing; or its
+ * clips are still being published (the engine calls again, and the next
+ * attempt goes on where this one stopped).
+ */
+export type CompletionOutcome = "completed" | "inactive" | "publishing";
+
+/**
+ * processing -> completed, in the step that charges: publishes the staged
+ * clips (publication.ts) under keys nothing has revealed, then one D1 batch
+ * charges the reservation, writes the clip rows with those keys (which
+ * reveals them) and the transition with its event. `job` is the processing
+ * job as last read, its reservation included. A completion that loses its
+ * transition (the job was canceled or failed meanwhile) deletes what it
+ * published. Throws StagedObjectMissing when an upload the report names is
+ * not staged.
+ */
+export async function completeJob(env: Env, job: Job, done: Completion): Promise<CompletionOutcome> {
+  const publicationKey = await claimPublicationKey(env.DB, job.id, newPublicationKey());
+  if (publicationKey === null) return "inactive";
+  const published = await publishedKeys(publicationKey, done.clips);
+  if ((await publishStaged(env, job.id, published)) === "more") return "publishing";
+
   const now = new Date().toISOString();
+  const transitionId = newTransitionId();
   const fallbackCharge = creditsForDuration(done.sourceDurationSeconds);
-  const clipStatements = done.clips.map((clip) =>
-    insertClipWhileProcessing(env.DB, {
-      jobId,
-      index: clip.index,
-      objectKey: clipKey(jobId, clip.index),
-      thumbnailKey: thumbnailKey(jobId, clip.index),
-      startSeconds: clip.start_seconds,
-      endSeconds: clip.end_seconds,
-      score: clip.score,
-      reasons: clip.reasons,
-      width: clip.width,
-      height: clip.height,
-      reframe: clip.reframe,
-      facesCount: clip.faces_count,
-      text: clip.text,
-      title: clip.title,
-      captionsBurned: clip.captions_burned,
-      sidecars: clip.sidecars,
-    }),
-  );
+  const clips = done.clips.map((clip, i) => clipRow(job.id, clip, published[i]!));
+  const completed: Job = {
+    ...job,
+    status: "completed",
+    progress: 100,
+    step: "Completed",
+    title: done.title,
+    sourceDurationSeconds: done.sourceDurationSeconds,
+    // As finishCompleted charges: the reservation, else the fallback.
+    creditsCharged: job.creditsReserved > 0 ? job.creditsReserved : fallbackCharge,
+    creditsReserved: 0,
+    lastReportAt: now,
+    updatedAt: now,
+    completedAt: now,
+    transcript: done.transcript,
+    transcriptUnavailableReason: done.transcript ? null : done.transcriptUnavailableReason,
+    translation: done.translation ?? null,
+  };
   const results = await env.DB.batch([
-    chargeJobCredits(env.DB, jobId, fallbackCharge),
-    ...clipStatements,
-    recordTranscriptWhileProcessing(env.DB, jobId, done.transcript, done.transcriptUnavailableReason),
-    finishCompleted(env.DB, jobId, done.title, done.sourceDurationSeconds, fallbackCharge, now),
+    chargeJobCredits(env.DB, job.id, fallbackCharge),
+    ...clips.map((clip) => insertClipWhileProcessing(env.DB, clip)),
+    recordTranscriptWhileProcessing(env.DB, job.id, done.transcript, done.transcriptUnavailableReason, done.translation ?? null),
+    finishCompleted(env.DB, job.id, done.title, done.sourceDurationSeconds, fallbackCharge, now, transitionId),
+    jobEventStatement(env, { id: transitionId, type: "job.completed", job: completed, clips, at: now }),
   ]);
-  if (!wonTransition(results.at(-1))) return false;
-  await releaseHolds(env, accountId, jobId);
-  await stopEngine(env, jobId, true);
-  await emitJobEvent(env, accountId, jobId, "job.completed");
-  return true;
-}
-
-interface EndOptions {
-  /** The engine itself reported this end (fail, refused probe) or never got the job. */
-  engineReported: boolean;
+  if (!wonTransition(results.at(-2))) {
+    // Never revealed (no clip row points at them); the end's own clean-up also repeats this for a while.
+    await deleteKeys(env.CLIPS, published.flatMap((p) => [p.clip, p.thumbnail, p.vtt, p.srt]).filter((k): k is string => k !== null)).catch(
+      (err: unknown) => console.error(`removing what the lost completion of ${job.id} published failed; the sweep removes it`, err),
+    );
+    return "inactive";
+  }
+  await afterEnd(env, completed, eventWritten(results.at(-1)), { engineReported: true });
+  return "completed";
 }
 
 /**
  * Ends a job that did not complete (failed or canceled) from one of `from`:
- * releases its reserved credits, deletes partial clips, frees slot and
- * capacity, stops the engine. False when the job was not in `from` (someone
- * else ended it first).
+ * releases its reserved credits, then its holds and objects (settle.ts).
+ * False when the job was not in `from` (someone else ended it first).
  */
 async function endUnsuccessfully(
   env: Env,
-  accountId: string,
-  jobId: string,
+  job: Job,
   from: readonly JobStatus[],
   to: "failed" | "canceled",
   error: { code: FailureCode; message: string } | null,
-  options: EndOptions,
+  options: SettleOptions,
 ): Promise<boolean> {
   const now = new Date().toISOString();
+  const transitionId = newTransitionId();
+  const ended: Job = {
+    ...job,
+    status: to,
+    step: endStep(to),
+    errorCode: error?.code ?? null,
+    errorMessage: error?.message ?? null,
+    creditsReserved: 0,
+    updatedAt: now,
+    completedAt: now,
+  };
   const results = await env.DB.batch([
-    releaseJobCredits(env.DB, jobId, from),
-    finishUnsuccessful(env.DB, jobId, from, to, error, now),
+    releaseJobCredits(env.DB, job.id, from),
+    finishUnsuccessful(env.DB, job.id, from, to, error, now, transitionId),
+    jobEventStatement(env, { id: transitionId, type: to === "failed" ? "job.failed" : "job.canceled", job: ended, at: now }),
   ]);
-  if (!wonTransition(results.at(-1))) return false;
-  await releaseHolds(env, accountId, jobId);
-  await stopEngine(env, jobId, options.engineReported);
-  await deleteJobObjects(env.CLIPS, jobId);
-  await emitJobEvent(env, accountId, jobId, to === "failed" ? "job.failed" : "job.canceled");
+  if (!wonTransition(results.at(-2))) return false;
+  await afterEnd(env, ended, eventWritten(results.at(-1)), options);
   return true;
 }
 
 export function failJob(
   env: Env,
-  accountId: string,
-  jobId: string,
+  job: Job,
   from: readonly JobStatus[],
   error: { code: FailureCode; message: string },
-  options: EndOptions,
+  options: SettleOptions,
 ): Promise<boolean> {
-  return endUnsuccessfully(env, accountId, jobId, from, "failed", error, options);
+  return endUnsuccessfully(env, job, from, "failed", error, options);
 }
 
-export function cancelJob(env: Env, accountId: string, jobId: string): Promise<boolean> {
-  return endUnsuccessfully(env, accountId, jobId, ["queued", "processing"], "canceled", null, { engineReported: false });
+export function cancelJob(env: Env, job: Job): Promise<boolean> {
+  return endUnsuccessfully(env, job, ["queued", "processing"], "canceled", null, { engineReported: false });
+}
+
+/**
+ * An ended job whose releases may not all have happened (a retried callback,
+ * an alarm or a dead letter for a job that already ended): releases them
+ * again. Idempotent; cheap when the job is settled already.
+ */
+export async function resettle(env: Env, job: Job): Promise<void> {
+  await settleEndedJob(env, job, { engineReported: false });
 }
 
 /**
@@ -146,63 +208,78 @@ export function cancelJob(env: Env, accountId: string, jobId: string): Promise<b
  * so nothing stays held.
  *
  * Two deadlines are not what they seem (fleet/repair.ts): a queued job whose
- * own queue deadline has not passed met a stale deadline (the account's
- * object missed its move back to the queue), and a processing job whose
- * engine instance is gone was interrupted, not silent. Both live on
- * ("repaired"); the caller keeps their slot.
+ * own queue deadline has not passed met a stale one (the account's object
+ * missed its move back to the queue), and a processing job whose engine no
+ * longer serves it was interrupted, not silent (its report was lost). Both
+ * live on: "repaired", and the caller keeps their slot.
  */
 export async function expireOverdueJob(env: Env, accountId: string, jobId: string): Promise<"ended" | "repaired"> {
   const job = await findJob(env.DB, jobId);
-  let expired = false;
-  if (job?.status === "queued") {
+  if (!job || job.accountId !== accountId) {
+    // Deleted (or never created): only the account's own hold can be left.
+    await accountState(env, accountId).jobEnded(jobId);
+    return "ended";
+  }
+  if (job.status === "queued") {
     if (!(await waitingPastDeadline(env, job))) {
       await repairQueuedJob(env, job);
       return "repaired";
     }
-    expired = await failJob(
+    await failJob(
       env,
-      accountId,
-      jobId,
+      job,
       ["queued"],
       { code: "queue_timeout", message: `No engine became free within ${maxQueueSeconds(env)} seconds; nothing was charged.` },
       { engineReported: false },
     );
-  } else if (job?.status === "processing") {
+  } else if (job.status === "processing") {
     if (await engineGone(env, jobId)) {
-      const outcome = await requeueAfterInterruption(env, accountId, jobId);
-      if (outcome === "requeued") return "repaired";
-      expired = outcome === "failed";
+      if ((await requeueAfterInterruption(env, job)) === "requeued") return "repaired";
     } else {
-      expired = await failJob(
+      await failJob(
         env,
-        accountId,
-        jobId,
+        job,
         ["processing"],
         { code: "processing_timeout", message: "The clip engine stopped reporting progress." },
         { engineReported: false },
       );
     }
+  } else {
+    // Ended already (whoever lost a race above, the winner settles): release what it may still hold.
+    await resettle(env, job);
   }
-  if (!expired) await releaseHolds(env, accountId, jobId);
   return "ended";
 }
 
 /**
  * The job's engine was stopped under it (SIGTERM on a redeploy): the job goes
  * back to the head of the line and starts again, with its credits as they
- * were, at most MAX_ENGINE_RESTARTS times; after that it fails.
+ * were, at most MAX_ENGINE_RESTARTS times; after that it fails. Going back
+ * to the queue is a transition of its own, with its job.queued event.
  */
-export async function requeueAfterInterruption(env: Env, accountId: string, jobId: string): Promise<"requeued" | "failed" | "inactive"> {
+export async function requeueAfterInterruption(env: Env, job: Job): Promise<"requeued" | "failed" | "inactive"> {
   const now = new Date().toISOString();
-  if (await requeueInterrupted(env.DB, jobId, MAX_ENGINE_RESTARTS, now)) {
-    await accountState(env, accountId).jobMoved(jobId, { status: "queued", step: RESTART_STEP, at: now, restarted: true }, maxQueueSeconds(env));
-    await requeueInFleet(env, jobId, accountId);
+  const transitionId = newTransitionId();
+  const requeued: Job = { ...job, status: "queued", step: RESTART_STEP, restarts: job.restarts + 1, updatedAt: now };
+  const [transition, event] = await env.DB.batch([
+    requeueInterrupted(env.DB, job.id, MAX_ENGINE_RESTARTS, now, transitionId),
+    jobEventStatement(env, { id: transitionId, type: "job.queued", job: requeued, at: now }),
+  ]);
+  if (wonTransition(transition)) {
+    try {
+      await accountState(env, job.accountId).jobMoved(job.id, { status: "queued", step: RESTART_STEP, at: now, restarted: true }, maxQueueSeconds(env));
+    } catch (err) {
+      // The object is repaired from D1 by the job's next report; its old deadline still guards the job.
+      console.error(`recording the requeue of ${job.id} in its account's object failed`, err);
+    }
+    if (eventWritten(event)) await dispatchJobEvents(env, job.id);
+    // If this throws, the fleet learns the requeue from D1 (FleetScheduler reconcile, fleet/repair.ts).
+    await requeueInFleet(env, job.id, job.accountId);
     return "requeued";
   }
   const failed = await failJob(
     env,
-    accountId,
-    jobId,
+    job,
     ["processing"],
     { code: "internal_error", message: `The clip engine was stopped ${MAX_ENGINE_RESTARTS} times while working on this job.` },
     { engineReported: true },

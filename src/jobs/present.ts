@@ -1,10 +1,24 @@
 /** Job -> API JSON, shaped by status (SPEC section 3). Clip links live under CDN_URL. */
 import type { Clip } from "../db/clips";
 import type { Job } from "../db/jobs";
-import { captionsKey, cdnUrl } from "./storage";
+import { cdnUrl, legacyCaptionsKey } from "./storage";
+
+/** A clip's published sidecar keys, or null without sidecars (clips published before issue 22 keep theirs next to the clip). */
+export function captionKeysOf(clip: Clip): { vtt: string; srt: string } | null {
+  if (!clip.sidecars) return null;
+  return {
+    vtt: clip.vttKey ?? legacyCaptionsKey(clip.jobId, clip.index, "vtt"),
+    srt: clip.srtKey ?? legacyCaptionsKey(clip.jobId, clip.index, "srt"),
+  };
+}
 
 function round3(value: number): number {
   return Math.round(value * 1000) / 1000;
+}
+
+function captionsOf(cdnBase: string, clip: Clip): { vtt_url: string; srt_url: string } | null {
+  const keys = captionKeysOf(clip);
+  return keys ? { vtt_url: cdnUrl(cdnBase, keys.vtt), srt_url: cdnUrl(cdnBase, keys.srt) } : null;
 }
 
 function presentClip(cdnBase: string, clip: Clip) {
@@ -22,12 +36,7 @@ function presentClip(cdnBase: string, clip: Clip) {
     faces_count: clip.facesCount,
     text: clip.text,
     title: clip.title,
-    captions: clip.sidecars
-      ? {
-          vtt_url: cdnUrl(cdnBase, captionsKey(clip.jobId, clip.index, "vtt")),
-          srt_url: cdnUrl(cdnBase, captionsKey(clip.jobId, clip.index, "srt")),
-        }
-      : null,
+    captions: captionsOf(cdnBase, clip),
     captions_burned: clip.captionsBurned,
   };
 }
@@ -38,6 +47,8 @@ function speechFields(job: Job) {
     transcript: job.transcript ? { source: job.transcript.source, language: job.transcript.language, word_count: job.transcript.word_count } : null,
     transcript_unavailable_reason: job.transcript ? null : job.transcriptUnavailableReason,
     language: job.transcript?.language ?? null,
+    // Issue 29: what became of caption_language (null when none was asked for).
+    translation: job.translation ?? null,
   };
 }
 
@@ -50,6 +61,9 @@ function commonFields(job: Job) {
     video_type: job.videoType,
     config_name: job.configName,
     captions_url: job.captionsUrl,
+    // Issue 29 (a job stored in a live state before these existed has neither).
+    language_hint: job.config.language ?? null,
+    caption_language: job.config.caption_language ?? null,
     created_at: job.createdAt,
     updated_at: job.updatedAt,
     ...(job.sourceDurationSeconds !== null ? { source_duration_seconds: job.sourceDurationSeconds } : {}),

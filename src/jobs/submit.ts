@@ -9,10 +9,12 @@ import { getConfig } from "../db/configs";
 import { deleteIdempotencyRecord, storeIdempotentResponseStatement } from "../db/idempotency";
 import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
 import { engineConfigProblem, maxQueueSeconds } from "../settings";
-import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type VideoType } from "#contract";
+import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type ClipConfig, type VideoType } from "#contract";
+import { findLogo } from "../db/logos";
 import { AppError } from "../http/errors";
 import type { JobMessage } from "../queue/message";
-import { emitJobEvent } from "../webhooks/emit";
+import { deleteUndispatchedJobEvents } from "../db/webhooks";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
 import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source";
 import { newJobId } from "./ids";
 
@@ -37,6 +39,8 @@ export interface Submission {
   configName: string | null;
   /** SRT/WebVTT file for the transcript, already checked like video_url. */
   captionsUrl: string | null;
+  /** `language` / `caption_language` sent with the submission: they override the configuration's. */
+  languages?: Partial<Pick<ClipConfig, "language" | "caption_language">>;
 }
 
 /**
@@ -106,6 +110,13 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     if (!saved) throw new AppError("config_not_found", `No saved configuration named "${submission.configName}".`);
     config = saved.config;
   }
+  config = { ...config, ...submission.languages };
+  if (config.logo_position !== "off" && !(await findLogo(env.DB, submission.accountId))) {
+    throw new AppError(
+      "logo_not_uploaded",
+      `The configuration places a logo (logo_position ${config.logo_position}) but this account has none: upload it with PUT /api/v1/logo.`,
+    );
+  }
 
   const jobId = newJobId();
   // The upload first: a second job on the same upload is refused as upload_in_use, whatever the slot says.
@@ -135,13 +146,19 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     captionsUrl: submission.captionsUrl ?? null,
   };
   const job = queuedJob(row);
-  const writes = [insertJobStatement(env.DB, row)];
+  // The job and its job.queued event in one batch (the outbox); the event goes out once the job is queued.
+  const transitionId = newTransitionId();
+  const writes = [
+    insertJobStatement(env.DB, row, transitionId),
+    jobEventStatement(env, { id: transitionId, type: "job.queued", job, at: row.now }),
+  ];
   if (idempotent) {
     const answer = JSON.stringify(idempotent.present(job));
     writes.push(storeIdempotentResponseStatement(env.DB, submission.accountId, idempotent.key, 201, answer));
   }
+  let written: boolean;
   try {
-    await env.DB.batch(writes);
+    written = eventWritten((await env.DB.batch(writes))[1]);
   } catch (err) {
     await account.releaseSlot(jobId);
     await giveUploadBack();
@@ -156,7 +173,8 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     await env.JOBS.send(message);
   } catch (err) {
     console.error(`enqueueing ${jobId} failed`, err);
-    await deleteQueuedJob(env.DB, jobId);
+    // Its event goes with it, undispatched: a job that was never created has no events.
+    await env.DB.batch([deleteUndispatchedJobEvents(env.DB, jobId), deleteQueuedJob(env.DB, jobId)]);
     // The job is gone, so its stored answer must go too: the client may retry the key.
     if (idempotent) await deleteIdempotencyRecord(env.DB, submission.accountId, idempotent.key);
     // Slot, deadline and live state go together.
@@ -166,6 +184,6 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
       headers: { "Retry-After": "5" },
     });
   }
-  await emitJobEvent(env, submission.accountId, jobId, "job.queued");
+  if (written) await dispatchJobEvents(env, jobId);
   return job;
 }

@@ -1,13 +1,18 @@
-/** Reading a job's transcript back from R2 (the engine stored it over the channel). */
+/**
+ * Reading a job's transcript back from the private bucket (the engine stored
+ * it over the channel; storage.ts). It is never on {cdn_url}: only the
+ * authenticated API and the dashboard serve it.
+ */
 import type { Job } from "../db/jobs";
 import { Transcript } from "#contract";
 import { toPlainText, toSrt, toWebVtt } from "./transcript-formats";
-import { transcriptKey } from "./storage";
+import { privateBucket, transcriptKey } from "./storage";
 
 /** The transcript of a completed job that has one, else null. */
-export async function loadTranscript(bucket: R2Bucket, job: Job): Promise<Transcript | null> {
+export async function loadTranscript(env: Env, job: Job): Promise<Transcript | null> {
   if (job.status !== "completed" || !job.transcript) return null;
-  const object = await bucket.get(transcriptKey(job.id));
+  // A job completed before issue 22 may still have it in CLIPS until the sweep moves it.
+  const object = (await privateBucket(env).get(transcriptKey(job.id))) ?? (await env.CLIPS.get(transcriptKey(job.id)));
   if (!object) return null;
   const parsed = Transcript.safeParse(await object.json());
   // Only the channel route writes this key, after validating the same schema.

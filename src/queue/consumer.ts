@@ -22,6 +22,7 @@
  */
 import { accountState } from "../account/stub";
 import { findJob, markProcessing, QUEUED_STEP, revertToQueued, type Job } from "../db/jobs";
+import { withdrawProcessingEvent } from "../db/webhooks";
 import { EngineStartError, startOnEngine } from "../engine/dispatch";
 import { releaseCapacity } from "../fleet/capacity";
 import { stopEngine } from "../fleet/engine-host";
@@ -31,7 +32,7 @@ import { queueSecondsLeft } from "../fleet/repair";
 import { fleetScheduler } from "../fleet/stub";
 import { failJob } from "../jobs/lifecycle";
 import { EngineMisconfiguredError, silenceTimeoutSeconds } from "../settings";
-import { emitJobEvent } from "../webhooks/emit";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
 import type { JobMessage } from "./message";
 
 /** Must match `max_retries` of the consumer in wrangler.toml (only unexpected errors use the queue's retries). */
@@ -75,22 +76,42 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     message.ack();
     return;
   }
-  if (job.status === "queued" && !(await markProcessing(env.DB, jobId, new Date().toISOString()))) {
-    const now = await findJob(env.DB, jobId);
-    // Ended between our read and the grant (a cancel whose release came first): give the grant back.
-    if (!now || ENDED.has(now.status)) await releaseCapacity(env, jobId, { noInstance: true });
-    message.ack();
-    return;
+  // Processing from here, so the engine's first report finds the job live. The transition and its
+  // job.processing event are one batch (the outbox); the event goes out once an engine took the job.
+  // A job already processing was marked by a delivery of this chain that died before StartJob.
+  let processing: Job = job;
+  let eventPending = job.status === "processing";
+  if (job.status === "queued") {
+    const startedAt = new Date().toISOString();
+    const transitionId = newTransitionId();
+    processing = { ...job, status: "processing", step: "Starting", lastReportAt: startedAt, updatedAt: startedAt };
+    const [moved, event] = await env.DB.batch([
+      markProcessing(env.DB, jobId, startedAt, transitionId),
+      jobEventStatement(env, { id: transitionId, type: "job.processing", job: processing, at: startedAt }),
+    ]);
+    if ((moved?.results.length ?? 0) === 0) {
+      const now = await findJob(env.DB, jobId);
+      // Ended between our read and the grant (a cancel whose release came first): give the grant back.
+      if (!now || ENDED.has(now.status)) await releaseCapacity(env, jobId, { noInstance: true });
+      message.ack();
+      return;
+    }
+    eventPending = eventWritten(event);
   }
-  await accountState(env, accountId).jobMoved(
-    jobId,
-    { status: "processing", step: "Starting", at: new Date().toISOString(), report: true },
-    silenceTimeoutSeconds(env),
-  );
   try {
-    await startOnEngine(env, { ...job, status: "processing" });
+    await accountState(env, accountId).jobMoved(
+      jobId,
+      { status: "processing", step: "Starting", at: processing.updatedAt, report: true },
+      silenceTimeoutSeconds(env),
+    );
   } catch (err) {
-    await startFailed(env, job, claim.dispatch, err);
+    // Committed: the job starts anyway. The object is repaired from D1 by the engine's first report.
+    console.error(`recording ${jobId} as processing in its account's object failed`, err);
+  }
+  try {
+    await startOnEngine(env, processing);
+  } catch (err) {
+    await startFailed(env, processing, claim.dispatch, err);
     message.ack();
     return;
   }
@@ -100,7 +121,7 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     message.ack();
     return;
   }
-  await emitJobEvent(env, accountId, jobId, "job.processing");
+  if (eventPending) await dispatchJobEvents(env, jobId);
   message.ack();
 }
 
@@ -123,14 +144,23 @@ async function startFailed(env: Env, job: Job, dispatch: number, err: unknown): 
       kind === "refused"
         ? "The clip engine refused the job; nothing was charged."
         : `No clip engine could be started for ${Math.round(outcome.triedSeconds / 60)} minutes; nothing was charged.`;
-    await failJob(env, job.accountId, job.id, ["queued", "processing"], { code: "internal_error", message }, { engineReported: false });
+    // The engine never took it: its processing transition's event is withdrawn as a revert would (the job fails instead).
+    await withdrawProcessingEvent(env.DB, job.id).run();
+    await failJob(env, job, ["queued", "processing"], { code: "internal_error", message }, { engineReported: false });
     return;
   }
   console.warn(`starting ${job.id} failed (${kind}), retrying in ${outcome.delaySeconds} s: ${reason}`);
-  // Back to queued with the deadline it had: a refused start is not a new wait.
+  // Back to queued with the deadline it had (a refused start is not a new wait); its job.processing event,
+  // not sent yet, goes with the transition it announced.
   const at = new Date().toISOString();
-  if (await revertToQueued(env.DB, job.id, at)) {
-    await accountState(env, job.accountId).jobMoved(job.id, { status: "queued", step: QUEUED_STEP, at }, await queueSecondsLeft(env, job.id));
+  const [, reverted] = await env.DB.batch([withdrawProcessingEvent(env.DB, job.id), revertToQueued(env.DB, job.id, at)]);
+  if ((reverted?.results.length ?? 0) > 0) {
+    try {
+      await accountState(env, job.accountId).jobMoved(job.id, { status: "queued", step: QUEUED_STEP, at }, await queueSecondsLeft(env, job.id));
+    } catch (err) {
+      // Its processing deadline stays; when it passes, the repair (fleet/repair.ts) finds the job queued and fixes the object.
+      console.error(`recording ${job.id} as queued again in its account's object failed`, err);
+    }
   }
   await env.JOBS.send({ job_id: job.id, account_id: job.accountId, dispatch: outcome.dispatch } satisfies JobMessage, { delaySeconds: outcome.delaySeconds });
 }

@@ -9,7 +9,7 @@
  */
 import { findJob } from "../db/jobs";
 import { fleetScheduler } from "../fleet/stub";
-import { expireOverdueJob, failJob } from "../jobs/lifecycle";
+import { expireOverdueJob, failJob, resettle } from "../jobs/lifecycle";
 import { isJobMessage } from "./consumer";
 
 /** The jobs dead-letter queue's name, as in wrangler.toml (the Worker consumes both queues). */
@@ -31,8 +31,7 @@ export async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env):
         if (!superseded) {
           const failed = await failJob(
             env,
-            accountId,
-            jobId,
+            job,
             ["queued", "processing"],
             { code: "internal_error", message: "The job could not be dispatched to the clip engine; nothing was charged." },
             { engineReported: false },
@@ -41,7 +40,7 @@ export async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env):
         }
       } else if (job) {
         // Ended already: make sure nothing it held stays held.
-        await expireOverdueJob(env, job.accountId, jobId);
+        await resettle(env, job);
       }
       message.ack();
     } catch (err) {

@@ -4,7 +4,6 @@
  * it when the job ends. The job's video_url is an internal `upload://` URL
  * whose last segment is the file name, so the engine titles it like a link.
  */
-import { findJob } from "../db/jobs";
 import { AppError } from "../http/errors";
 import { isUploadId } from "./ids";
 import { notFound, uploadError } from "./service";
@@ -45,14 +44,10 @@ export async function unclaimUpload(env: Env, uploadId: string, jobId: string): 
 }
 
 /**
- * The job ended: its uploaded source is deleted. Never throws; if this fails,
- * the upload's own alarm finds the job ended and deletes it.
+ * The job ended: its uploaded source is deleted. Idempotent; throws when the
+ * upload's Durable Object could not be reached (the job's settling redoes it,
+ * and the upload's own alarm finds the job ended and deletes it anyway).
  */
-export async function releaseJobUpload(env: Env, jobId: string): Promise<void> {
-  try {
-    const job = await findJob(env.DB, jobId);
-    if (job?.uploadId) await uploadState(env, job.uploadId).release(jobId);
-  } catch (err) {
-    console.error(`deleting the uploaded source of ${jobId} failed`, err);
-  }
+export async function releaseJobUpload(env: Env, jobId: string, uploadId: string): Promise<void> {
+  await uploadState(env, uploadId).release(jobId);
 }

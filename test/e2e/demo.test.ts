@@ -53,13 +53,15 @@ describe("npm run demo", { timeout: 300_000 }, () => {
     // A local file goes through the upload API (tus), not a loopback server.
     expect(run.stdout).toMatch(/Uploaded as upl_[A-Za-z0-9]+ \(POST\/PATCH \/api\/v1\/uploads\)/);
     expect(run.stdout).toMatch(/^#\s+Start-End\s+Duration\s+Score\s+Title\s+Reasons\s+URL$/m);
-    const row = /^1\s+(\d+:\d\d\.\d)-(\d+:\d\d\.\d)\s+([\d.]+) s\s+([\d.]+)\s+(.+?)\s+(http:\/\/127\.0\.0\.1:\d+\/cdn\/clips\/(job_\w+)\/0\.mp4)$/m.exec(run.stdout);
+    // A published clip: its own unguessable id on {cdn_url}, nothing of the job id (README "Where a job's objects live").
+    const row = /^1\s+(\d+:\d\d\.\d)-(\d+:\d\d\.\d)\s+([\d.]+) s\s+([\d.]+)\s+(.+?)\s+(http:\/\/127\.0\.0\.1:\d+\/cdn\/c\/[0-9A-Za-z]{22}\/clip\.mp4)$/m.exec(run.stdout);
     expect(row, run.stdout).not.toBeNull();
+    const jobId = /^\s+(job_\w+): /m.exec(run.stdout)?.[1];
     expect(Number(row?.[4])).toBeLessThanOrEqual(1);
     // 20 s of source: one started minute.
     expect(run.stdout).toMatch(/Credits used: 1 \(usage 600 -> 599 of 600, plan pro\)/);
 
-    const saved = join(demoDir, "clips", row?.[7] ?? "", "clip-1.mp4");
+    const saved = join(demoDir, "clips", jobId ?? "", "clip-1.mp4");
     expect(existsSync(saved)).toBe(true);
     const probed = await ffprobe(saved);
     expect(probed.video).toEqual({ codec: "h264", width: 720, height: 720 });

@@ -85,6 +85,16 @@ describe("GET /cdn/*", () => {
     await expectProblem(await cdn("clips/job_nothing/0.mp4"), 404, "not_found");
   });
 
+  it("serves the public bucket only: staged uploads, transcripts and direct uploads in the private bucket are 404", async () => {
+    const id = crypto.randomUUID().replaceAll("-", "").slice(0, 20);
+    const privateKeys = [`staging/job_${id}/0.mp4`, `transcripts/job_${id}.json`, `uploads/upl_${id}`];
+    for (const key of privateKeys) await env.UPLOADS.put(key, patternBytes(64, 3));
+    for (const key of privateKeys) {
+      await expectProblem(await cdn(key), 404, "not_found");
+      expect((await cdn(key, { method: "HEAD" })).status).toBe(404);
+    }
+  });
+
   it("is not served where CDN_URL is the bucket's own domain (production), nor on another origin", async () => {
     const { key } = await storeObject();
     const production = { ...env, CDN_URL: "https://clips.example.com" };

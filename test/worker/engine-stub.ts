@@ -39,6 +39,8 @@ let activeSpy: MockInstance<typeof fetch> | undefined;
 export class FakeEngine {
   readonly requests: EngineRequest[] = [];
   mode: EngineMode = "up";
+  /** Cancels fail as an unreachable engine's would (a stop that could not be delivered); everything else answers. */
+  failCancels = false;
   private readonly running = new Set<string>();
 
   install(): void {
@@ -80,6 +82,7 @@ export class FakeEngine {
       return Response.json({ job_id: start.job_id, started }, { status: 202 });
     }
     const cancel = /^\/jobs\/([^/]+)\/cancel$/.exec(path);
+    if (request.method === "POST" && cancel && this.failCancels) throw new TypeError("fetch failed: connection refused");
     if (request.method === "POST" && cancel) {
       this.running.delete(cancel[1]!);
       return new Response(null, { status: 202 });
@@ -181,7 +184,7 @@ export class EngineClient {
 
   /** The speech fields default to "no transcript", as the engine reports a source without speech. */
   complete(report: StubCompleteReport): Promise<Response> {
-    const full: CompleteReport = { transcript: null, transcript_unavailable_reason: null, ...report };
+    const full: CompleteReport = { ...report, transcript: report.transcript ?? null, transcript_unavailable_reason: report.transcript_unavailable_reason ?? null, translation: report.translation ?? null };
     return this.postJson("complete", full);
   }
 
@@ -190,8 +193,8 @@ export class EngineClient {
   }
 }
 
-export type StubCompleteReport = Omit<CompleteReport, "transcript" | "transcript_unavailable_reason"> &
-  Partial<Pick<CompleteReport, "transcript" | "transcript_unavailable_reason">>;
+export type StubCompleteReport = Omit<CompleteReport, "transcript" | "transcript_unavailable_reason" | "translation"> &
+  Partial<Pick<CompleteReport, "transcript" | "transcript_unavailable_reason" | "translation">>;
 
 export function clipReport(index: number, overrides: Partial<ClipReport> = {}): ClipReport {
   return {

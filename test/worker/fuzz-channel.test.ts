@@ -184,8 +184,8 @@ describe("fuzz: engine callbacks", () => {
         const size = req.body.payload?.length ?? 0;
         if (status === 200) {
           expect(indexOk && size > 0).toBe(true);
-          const key = `clips/${live.jobId}/${Number(index)}.${req.target.endsWith("/thumbnail") ? "jpg" : "mp4"}`;
-          const stored = await env.CLIPS.get(key);
+          const key = `staging/${live.jobId}/${Number(index)}.${req.target.endsWith("/thumbnail") ? "jpg" : "mp4"}`;
+          const stored = await env.UPLOADS.get(key);
           expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(req.body.payload);
           await guard.accepted([live.jobId], describeCase(req));
         } else if (indexOk && size > 0) {
@@ -270,7 +270,7 @@ describe("fuzz: engine channel, speech uploads", () => {
           const ok = media === "application/json" && isJsonMediaType(req.contentType) && validTranscript(parsedBody(req.body));
           if (status === 200) {
             expect(ok).toBe(true);
-            const stored = await env.CLIPS.get(`transcripts/${live.jobId}.json`);
+            const stored = await env.UPLOADS.get(`transcripts/${live.jobId}.json`);
             expect(await stored!.json()).toMatchObject({ source: (parsedBody(req.body) as { source: string }).source });
             await guard.accepted([live.jobId], describeCase(req));
           } else if (ok) {
@@ -293,7 +293,7 @@ describe("fuzz: engine channel, speech uploads", () => {
           (text === VTT || text === SRT) && (format === "vtt" ? text === VTT : text === SRT);
         if (status === 200) {
           expect(/^\d+$/.test(index) && Number(index) <= 19).toBe(true);
-          const stored = await env.CLIPS.get(`clips/${live.jobId}/${Number(index)}.${format}`);
+          const stored = await env.UPLOADS.get(`staging/${live.jobId}/${Number(index)}.${format}`);
           // The channel decodes the body as UTF-8 and drops a leading byte-order mark (speech-storage.test.ts).
           expect(await stored!.text()).toBe(text.replace(/^\ufeff/, ""));
           await guard.accepted([live.jobId], describeCase(req));

@@ -53,6 +53,6 @@ describe("fuzz findings", () => {
       );
       expect(res.status, `${index}: ${res.text}`).toBe(400);
     }
-    expect((await env.CLIPS.list({ prefix: `clips/${jobId}/` })).objects).toEqual([]);
+    expect((await env.UPLOADS.list({ prefix: `staging/${jobId}/` })).objects).toEqual([]);
   });
 });

@@ -15,13 +15,15 @@ import {
 import { beforeEach, describe, expect, it } from "vitest";
 import { accountState } from "../../src/account/stub";
 import { app } from "../../src/app";
-import { MAX_CLIP_UPLOAD_BYTES } from "#contract";
+import { DEFAULT_CLIP_CONFIG, MAX_CLIP_UPLOAD_BYTES } from "#contract";
 import { startRetryDelaySeconds } from "../../src/fleet/fleet-scheduler";
+import { handleQueue } from "../../src/queue/consumer";
 import type { JobMessage } from "../../src/queue/message";
 import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub";
 import { deliver as deliverTo, recordingQueue } from "./fleet/harness";
 import { api, createAccount, expectProblem } from "./helpers";
 import { accountCredits, deliver, getJob, getUsage, startJob, submitJob, submitUndelivered, VIDEO_URL } from "./jobs-helpers";
+import { added, keyOf, publicKeys, PUBLISHED_URL, stagedKeys } from "./storage-helpers";
 
 let engine: FakeEngine;
 beforeEach(() => {
@@ -29,9 +31,12 @@ beforeEach(() => {
   engine.install();
 });
 
+
+/** What of the job is left in either bucket under keys derived from its id (staged uploads, transcript, pre-issue-22 keys). */
 async function objectKeys(jobId: string): Promise<string[]> {
-  const listing = await env.CLIPS.list({ prefix: `clips/${jobId}/` });
-  return listing.objects.map((o) => o.key).sort();
+  const legacy = await env.CLIPS.list({ prefix: `clips/${jobId}/` });
+  const transcript = await env.UPLOADS.head(`transcripts/${jobId}.json`);
+  return [...(await stagedKeys(jobId)), ...legacy.objects.map((o) => o.key), ...(transcript ? [transcript.key] : [])].sort();
 }
 
 async function activeSlots(accountId: string): Promise<string[]> {
@@ -51,7 +56,9 @@ describe("queue consumer", () => {
     // Signed with ENGINE_SECRET; the callback origin and private-host rule are the engine's own settings.
     expect(engine.requests.filter((r) => r.path === "/jobs").every((r) => r.signed)).toBe(true);
     expect(start).not.toHaveProperty("callback_base");
-    expect(start.config).toEqual({
+    // Every member of the contract's configuration, at its default (brand and language ones included).
+    expect(start.config).toEqual(DEFAULT_CLIP_CONFIG);
+    expect(start.config).toMatchObject({
       aspect_ratio: "9:16",
       resolution: 1080,
       min_clip_seconds: 15,
@@ -160,13 +167,9 @@ describe("queue consumer", () => {
     expect((await accountCredits(account.accountId))?.credits_reserved).toBe(3);
     await client.uploadClip(0);
     await expectAck(await client.complete({ title: "Talk", source_duration_seconds: 150, clips: [clipReport(0)] }));
-    // A late duplicate delivery and a repeated completion change nothing.
+    // A late duplicate delivery and a repeated completion (its first answer lost) change nothing; the repeat is answered as the first was.
     expect((await deliver(account, client.jobId)).explicitAcks).toHaveLength(1);
-    await expectProblem(
-      await client.complete({ title: "Talk", source_duration_seconds: 150, clips: [clipReport(0)] }),
-      409,
-      "job_not_active",
-    );
+    await expectAck(await client.complete({ title: "Talk", source_duration_seconds: 150, clips: [clipReport(0)] }));
     expect(await accountCredits(account.accountId)).toMatchObject({ credits_used: 3, credits_reserved: 0 });
     expect((await getUsage(account)).credits_remaining).toBe(57);
   });
@@ -194,22 +197,21 @@ describe("engine callbacks", () => {
     expect(job.step).toBe("Rendering clip 1 of 2");
     expect(job.source_duration_seconds).toBe(125.2);
 
+    const publicBefore = await publicKeys();
     const first = await client.uploadClip(0, 4096);
     await client.uploadClip(1, 1024);
-    // A retried upload overwrites the same key.
+    // A retried upload overwrites the same key; uploads wait in the private bucket, nothing is public yet.
     await client.uploadClip(1, 3000);
-    expect(await objectKeys(client.jobId)).toEqual([
-      `clips/${client.jobId}/0.jpg`,
-      `clips/${client.jobId}/0.mp4`,
-      `clips/${client.jobId}/1.jpg`,
-      `clips/${client.jobId}/1.mp4`,
+    expect(await stagedKeys(client.jobId)).toEqual([
+      `staging/${client.jobId}/0.jpg`,
+      `staging/${client.jobId}/0.mp4`,
+      `staging/${client.jobId}/1.jpg`,
+      `staging/${client.jobId}/1.mp4`,
     ]);
-    const stored = await env.CLIPS.get(`clips/${client.jobId}/0.mp4`);
-    expect(stored?.httpMetadata?.contentType).toBe("video/mp4");
-    // What the R2 custom domain's edge honours: short and revalidated, so a DELETE takes effect (README).
-    expect(stored?.httpMetadata?.cacheControl).toBe("public, max-age=300, must-revalidate");
-    expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(first.clip);
-    expect((await env.CLIPS.head(`clips/${client.jobId}/1.mp4`))?.size).toBe(3000);
+    expect(added(publicBefore, await publicKeys())).toEqual([]);
+    const staged = await env.UPLOADS.get(`staging/${client.jobId}/0.mp4`);
+    expect(new Uint8Array(await staged!.arrayBuffer())).toEqual(first.clip);
+    expect((await env.UPLOADS.head(`staging/${client.jobId}/1.mp4`))?.size).toBe(3000);
 
     await expectAck(
       await client.complete({
@@ -224,13 +226,21 @@ describe("engine callbacks", () => {
     expect(job.step).toBeUndefined();
     expect(job.title).toBe("Keynote");
     expect(job.clips_count).toBe(2);
-    expect(job.clip_urls).toEqual([
-      `http://worker.test/cdn/clips/${client.jobId}/0.mp4`,
-      `http://worker.test/cdn/clips/${client.jobId}/1.mp4`,
-    ]);
+    // Published at completion, each object under a key of its own; the staged copies are gone.
+    expect(job.clip_urls).toEqual(job.clips?.map((clip) => clip.url));
+    const urls = job.clips!.flatMap((clip) => [clip.url, clip.thumbnail_url]);
+    for (const url of urls) expect(url).toMatch(PUBLISHED_URL);
+    expect(new Set(urls.map((url) => url.split("/").at(-2))).size).toBe(4);
+    expect(added(publicBefore, await publicKeys())).toEqual(urls.map(keyOf).sort());
+    expect(await stagedKeys(client.jobId)).toEqual([]);
+    const stored = await env.CLIPS.get(keyOf(job.clips![0]!.url));
+    expect(stored?.httpMetadata?.contentType).toBe("video/mp4");
+    // What the R2 custom domain's edge honours: short and revalidated, so a DELETE takes effect (README).
+    expect(stored?.httpMetadata?.cacheControl).toBe("public, max-age=300, must-revalidate");
+    expect((await env.CLIPS.head(keyOf(job.clips![1]!.url)))?.size).toBe(3000);
     expect(job.clips?.[0]).toEqual({
-      url: `http://worker.test/cdn/clips/${client.jobId}/0.mp4`,
-      thumbnail_url: `http://worker.test/cdn/clips/${client.jobId}/0.jpg`,
+      url: job.clip_urls![0],
+      thumbnail_url: job.clips![0]!.thumbnail_url,
       start_seconds: 0,
       end_seconds: 15.5,
       duration_seconds: 15.5,
@@ -269,7 +279,7 @@ describe("engine callbacks", () => {
       400,
       "invalid_request",
     );
-    expect(problem.detail).toContain(`clips/${client.jobId}/1.mp4`);
+    expect(problem.detail).toContain(`staging/${client.jobId}/1.mp4`);
     expect((await getJob(account, client.jobId)).status).toBe("processing");
   });
 
@@ -440,6 +450,7 @@ describe("engine callbacks", () => {
       const client = await startJob(account, engine);
       await client.probe({ duration_seconds: 90 });
       await client.uploadClip(0);
+      const publicBefore = await publicKeys();
       const [canceled, completed, failed] = await Promise.all([
         api(account, `/api/v1/jobs/${client.jobId}/cancel`, { method: "POST" }),
         client.complete({ title: "Race", source_duration_seconds: 90, clips: [clipReport(0)] }),
@@ -450,14 +461,16 @@ describe("engine callbacks", () => {
       expect(winners).toHaveLength(1);
       const job = await getJob(account, client.jobId);
       const credits = await accountCredits(account.accountId);
+      expect(await objectKeys(client.jobId)).toEqual([]);
       if (job.status === "completed") {
         expect(completed.status).toBe(200);
         expect(credits).toMatchObject({ credits_used: 2, credits_reserved: 0 });
-        expect(await objectKeys(client.jobId)).toHaveLength(2);
+        expect(added(publicBefore, await publicKeys())).toEqual([job.clips![0]!.url, job.clips![0]!.thumbnail_url].map(keyOf).sort());
       } else {
         expect(["canceled", "failed"]).toContain(job.status);
         expect(credits).toMatchObject({ credits_used: 0, credits_reserved: 0 });
-        expect(await objectKeys(client.jobId)).toEqual([]);
+        // A completion that lost the race deleted what it had published.
+        expect(added(publicBefore, await publicKeys())).toEqual([]);
       }
       expect(await activeSlots(account.accountId)).toEqual([]);
     }

@@ -1,5 +1,5 @@
 /** Status shapes, listing, cancel and delete, idempotent submission, enqueue rollback. */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { accountState } from "../../src/account/stub";
 import { JobList, Job as JobSchema, SubmitJobResponse } from "../../src/api/openapi-schemas";
@@ -7,6 +7,7 @@ import { app } from "../../src/app";
 import { clipReport, expectAck, FakeEngine } from "./engine-stub";
 import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers";
 import { getJob, startJob, submit, submitJob, VIDEO_URL, type JobJson } from "./jobs-helpers";
+import { keyOf, PUBLISHED_URL } from "./storage-helpers";
 
 let engine: FakeEngine;
 beforeEach(() => {
@@ -129,10 +130,9 @@ describe("GET /api/v1/jobs", () => {
     expect(page.next_cursor).toBeNull();
     const item = page.jobs[0]!;
     expect(item).toMatchObject({ job_id: done, status: "completed", title: "Finished talk", clips_count: 2 });
-    expect(item.clip_urls).toEqual([
-      `http://worker.test/cdn/clips/${done}/0.mp4`,
-      `http://worker.test/cdn/clips/${done}/1.mp4`,
-    ]);
+    expect(item.clip_urls).toHaveLength(2);
+    for (const url of item.clip_urls!) expect(url).toMatch(PUBLISHED_URL);
+    expect(item.clip_urls).toEqual((await getJob(account, done)).clip_urls);
   });
 
   it("filters by any single status and by all; items always carry title, clips_count and clip_urls", async () => {
@@ -212,11 +212,14 @@ describe("DELETE /api/v1/jobs/:job_id", () => {
   it("deletes a finished job and its clips; the job is then gone", async () => {
     const account = await createAccount();
     const jobId = await completedJob(account, 2);
-    expect((await env.CLIPS.list({ prefix: `clips/${jobId}/` })).objects).toHaveLength(4);
+    const urls = (await getJob(account, jobId)).clips!.flatMap((clip) => [clip.url, clip.thumbnail_url]);
+    for (const url of urls) expect((await SELF.fetch(url)).status).toBe(200);
     const res = await api(account, `/api/v1/jobs/${jobId}`, { method: "DELETE" });
     expect(res.status).toBe(204);
     expect(await res.text()).toBe("");
-    expect((await env.CLIPS.list({ prefix: `clips/${jobId}/` })).objects).toHaveLength(0);
+    // The published URLs are gone with the job.
+    for (const url of urls) expect((await SELF.fetch(url)).status).toBe(404);
+    for (const url of urls) expect(await env.CLIPS.head(keyOf(url))).toBeNull();
     const clipRows = await env.DB.prepare(`SELECT COUNT(*) AS n FROM clips WHERE job_id = ?`).bind(jobId).first<{ n: number }>();
     expect(clipRows?.n).toBe(0);
     await expectProblem(await api(account, `/api/v1/jobs/${jobId}`), 404, "not_found");

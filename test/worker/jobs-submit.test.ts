@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { FakeEngine } from "./engine-stub";
 import { adminFetch, api, createAccount, expectProblem } from "./helpers";
 import { getJob, submit, VIDEO_URL, type JobJson } from "./jobs-helpers";
@@ -130,7 +131,7 @@ describe("POST /api/v1/jobs", () => {
     const row = await env.DB.prepare(`SELECT config_name, config_json FROM jobs WHERE id = ?`).bind(job_id).first<{ config_name: string; config_json: string }>();
     expect(row?.config_name).toBe("square");
     // Omitted fields are frozen with their defaults.
-    expect(JSON.parse(row!.config_json)).toEqual({ ...saved, layout: "single" });
+    expect(JSON.parse(row!.config_json)).toEqual({ ...DEFAULT_CLIP_CONFIG, ...saved, layout: "single" });
   });
 
   it("answers 409 active_job_limit with active_job_id for a second job", async () => {

@@ -203,7 +203,7 @@ class Delete implements Command {
     note("delete");
     const job = [...model.jobs.values()].find((j) => FINAL.has(j.status))!;
     expect((await api(real.account, `/api/v1/jobs/${job.id}`, { method: "DELETE" })).status).toBe(204);
-    expect((await env.CLIPS.list({ prefix: `clips/${job.id}/` })).objects).toEqual([]);
+    expect((await env.UPLOADS.list({ prefix: `staging/${job.id}/` })).objects).toEqual([]);
     model.jobs.delete(job.id);
     await checkInvariants(model, real);
   }

@@ -1,6 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
+import { ClipConfig } from "#contract";
 import { buildOpenApiDocument } from "../../src/api/openapi";
 import { app } from "../../src/app";
 import { apiApp, apiRoute } from "../../src/http/api-app";
@@ -98,7 +99,8 @@ describe("GET /api/v1/openapi.json", () => {
     const clipConfig = bodyOf("put", "/api/v1/configs/{name}");
     // Inline, not a $ref: openapi-typescript reads defaults as optional only under requestBody.
     expect(clipConfig.$ref).toBeUndefined();
-    expect(Object.keys(clipConfig.properties ?? {}).sort()).toEqual(["aspect_ratio", "caption_position", "caption_style", "captions", "layout", "max_clip_seconds", "max_clips", "min_clip_seconds", "reframe", "resolution"]);
+    // Every member of the contract's ClipConfig, each with a default.
+    expect(Object.keys(clipConfig.properties ?? {}).sort()).toEqual(Object.keys(ClipConfig.shape).sort());
     expect(clipConfig.required ?? []).toEqual([]);
     // video_url or upload_id: exactly one, checked by the route (the document lists both as optional).
     expect(bodyOf("post", "/api/v1/jobs").required).toEqual(["video_type"]);

@@ -1,8 +1,9 @@
 /**
  * The speech results end to end on the Worker side: the engine's transcript
- * and caption uploads (R2), the completion's speech fields (D1), the job as
- * the API shows it, GET /api/v1/jobs/:id/transcript in every format, the
- * caption files on {cdn_url}, and deletion with the job.
+ * and caption uploads (the private bucket), the completion's speech fields
+ * (D1), the job as the API shows it, GET /api/v1/jobs/:id/transcript in every
+ * format, the published caption files on {cdn_url} (never the transcript),
+ * and deletion with the job.
  */
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -14,6 +15,7 @@ import { api, BASE, createAccount, expectProblem, type TestAccount } from "./hel
 import { startJob } from "./jobs-helpers";
 import * as helpers from "./speech-helpers";
 import { CLIP_SRT, CLIP_VTT, put, TRANSCRIPT } from "./speech-helpers";
+import { PUBLISHED_URL, stagedKeys } from "./storage-helpers";
 
 let engine: FakeEngine;
 beforeEach(() => {
@@ -21,8 +23,9 @@ beforeEach(() => {
   engine.install();
 });
 
+/** An object of the private bucket (staged uploads, transcripts). */
 async function objectText(key: string): Promise<string | null> {
-  const object = await env.CLIPS.get(key);
+  const object = await env.UPLOADS.get(key);
   return object ? object.text() : null;
 }
 
@@ -35,16 +38,18 @@ function captionedJob(account: TestAccount): Promise<string> {
 }
 
 describe("engine channel: transcript and caption uploads", () => {
-  it("stores the transcript and the clip's captions in R2 at the contract's keys", async () => {
+  it("stores the transcript and the clip's captions in the private bucket, nothing in the public one", async () => {
     const account = await createAccount("unmetered");
     const client = await processingJob(account);
     await expectAck(await put(client, "transcript", JSON.stringify(TRANSCRIPT), "application/json"));
     await expectAck(await put(client, "clips/3/captions.vtt", CLIP_VTT, "text/vtt; charset=utf-8"));
     await expectAck(await put(client, "clips/3/captions.srt", CLIP_SRT, "application/x-subrip"));
     expect(JSON.parse((await objectText(`transcripts/${client.jobId}.json`))!)).toEqual(TRANSCRIPT);
-    expect(await objectText(`clips/${client.jobId}/3.vtt`)).toBe(CLIP_VTT);
-    expect(await objectText(`clips/${client.jobId}/3.srt`)).toBe(CLIP_SRT);
-    expect((await env.CLIPS.head(`clips/${client.jobId}/3.vtt`))?.httpMetadata?.contentType).toBe("text/vtt; charset=utf-8");
+    expect(await objectText(`staging/${client.jobId}/3.vtt`)).toBe(CLIP_VTT);
+    expect(await objectText(`staging/${client.jobId}/3.srt`)).toBe(CLIP_SRT);
+    expect((await env.UPLOADS.head(`staging/${client.jobId}/3.vtt`))?.httpMetadata?.contentType).toBe("text/vtt; charset=utf-8");
+    expect(await env.CLIPS.head(`transcripts/${client.jobId}.json`)).toBeNull();
+    expect((await SELF.fetch(`${env.CDN_URL}/transcripts/${client.jobId}.json`)).status).toBe(404);
   });
 
   it("stores captions sent with a byte-order mark without it (players and editors differ on BOMs)", async () => {
@@ -52,9 +57,9 @@ describe("engine channel: transcript and caption uploads", () => {
     const client = await processingJob(account);
     await expectAck(await put(client, "clips/1/captions.srt", `\ufeff${CLIP_SRT}`, "application/x-subrip"));
     await expectAck(await put(client, "clips/2/captions.srt", "\ufeff", "application/x-subrip"));
-    const bytes = async (key: string) => new Uint8Array(await (await env.CLIPS.get(key))!.arrayBuffer());
-    expect(await bytes(`clips/${client.jobId}/1.srt`)).toEqual(new TextEncoder().encode(CLIP_SRT));
-    expect((await bytes(`clips/${client.jobId}/2.srt`)).length).toBe(0);
+    const bytes = async (key: string) => new Uint8Array(await (await env.UPLOADS.get(key))!.arrayBuffer());
+    expect(await bytes(`staging/${client.jobId}/1.srt`)).toEqual(new TextEncoder().encode(CLIP_SRT));
+    expect((await bytes(`staging/${client.jobId}/2.srt`)).length).toBe(0);
   });
 
   it("refuses bad uploads with clear errors and stores nothing", async () => {
@@ -74,9 +79,8 @@ describe("engine channel: transcript and caption uploads", () => {
     await expectProblem(await put(client, "clips/0/captions.vtt", CLIP_VTT, "application/octet-stream"), 415, "unsupported_media_type");
     await expectProblem(await put(client, "clips/20/captions.vtt", CLIP_VTT, "text/vtt"), 400, "invalid_request");
     await expectProblem(await put(client, "clips/0/captions.vtt", "WEBVTT\n\n" + "x".repeat(2 * 1024 * 1024), "text/vtt"), 413, "payload_too_large");
-    const listed = await env.CLIPS.list({ prefix: `clips/${client.jobId}/` });
-    expect(listed.objects).toHaveLength(0);
-    expect(await env.CLIPS.head(`transcripts/${client.jobId}.json`)).toBeNull();
+    expect(await stagedKeys(client.jobId)).toEqual([]);
+    expect(await env.UPLOADS.head(`transcripts/${client.jobId}.json`)).toBeNull();
   });
 
   it("requires the job's token and a processing job", async () => {
@@ -92,7 +96,7 @@ describe("engine channel: transcript and caption uploads", () => {
     await expectProblem(stolen, 401, "unauthorized");
     expect((await api(account, `/api/v1/jobs/${client.jobId}/cancel`, { method: "POST" })).status).toBe(200);
     await expectProblem(await put(client, "clips/0/captions.vtt", CLIP_VTT, "text/vtt"), 409, "job_not_active");
-    expect(await env.CLIPS.head(`clips/${client.jobId}/0.vtt`)).toBeNull();
+    expect(await env.UPLOADS.head(`staging/${client.jobId}/0.vtt`)).toBeNull();
   });
 
   it("will not complete a job whose promised sidecars or transcript were not uploaded", async () => {
@@ -101,7 +105,7 @@ describe("engine channel: transcript and caption uploads", () => {
     await client.uploadClip(0, 512);
     await expectAck(await put(client, "clips/0/captions.vtt", CLIP_VTT, "text/vtt"));
     const noSrt = await client.complete({ title: "t", source_duration_seconds: 60, clips: [clipReport(0, { sidecars: true })] });
-    expect((await expectProblem(noSrt, 400, "invalid_request")).detail).toContain(`clips/${client.jobId}/0.srt`);
+    expect((await expectProblem(noSrt, 400, "invalid_request")).detail).toContain(`staging/${client.jobId}/0.srt`);
     const noTranscript = await client.complete({
       title: "t",
       source_duration_seconds: 60,
@@ -127,8 +131,11 @@ describe("the job and its transcript through the public API", () => {
       text: "Why do clips matter? Because people scroll",
       title: "Why do clips matter?",
       captions_burned: true,
-      captions: { vtt_url: `${env.CDN_URL}/clips/${jobId}/0.vtt`, srt_url: `${env.CDN_URL}/clips/${jobId}/0.srt` },
     });
+    // Published with their clip, each under a key of its own.
+    expect(first!.captions!.vtt_url).toMatch(PUBLISHED_URL);
+    expect(first!.captions!.srt_url).toMatch(PUBLISHED_URL);
+    expect(new Set([first!.url, first!.thumbnail_url, first!.captions!.vtt_url, first!.captions!.srt_url].map((u) => u.split("/").at(-2))).size).toBe(4);
     expect(second).toMatchObject({ text: null, title: null, captions_burned: false, captions: null });
     // The sidecar links work (the local CDN serves the bucket).
     const vtt = await SELF.fetch(first!.captions!.vtt_url);
@@ -186,13 +193,26 @@ describe("the job and its transcript through the public API", () => {
     await expectProblem(await api(account, `/api/v1/jobs/${running.jobId}/transcript`), 404, "transcript_not_found");
   });
 
+  it("serves the transcript through the API only: 404 on {cdn_url} under any key", async () => {
+    const account = await createAccount("unmetered");
+    const jobId = await captionedJob(account);
+    expect((await api(account, `/api/v1/jobs/${jobId}/transcript`)).status).toBe(200);
+    for (const key of [`transcripts/${jobId}.json`, `staging/${jobId}/0.vtt`, `clips/${jobId}/0.vtt`, `uploads/${jobId}`]) {
+      expect((await SELF.fetch(`${env.CDN_URL}/${key}`)).status).toBe(404);
+    }
+  });
+
   it("deletes the transcript and the caption files with the job", async () => {
     const account = await createAccount("unmetered");
     const jobId = await captionedJob(account);
-    expect(await env.CLIPS.head(`transcripts/${jobId}.json`)).not.toBeNull();
+    const job = JobSchema.parse(await (await api(account, `/api/v1/jobs/${jobId}`)).json());
+    if (job.status !== "completed") throw new Error(`job is ${job.status}`);
+    const sidecars = [job.clips[0]!.captions!.vtt_url, job.clips[0]!.captions!.srt_url];
+    for (const url of sidecars) expect((await SELF.fetch(url)).status).toBe(200);
+    expect(await env.UPLOADS.head(`transcripts/${jobId}.json`)).not.toBeNull();
     expect((await api(account, `/api/v1/jobs/${jobId}`, { method: "DELETE" })).status).toBe(204);
-    expect(await env.CLIPS.head(`transcripts/${jobId}.json`)).toBeNull();
-    expect((await env.CLIPS.list({ prefix: `clips/${jobId}/` })).objects).toHaveLength(0);
+    expect(await env.UPLOADS.head(`transcripts/${jobId}.json`)).toBeNull();
+    for (const url of sidecars) expect((await SELF.fetch(url)).status).toBe(404);
   });
 
   it("removes uploaded transcript and captions when a job fails", async () => {
@@ -201,8 +221,8 @@ describe("the job and its transcript through the public API", () => {
     await expectAck(await put(client, "transcript", JSON.stringify(TRANSCRIPT), "application/json"));
     await expectAck(await put(client, "clips/0/captions.vtt", CLIP_VTT, "text/vtt"));
     await expectAck(await client.fail({ code: "captions_invalid", message: "captions_url is not an SRT or WebVTT file." }));
-    expect(await env.CLIPS.head(`transcripts/${client.jobId}.json`)).toBeNull();
-    expect(await env.CLIPS.head(`clips/${client.jobId}/0.vtt`)).toBeNull();
+    expect(await env.UPLOADS.head(`transcripts/${client.jobId}.json`)).toBeNull();
+    expect(await stagedKeys(client.jobId)).toEqual([]);
     const job = await (await api(account, `/api/v1/jobs/${client.jobId}`)).json<{ error: { code: string }; credits_charged: number }>();
     expect(job.error.code).toBe("captions_invalid");
     expect(job.credits_charged).toBe(0);

@@ -5,7 +5,8 @@
 import { env, SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_WEBHOOKS_PER_ACCOUNT } from "../../src/webhooks/schemas";
-import { emitJobEvent } from "../../src/webhooks/emit";
+import { findJob } from "../../src/db/jobs";
+import { dispatchJobEvents, jobEventStatement } from "../../src/webhooks/outbox";
 import { clipReport, expectAck, FakeEngine } from "./engine-stub";
 import { checkResponse, type Operation } from "./fuzz/oracle";
 import { ORIGIN, send } from "./fuzz/invoke";
@@ -173,9 +174,13 @@ describe("isolation", () => {
     };
     const targets = await targetsOf();
     expect(targets.filter((t) => t.event_type === "job.queued").map((t) => t.endpoint_id)).toEqual([aAll.webhook_id]);
-    // An event claimed for account B about A's job finds no job of B's: nothing is sent anywhere.
+    // An event claimed for account B about A's job (even with the job's own transition id) finds no job of B's: nothing is written or sent.
     const before = (await targetsOf()).length;
-    await emitJobEvent(envWith(queue), b.accountId, jobId, "job.queued");
+    const job = (await findJob(env.DB, jobId))!;
+    const row = await env.DB.prepare(`SELECT transition_id FROM jobs WHERE id = ?`).bind(jobId).first<{ transition_id: string }>();
+    const forged = jobEventStatement(envWith(queue), { id: row!.transition_id, type: "job.queued", job: { ...job, accountId: b.accountId }, at: job.createdAt });
+    expect((await forged.run()).meta.changes).toBe(0);
+    await dispatchJobEvents(envWith(queue), jobId);
     expect(await targetsOf()).toHaveLength(before);
     expect(queue.sent).toHaveLength(0);
   });
@@ -241,9 +246,9 @@ describe("job events", () => {
     expect((JSON.parse(events[1]!.body) as { data: { status: string } }).data.status).toBe("canceled");
   });
 
-  it("an emit that cannot reach its database never breaks the transition", async () => {
+  it("a dispatch that cannot reach its database never breaks the transition (the sweep dispatches later)", async () => {
     const broken = { ...env, DB: { prepare: () => { throw new Error("D1 down"); } } as unknown as D1Database };
-    await expect(emitJobEvent(broken, "acct", "job_x", "job.completed")).resolves.toBeUndefined();
+    await expect(dispatchJobEvents(broken, "job_x")).resolves.toBeUndefined();
   });
 
 });

@@ -28,7 +28,7 @@ import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { JobFailure } from "../errors.ts";
-import { ProcessTimeoutError } from "../spawn.ts";
+import { childEnvironment, ProcessTimeoutError } from "../spawn.ts";
 import type { FfmpegRunner, RunRequest, RunResult } from "./runner.ts";
 import { mapRequestFiles } from "./wasm-paths.ts";
 import type { MappedFile, OpenedInput, RunCommand, WasmTool, WorkerMessage, WorkerSetup } from "./wasm-protocol.ts";
@@ -89,7 +89,9 @@ function loadSetup(): Promise<WorkerSetup> {
  */
 function spawnWorker(setup: WorkerSetup): Worker {
   const builtWorker = new URL("./wasm-worker.js", import.meta.url);
-  if (existsSync(fileURLToPath(builtWorker))) return new Worker(builtWorker, { workerData: setup });
+  // Like a child process, the thread that decodes media sees only the minimal environment (spawn.ts).
+  const env = childEnvironment();
+  if (existsSync(fileURLToPath(builtWorker))) return new Worker(builtWorker, { workerData: setup, env });
   const sourceWorker = new URL("./wasm-worker.ts", import.meta.url).href;
   let tsxApi: string;
   try {
@@ -99,7 +101,7 @@ function spawnWorker(setup: WorkerSetup): Worker {
     throw new Error("the WebAssembly ffmpeg backend runs from source only with tsx installed (npm install), or from a build that includes wasm-worker.js");
   }
   const boot = `import(${JSON.stringify(tsxApi)}).then((api) => api.tsImport(${JSON.stringify(sourceWorker)}, ${JSON.stringify(sourceWorker)}));`;
-  return new Worker(boot, { eval: true, workerData: setup });
+  return new Worker(boot, { eval: true, workerData: setup, env });
 }
 
 /** Threads ready for the next command, at most one, not keeping the process alive. */

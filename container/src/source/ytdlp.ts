@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { JobFailure } from "../errors.ts";
-import { ProcessTimeoutError, runProcess } from "../spawn.ts";
+import { childEnvironment, ProcessTimeoutError, runProcess } from "../spawn.ts";
 import type { AddressPolicy, Resolver } from "./address-policy.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 import type { Platform } from "./platforms.ts";
@@ -107,10 +107,12 @@ async function readTitle(workDir: string): Promise<string | null> {
   }
 }
 
-/** The proxy variables, for whatever yt-dlp starts (ffmpeg honours http_proxy). */
-function proxyEnvironment(proxyUrl: string): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
+/**
+ * yt-dlp's environment: the minimal one every child gets (spawn.ts), and the
+ * proxy variables, for whatever yt-dlp starts (ffmpeg honours http_proxy).
+ */
+export function proxyEnvironment(proxyUrl: string): NodeJS.ProcessEnv {
+  return childEnvironment(process.env, {
     http_proxy: proxyUrl,
     https_proxy: proxyUrl,
     HTTP_PROXY: proxyUrl,
@@ -119,7 +121,7 @@ function proxyEnvironment(proxyUrl: string): NodeJS.ProcessEnv {
     all_proxy: proxyUrl,
     NO_PROXY: "",
     no_proxy: "",
-  };
+  });
 }
 
 const FILTERED_LINE = /does not pass filter/i;

@@ -27,7 +27,8 @@ export interface RecordedCall {
 export interface FakeWorkerBehaviour {
   probeAck?: (jobId: string) => ProbeAck;
   /** Return a status to answer instead of 200 (e.g. 409, 503); undefined answers normally. */
-  override?: (call: { jobId: string; kind: string; count: number }) => number | undefined;
+  /** A status to answer instead (409 as job_not_active), or a problem with its own code. */
+  override?: (call: { jobId: string; kind: string; count: number }) => number | { status: number; code: string } | undefined;
   /**
    * The speech-to-text route. Default: 503 transcription_unavailable, as the
    * Worker answers without an AI binding (local development).
@@ -72,11 +73,13 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
       const key = `${jobId}:${kind}`;
       const count = (counts.get(key) ?? 0) + 1;
       counts.set(key, count);
-      const status = behaviour.override?.({ jobId, kind, count });
-      if (status !== undefined) {
+      const overridden = behaviour.override?.({ jobId, kind, count });
+      if (overridden !== undefined) {
         req.resume();
-        const body = status === 409 ? JSON.stringify({ code: "job_not_active", status: 409 }) : "{}";
-        res.writeHead(status, { "content-type": status === 409 ? "application/problem+json" : "application/json" }).end(body);
+        const status = typeof overridden === "number" ? overridden : overridden.status;
+        const code = typeof overridden === "number" ? (status === 409 ? "job_not_active" : undefined) : overridden.code;
+        const body = code ? JSON.stringify({ code, status }) : "{}";
+        res.writeHead(status, { "content-type": code ? "application/problem+json" : "application/json" }).end(body);
         return;
       }
       const call: RecordedCall = { jobId, kind, at: Date.now(), contentType: req.headers["content-type"] };

@@ -57,6 +57,11 @@ ol.clips{list-style:none;padding:0}
 dl.figures{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}
 dl.figures dt{font-weight:600}
 dl.figures dd{margin:0}
+fieldset{border:1px solid #d5d9e0;border-radius:6px;margin:1rem 0;padding:.5rem 1rem 1rem}
+legend{font-weight:600;padding:0 .25rem}
+input[type=color]{width:4rem;height:2.25rem;padding:.125rem}
+.logo-preview{margin:0}
+.logo-preview img{display:block;max-width:15rem;height:auto;background:repeating-conic-gradient(#e3e6eb 0 25%,#fff 0 50%) 0 0/16px 16px;border:1px solid #d5d9e0}
 .big{font-size:2rem;font-weight:700}
 @media (max-width:40rem){main{padding:.75rem}.card{padding:.75rem}h1{font-size:1.35rem}
 table.stack thead{position:absolute;left:-9999px}

@@ -9,24 +9,15 @@ import {
   RESOLUTIONS,
   type ClipConfig,
 } from "#contract";
+import { BrandFields } from "./brand-fields";
 import { Alert, CsrfField, Field, type FieldErrors } from "./form";
 
 /** What the form shows: saved values, or what was typed when validation failed. */
 export type ConfigFormValues = Record<keyof ClipConfig, string>;
 
+/** Every member as the form's text: numbers as digits, null (a language left to detection) as "". */
 export function valuesOf(config: ClipConfig): ConfigFormValues {
-  return {
-    aspect_ratio: config.aspect_ratio,
-    resolution: String(config.resolution),
-    min_clip_seconds: String(config.min_clip_seconds),
-    max_clip_seconds: String(config.max_clip_seconds),
-    max_clips: String(config.max_clips),
-    reframe: config.reframe,
-    layout: config.layout,
-    captions: config.captions,
-    caption_style: config.caption_style,
-    caption_position: config.caption_position,
-  };
+  return Object.fromEntries(Object.entries(config).map(([field, value]) => [field, value === null ? "" : String(value)])) as ConfigFormValues;
 }
 
 const ASPECT_LABELS: Record<(typeof ASPECT_RATIOS)[number], string> = {
@@ -42,8 +33,9 @@ const REFRAME_LABELS: Record<(typeof REFRAME_MODES)[number], string> = {
   faces: "Faces: a camera that follows the people in the picture",
 };
 const LAYOUT_LABELS: Record<(typeof LAYOUTS)[number], string> = {
-  single: "Single: one person (or a group that fits) in the frame",
+  single: "Single: one person (or a group that fits) in the frame; the one speaking",
   split: "Split: the two main faces stacked, one in each half",
+  auto: "Auto: the one speaking, split while two people both speak",
 };
 const CAPTION_MODE_LABELS: Record<(typeof CAPTION_MODES)[number], string> = {
   both: "Both: burned into the picture and WebVTT/SRT files",
@@ -105,10 +97,12 @@ export interface ConfigFormProps {
   general: string[];
   csrf: string;
   typedName?: string;
+  /** The account has uploaded a logo (the logo field says where to upload one otherwise). */
+  hasLogo?: boolean;
 }
 
 /** Every field of SPEC section 3, with the contract's defaults and ranges. */
-export function ConfigForm({ name, values, errors, general, csrf, typedName = "" }: ConfigFormProps) {
+export function ConfigForm({ name, values, errors, general, csrf, typedName = "", hasLogo = false }: ConfigFormProps) {
   const d = DEFAULT_CLIP_CONFIG;
   return (
     <form method="post" action={name === null ? "/dashboard/configs" : `/dashboard/configs/${name}`} novalidate>
@@ -166,6 +160,7 @@ export function ConfigForm({ name, values, errors, general, csrf, typedName = ""
           )}
         </Field>
       </div>
+      <BrandFields values={values} errors={errors} hasLogo={hasLogo} />
       <div class="actions">
         <button type="submit">{name === null ? "Create configuration" : "Save changes"}</button>
         {name !== null ? (

@@ -1,7 +1,8 @@
 import type { Clip } from "../../db/clips";
 import type { Job } from "../../db/jobs";
 import { reasonsInWords } from "../../jobs/reason-words";
-import { captionsKey, cdnUrl } from "../../jobs/storage";
+import { captionKeysOf } from "../../jobs/present";
+import { cdnUrl } from "../../jobs/storage";
 import { Time } from "./time";
 
 function seconds(value: number): string {
@@ -15,6 +16,7 @@ function ClipView({ cdnBase, clip, position, language }: { cdnBase: string; clip
   const url = cdnUrl(cdnBase, clip.objectKey);
   const thumbnail = cdnUrl(cdnBase, clip.thumbnailKey);
   const length = clip.endSeconds - clip.startSeconds;
+  const captions = captionKeysOf(clip);
   return (
     <li class="clip">
       <video controls preload="metadata" playsinline poster={thumbnail} src={url} width={clip.width} height={clip.height} aria-label={`Clip ${position}`}>
@@ -37,13 +39,13 @@ function ClipView({ cdnBase, clip, position, language }: { cdnBase: string; clip
         <a href={url} download>
           Download clip {position} (MP4)
         </a>
-        {clip.sidecars ? (
+        {captions ? (
           <>
             {" · captions "}
-            <a href={cdnUrl(cdnBase, captionsKey(clip.jobId, clip.index, "vtt"))} download>
+            <a href={cdnUrl(cdnBase, captions.vtt)} download>
               WebVTT
             </a>{" "}
-            <a href={cdnUrl(cdnBase, captionsKey(clip.jobId, clip.index, "srt"))} download>
+            <a href={cdnUrl(cdnBase, captions.srt)} download>
               SRT
             </a>
           </>

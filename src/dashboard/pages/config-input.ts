@@ -9,19 +9,18 @@ import { ClipConfig } from "#contract";
 import type { FieldErrors } from "../components/form";
 import type { ConfigFormValues } from "../components/config-form";
 
-const NUMERIC_FIELDS = new Set(["resolution", "min_clip_seconds", "max_clip_seconds", "max_clips"]);
-const CONFIG_FIELDS = [
-  "aspect_ratio",
+const NUMERIC_FIELDS = new Set([
   "resolution",
   "min_clip_seconds",
   "max_clip_seconds",
   "max_clips",
-  "reframe",
-  "layout",
-  "captions",
-  "caption_style",
-  "caption_position",
-] as const;
+  "caption_size",
+  "logo_size",
+  "logo_opacity",
+  "hook_title_seconds",
+]);
+/** Every member of the contract's configuration is a field of the form. */
+const CONFIG_FIELDS = Object.keys(ClipConfig.shape) as (keyof ClipConfig)[];
 
 /** Announced at the top of the form (role="alert"); each field names its own problem. */
 export const FIELDS_NEED_ATTENTION = "Some values need attention: see the messages next to the fields.";
@@ -40,6 +39,8 @@ function friendlyMessage(issue: z.core.$ZodIssue, field: string): string {
     case "invalid_union":
     case "invalid_value":
       return "Choose one of the listed options.";
+    case "invalid_format":
+      return "Enter a colour written #RRGGBB.";
     default:
       return issue.message;
   }

@@ -1,6 +1,7 @@
 /** Saved configurations: the API's config_name refers to them by name. */
 import { Hono, type Context } from "hono";
 import { ConfigName, MAX_CONFIGS_PER_ACCOUNT } from "../../api/configs";
+import { findLogo } from "../../db/logos";
 import { countConfigs, deleteConfig, getConfig, listConfigs, putConfig, type SavedConfig } from "../../db/configs";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { ConfigForm, valuesOf, type ConfigFormProps } from "../components/config-form";
@@ -13,7 +14,7 @@ import { configFromForm, FIELDS_NEED_ATTENTION } from "./config-input";
 
 function summary(saved: SavedConfig): string {
   const c = saved.config;
-  return `${c.aspect_ratio}, ${c.resolution}p, ${c.min_clip_seconds}-${c.max_clip_seconds} s, up to ${c.max_clips} clip${c.max_clips === 1 ? "" : "s"}, ${c.reframe} reframing${c.layout === "split" ? ", split layout" : ""}`;
+  return `${c.aspect_ratio}, ${c.resolution}p, ${c.min_clip_seconds}-${c.max_clip_seconds} s, up to ${c.max_clips} clip${c.max_clips === 1 ? "" : "s"}, ${c.reframe} reframing${c.layout === "single" ? "" : `, ${c.layout} layout`}`;
 }
 
 function ConfigList({ configs }: { configs: SavedConfig[] }) {
@@ -61,29 +62,34 @@ const EMPTY_FORM: FormState = { values: valuesOf(DEFAULT_CLIP_CONFIG), errors: {
 
 async function renderList(c: Context<DashboardEnv>, form: FormState, notice?: string, status: 200 | 400 | 409 = 200) {
   const session = sessionOf(c);
-  const configs = await listConfigs(c.env.DB, session.accountId);
+  const [configs, hasLogo] = await Promise.all([listConfigs(c.env.DB, session.accountId), findLogo(c.env.DB, session.accountId).then(Boolean)]);
   return c.html(
     <Layout title="Configurations" nonce={c.get("nonce")} session={session} current="configs">
       {notice ? <Notice>{notice}</Notice> : null}
       <section aria-labelledby="saved-heading">
         <h2 id="saved-heading">Saved configurations</h2>
+        <p>
+          Brand settings (caption font and colours, logo, hook title) and languages are part of each configuration. Your account's logo is
+          on the <a href="/dashboard/logo">Logo page</a>.
+        </p>
         <ConfigList configs={configs} />
       </section>
       <section class="card" aria-labelledby="new-heading">
         <h2 id="new-heading">New configuration</h2>
-        <ConfigForm name={null} csrf={session.csrfToken} {...form} />
+        <ConfigForm name={null} csrf={session.csrfToken} hasLogo={hasLogo} {...form} />
       </section>
     </Layout>,
     status,
   );
 }
 
-function renderEdit(c: Context<DashboardEnv>, name: string, form: FormState, status: 200 | 400 = 200) {
+async function renderEdit(c: Context<DashboardEnv>, name: string, form: FormState, status: 200 | 400 = 200) {
   const session = sessionOf(c);
+  const hasLogo = Boolean(await findLogo(c.env.DB, session.accountId));
   return c.html(
     <Layout title={`Edit “${name}”`} nonce={c.get("nonce")} session={session} current="configs">
       <div class="card">
-        <ConfigForm name={name} csrf={session.csrfToken} {...form} />
+        <ConfigForm name={name} csrf={session.csrfToken} hasLogo={hasLogo} {...form} />
       </div>
     </Layout>,
     status,

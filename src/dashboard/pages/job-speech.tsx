@@ -8,7 +8,7 @@ import { Hono, type Context } from "hono";
 import { listClips } from "../../db/clips";
 import { findAccountJob, type Job } from "../../db/jobs";
 import { isJobId } from "../../jobs/ids";
-import { captionsKey } from "../../jobs/storage";
+import { captionKeysOf } from "../../jobs/present";
 import { loadTranscript, noTranscriptReason, TRANSCRIPT_RENDERINGS } from "../../jobs/transcript-store";
 import { Layout } from "../components/layout";
 import type { DashboardEnv } from "../env";
@@ -39,7 +39,7 @@ export const jobSpeechPages = new Hono<DashboardEnv>()
   .get("/:id/transcript", async (c) => {
     const job = await ownJob(c);
     if (!job) return c.text("Not found", 404);
-    const transcript = await loadTranscript(c.env.CLIPS, job);
+    const transcript = await loadTranscript(c.env, job);
     const format = c.req.query("format");
     if (transcript && (format === "vtt" || format === "srt" || format === "txt")) {
       const { contentType, extension, render } = TRANSCRIPT_RENDERINGS[format];
@@ -86,7 +86,9 @@ export const jobSpeechPages = new Hono<DashboardEnv>()
     const index = Number(c.req.param("index"));
     if (!job || job.status !== "completed" || !/^\d{1,2}$/.test(c.req.param("index"))) return c.text("Not found", 404);
     const clip = (await listClips(c.env.DB, job.id)).find((candidate) => candidate.index === index);
-    const object = clip?.sidecars ? await c.env.CLIPS.get(captionsKey(job.id, index, "vtt")) : null;
+    // The published sidecar (public anyway once the job completed), read from the bucket on this origin.
+    const keys = clip ? captionKeysOf(clip) : null;
+    const object = keys ? await c.env.CLIPS.get(keys.vtt) : null;
     if (!object) return c.text("Not found", 404);
     return c.body(await object.text(), 200, { "Content-Type": "text/vtt; charset=utf-8", "Cache-Control": "private, max-age=3600" });
   });

@@ -24,13 +24,20 @@ export async function snapshot(accountIds: readonly string[]): Promise<Snapshot>
   ];
   const results = await env.DB.batch(queries.map((sql) => env.DB.prepare(sql).bind(...accountIds)));
   const rows = results.flatMap((result) => (result.results as Record<string, string>[]).map((row) => Object.values(row).join("|"))).sort();
+  // Every object a job can have: the public bucket whole, the private bucket's staged uploads and transcripts.
   const objects: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await env.CLIPS.list({ prefix: "clips/", cursor });
-    objects.push(...page.objects.map((o) => o.key));
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
+  for (const [name, bucket, prefix] of [
+    ["clips", env.CLIPS, ""],
+    ["private", env.UPLOADS, "staging/"],
+    ["private", env.UPLOADS, "transcripts/"],
+  ] as const) {
+    let cursor: string | undefined;
+    do {
+      const page = await bucket.list({ prefix, cursor });
+      objects.push(...page.objects.map((o) => `${name}:${o.key}`));
+      cursor = page.truncated ? page.cursor : undefined;
+    } while (cursor);
+  }
   return { rows, objects: objects.sort() };
 }
 

@@ -1,0 +1,65 @@
+/**
+ * The sweep (a cron trigger, every minute; see wrangler.toml): finishes what
+ * a crash or a failing dependency left after a committed transition. Each
+ * part is idempotent, bounded per run, and runs whatever the others did:
+ *
+ * - ended jobs not yet settled: their releases again (settle.ts);
+ * - job events still undispatched: dispatched (webhooks/outbox.ts);
+ * - deliveries whose first attempt was never queued: queued again;
+ * - transcripts stored in the public bucket before issue 22: moved to the private one.
+ *
+ * The ages below leave the transition's own attempt time to finish first, so
+ * the sweep only takes over what was truly left behind.
+ */
+import { listUnsettledJobs } from "../db/jobs";
+import { dispatchStaleEvents, requeueUnsentDeliveries } from "../webhooks/outbox";
+import { moveLegacyTranscripts } from "./job-objects";
+import { settleEndedJob } from "./settle";
+
+/** An ended job unsettled this long had its own releases fail or crash. */
+export const SETTLE_AFTER_MS = 30_000;
+/** Ended jobs unsettled longer than this are left alone (and logged): something needs an operator. */
+export const SETTLE_GIVE_UP_MS = 24 * 3600_000;
+/** Longer than a StartJob may take (30 s): a job.processing event is dispatched only after the engine took the job. */
+export const DISPATCH_AFTER_MS = 60_000;
+/** A first attempt not made this long after it was due: its queue message was lost. */
+export const REQUEUE_AFTER_MS = 5 * 60_000;
+const BATCH = 50;
+
+export interface SweepReport {
+  settled: number;
+  unsettled: number;
+  dispatched: number;
+  requeued: number;
+  movedTranscripts: number;
+  failures: string[];
+}
+
+export async function runSweep(env: Env, nowMs: number = Date.now()): Promise<SweepReport> {
+  const report: SweepReport = { settled: 0, unsettled: 0, dispatched: 0, requeued: 0, movedTranscripts: 0, failures: [] };
+  const at = (offsetMs: number) => new Date(nowMs - offsetMs).toISOString();
+  const part = async (name: string, work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (err) {
+      report.failures.push(name);
+      console.error(`sweep: ${name} failed`, err);
+    }
+  };
+  await part("settling ended jobs", async () => {
+    for (const job of await listUnsettledJobs(env.DB, at(SETTLE_GIVE_UP_MS), at(SETTLE_AFTER_MS), BATCH)) {
+      if (await settleEndedJob(env, job, { engineReported: false })) report.settled += 1;
+      else report.unsettled += 1;
+    }
+  });
+  await part("dispatching events", async () => {
+    report.dispatched = await dispatchStaleEvents(env, at(DISPATCH_AFTER_MS), BATCH);
+  });
+  await part("queueing unsent deliveries", async () => {
+    report.requeued = await requeueUnsentDeliveries(env, at(REQUEUE_AFTER_MS), new Date(nowMs).toISOString(), BATCH);
+  });
+  await part("moving old transcripts to the private bucket", async () => {
+    report.movedTranscripts = await moveLegacyTranscripts(env, BATCH);
+  });
+  return report;
+}

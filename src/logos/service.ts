@@ -1,0 +1,70 @@
+/**
+ * An account's logo (issue 29), shared by the API (/api/v1/logo), the
+ * dashboard's logo page and the engine channel's logo route.
+ *
+ * The image lives in the private UPLOADS bucket, never in the bucket served
+ * on {cdn_url}: `logos/{account_id}/{sha256}`. A replacement is written
+ * under its own key before the record moves to it, and the old object is
+ * deleted after, so a job reading the logo meanwhile gets one whole image.
+ */
+import { MAX_LOGO_BYTES, type LogoContentType } from "#contract";
+import { deleteLogo, findLogo, putLogo, type Logo } from "../db/logos";
+import { AppError } from "../http/errors";
+import { checkLogoImage } from "./image";
+
+export function logoKey(accountId: string, sha256: string): string {
+  return `logos/${accountId}/${sha256}`;
+}
+
+async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export function logoTooLarge(): AppError {
+  return new AppError("logo_too_large", `The logo is larger than ${MAX_LOGO_BYTES} bytes (1 MiB).`);
+}
+
+/** Checks and stores the account's logo, replacing any earlier one. */
+export async function storeLogo(env: Env, accountId: string, bytes: Uint8Array): Promise<{ created: boolean; logo: Logo }> {
+  if (bytes.byteLength > MAX_LOGO_BYTES) throw logoTooLarge();
+  if (bytes.byteLength === 0) throw new AppError("invalid_logo", "The logo is empty: send the image's bytes as the body.");
+  const check = await checkLogoImage(bytes);
+  if (!check.ok) throw new AppError("invalid_logo", check.problem);
+  const sha256 = await sha256Hex(bytes);
+  const objectKey = logoKey(accountId, sha256);
+  await env.UPLOADS.put(objectKey, bytes, { httpMetadata: { contentType: check.contentType }, customMetadata: { account_id: accountId } });
+  const previous = await findLogo(env.DB, accountId);
+  const saved = await putLogo(env.DB, { accountId, objectKey, contentType: check.contentType, width: check.width, height: check.height, sizeBytes: bytes.byteLength, sha256 });
+  if (previous && previous.objectKey !== objectKey) await env.UPLOADS.delete(previous.objectKey);
+  return saved;
+}
+
+/** Deletes the account's logo; false when it had none. */
+export async function removeLogo(env: Env, accountId: string): Promise<boolean> {
+  const deleted = await deleteLogo(env.DB, accountId);
+  if (!deleted) return false;
+  await env.UPLOADS.delete(deleted.objectKey);
+  return true;
+}
+
+/** The logo's bytes and record, or null when the account has none. */
+export async function readLogo(env: Env, accountId: string): Promise<{ logo: Logo; body: ReadableStream; contentType: LogoContentType } | null> {
+  const logo = await findLogo(env.DB, accountId);
+  if (!logo) return null;
+  const object = await env.UPLOADS.get(logo.objectKey);
+  if (!object) return null;
+  return { logo, body: object.body, contentType: logo.contentType };
+}
+
+export function logoToJson(logo: Logo) {
+  return {
+    content_type: logo.contentType,
+    width: logo.width,
+    height: logo.height,
+    size_bytes: logo.sizeBytes,
+    sha256: logo.sha256,
+    created_at: logo.createdAt,
+    updated_at: logo.updatedAt,
+  };
+}

@@ -1,0 +1,214 @@
+/**
+ * Nothing of a job is readable on {cdn_url} before it is completed and
+ * charged (issue 22, SPEC section 9): the engine's uploads wait in the
+ * private bucket, completion publishes them under keys of their own in the
+ * step that charges, a canceled job publishes nothing, the transcript is
+ * only ever served by the API, and deleting the job removes what was
+ * published. The CDN here is the Worker's /cdn, which serves exactly the
+ * public bucket, as the R2 custom domain does in production.
+ */
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { beforeEach, describe, expect, it } from "vitest";
+import { app } from "../../src/app";
+import { findJob } from "../../src/db/jobs";
+import { cancelJob } from "../../src/jobs/lifecycle";
+import { publishedKeys, publishStaged } from "../../src/jobs/publication";
+import { clipReport, expectAck, FakeEngine, patternBytes, type EngineClient } from "./engine-stub";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
+import { getJob, getUsage } from "./jobs-helpers";
+import { CLIP_SRT, CLIP_VTT, processingJob, put, TRANSCRIPT } from "./speech-helpers";
+import { added, keyOf, publicKeys, PUBLISHED_URL, stagedKeys } from "./storage-helpers";
+
+let engine: FakeEngine;
+beforeEach(() => {
+  engine = new FakeEngine();
+  engine.install();
+});
+
+/** Two rendered clips with thumbnails and captions, and the transcript: what an engine has uploaded midway. */
+async function renderTwo(client: EngineClient): Promise<Uint8Array[]> {
+  const clips = [];
+  for (const index of [0, 1]) {
+    clips.push((await client.uploadClip(index, 3000 + index)).clip);
+    await expectAck(await put(client, `clips/${index}/captions.vtt`, CLIP_VTT, "text/vtt"));
+    await expectAck(await put(client, `clips/${index}/captions.srt`, CLIP_SRT, "application/x-subrip"));
+  }
+  await expectAck(await put(client, "transcript", JSON.stringify(TRANSCRIPT), "application/json"));
+  return clips;
+}
+
+/** Every key the API, the old scheme (clips/{job_id}/...) or the staging layout could name for the job. */
+function guessableKeys(jobId: string): string[] {
+  const perClip = [0, 1, 2].flatMap((n) =>
+    ["mp4", "jpg", "vtt", "srt"].flatMap((ext) => [`clips/${jobId}/${n}.${ext}`, `staging/${jobId}/${n}.${ext}`, `${jobId}/${n}.${ext}`]),
+  );
+  return [...perClip, `transcripts/${jobId}.json`, `transcripts/${jobId}`, `clips/${jobId}/transcript.json`];
+}
+
+async function cdnStatus(key: string): Promise<number> {
+  const res = await SELF.fetch(`${env.CDN_URL}/${key}`);
+  await res.body?.cancel();
+  return res.status;
+}
+
+function completeTwo(client: EngineClient): Promise<Response> {
+  return client.complete({
+    title: "Talk",
+    source_duration_seconds: 60,
+    clips: [clipReport(0, { sidecars: true }), clipReport(1, { sidecars: true })],
+    transcript: { source: "subtitle_track", language: "en", word_count: 7 },
+    transcript_unavailable_reason: null,
+  });
+}
+
+async function anotherAccount(): Promise<TestAccount> {
+  return createAccount("unmetered");
+}
+
+describe("while a job is processing", () => {
+  it("no object of the job is reachable on the CDN under any key the API or the old scheme could reveal", async () => {
+    const account = await createAccount();
+    const before = await publicKeys();
+    const client = await processingJob(engine, account);
+    await renderTwo(client);
+    const job = await getJob(account, client.jobId);
+    expect(job.status).toBe("processing");
+    expect(JSON.stringify(job)).not.toMatch(/cdn|staging|transcripts\//);
+    for (const key of guessableKeys(client.jobId)) expect(await cdnStatus(key), key).toBe(404);
+    // Stronger than any guess: the public bucket (all the CDN serves) gained nothing.
+    expect(added(before, await publicKeys())).toEqual([]);
+    expect(await stagedKeys(client.jobId)).toHaveLength(8);
+  });
+
+  it("a cancel after two rendered clips leaves nothing reachable and charges nothing", async () => {
+    const account = await createAccount();
+    const credits = (await getUsage(account)).credits_remaining;
+    const before = await publicKeys();
+    const client = await processingJob(engine, account);
+    await renderTwo(client);
+    expect((await api(account, `/api/v1/jobs/${client.jobId}/cancel`, { method: "POST" })).status).toBe(200);
+    expect((await getUsage(account)).credits_remaining).toBe(credits);
+    expect((await getJob(account, client.jobId)).credits_charged).toBe(0);
+    for (const key of guessableKeys(client.jobId)) expect(await cdnStatus(key), key).toBe(404);
+    expect(added(before, await publicKeys())).toEqual([]);
+    // The staged uploads and the transcript are deleted, not just hidden.
+    expect(await stagedKeys(client.jobId)).toEqual([]);
+    expect(await env.UPLOADS.head(`transcripts/${client.jobId}.json`)).toBeNull();
+    // A completion the engine sends afterwards publishes nothing either.
+    await expectProblem(await completeTwo(client), 409, "job_not_active");
+    expect(added(before, await publicKeys())).toEqual([]);
+  });
+});
+
+describe("at completion", () => {
+  it("publishes under keys that differ from the staging keys, each object its own; the transcript stays API-only", async () => {
+    const account = await createAccount();
+    const before = await publicKeys();
+    const client = await processingJob(engine, account);
+    const bytes = await renderTwo(client);
+    await expectAck(await completeTwo(client));
+    const job = await getJob(account, client.jobId);
+    expect(job.status).toBe("completed");
+    expect(job.credits_charged).toBe(1);
+    const clips = job.clips as unknown as { url: string; thumbnail_url: string; captions: { vtt_url: string; srt_url: string } }[];
+    const urls = clips.flatMap((clip) => [clip.url, clip.thumbnail_url, clip.captions.vtt_url, clip.captions.srt_url]);
+    for (const url of urls) {
+      expect(url).toMatch(PUBLISHED_URL);
+      expect(url).not.toContain(client.jobId);
+    }
+    // One unguessable id per object: one URL tells nothing about another.
+    expect(new Set(urls.map((url) => url.split("/").at(-2))).size).toBe(urls.length);
+    expect(added(before, await publicKeys())).toEqual(urls.map(keyOf).sort());
+    for (const [i, clip] of clips.entries()) {
+      const served = await SELF.fetch(clip.url);
+      expect(served.status).toBe(200);
+      expect(new Uint8Array(await served.arrayBuffer())).toEqual(bytes[i]);
+      expect(await (await SELF.fetch(clip.captions.vtt_url)).text()).toBe(CLIP_VTT);
+    }
+    // The old and the staging keys still name nothing public; the staged copies are gone.
+    for (const key of guessableKeys(client.jobId)) expect(await cdnStatus(key), key).toBe(404);
+    expect(await stagedKeys(client.jobId)).toEqual([]);
+    // The transcript: 404 on the CDN, 200 through the API for its owner only.
+    expect(await cdnStatus(`transcripts/${client.jobId}.json`)).toBe(404);
+    expect((await api(account, `/api/v1/jobs/${client.jobId}/transcript`)).status).toBe(200);
+    await expectProblem(await api(await anotherAccount(), `/api/v1/jobs/${client.jobId}/transcript`), 404, "not_found");
+
+    // Deleting the job makes every published URL 404.
+    expect((await api(account, `/api/v1/jobs/${client.jobId}`, { method: "DELETE" })).status).toBe(204);
+    for (const url of urls) expect((await SELF.fetch(url)).status).toBe(404);
+    expect(added(before, await publicKeys())).toEqual([]);
+    expect(await env.UPLOADS.head(`transcripts/${client.jobId}.json`)).toBeNull();
+  });
+
+  it("a completion that loses its transition (canceled while publishing) leaves nothing published", async () => {
+    const account = await createAccount();
+    const before = await publicKeys();
+    const client = await processingJob(engine, account);
+    await renderTwo(client);
+    // The public bucket as the completion sees it: the job is canceled as the first object is copied.
+    let canceledOnce = false;
+    const racing: R2Bucket = new Proxy(env.CLIPS, {
+      get(target, prop) {
+        if (prop === "put") {
+          return async (...args: Parameters<R2Bucket["put"]>) => {
+            const stored = await target.put(...args);
+            if (!canceledOnce) {
+              canceledOnce = true;
+              await cancelJob(env, (await findJob(env.DB, client.jobId))!);
+            }
+            return stored;
+          };
+        }
+        const value = Reflect.get(target, prop) as unknown;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const ctx = createExecutionContext();
+    const res = await app.fetch(
+      new Request(client.url("complete"), {
+        method: "POST",
+        headers: { Authorization: `Bearer ${client.token}`, "Content-Type": "application/json" },
+        body: JSON.stringify({
+          title: "Talk",
+          source_duration_seconds: 60,
+          clips: [clipReport(0, { sidecars: true }), clipReport(1, { sidecars: true })],
+          transcript: null,
+          transcript_unavailable_reason: null,
+        }),
+      }),
+      { ...env, CLIPS: racing },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    await expectProblem(res, 409, "job_not_active");
+    expect(canceledOnce).toBe(true);
+    expect((await getJob(account, client.jobId)).status).toBe("canceled");
+    expect(added(before, await publicKeys())).toEqual([]);
+    expect(await stagedKeys(client.jobId)).toEqual([]);
+  });
+
+  it("publishing is resumable: out of time it answers 'more', and the next attempt copies only what is missing", async () => {
+    const account = await createAccount();
+    const client = await processingJob(engine, account);
+    await renderTwo(client);
+    const keys = await publishedKeys("a-test-publication-key-0123456789abcdef", [clipReport(0, { sidecars: true }), clipReport(1, { sidecars: true })]);
+    let puts = 0;
+    const counting: R2Bucket = new Proxy(env.CLIPS, {
+      get(target, prop) {
+        if (prop === "put") return (...args: Parameters<R2Bucket["put"]>) => ((puts += 1), target.put(...args));
+        const value = Reflect.get(target, prop) as unknown;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const counted = { ...env, CLIPS: counting };
+    expect(await publishStaged(counted, client.jobId, keys, -1)).toBe("more");
+    expect(puts).toBe(0);
+    expect(await publishStaged(counted, client.jobId, keys)).toBe("done");
+    expect(puts).toBe(8);
+    expect(await publishStaged(counted, client.jobId, keys)).toBe("done");
+    expect(puts).toBe(8);
+    const stored = await env.CLIPS.get(keys[1]!.clip);
+    expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(patternBytes(3001, 2));
+    for (const clip of keys) await env.CLIPS.delete([clip.clip, clip.thumbnail, clip.vtt!, clip.srt!]);
+  });
+});
