@@ -211,6 +211,8 @@ export function clipReport(index: number, overrides: Partial<ClipReport> = {}): 
     title: null,
     captions_burned: false,
     sidecars: false,
+    prompt_match: null,
+    removed: [],
     ...overrides,
   };
 }

@@ -68,6 +68,8 @@ export interface AnalyseOptions {
   onQuiet?: (quiet: Interval[] | null) => void;
   /** Told the source's keyframe times when the video pass read keyframes (null when it sampled frames instead). */
   onKeyframes?: (times: number[] | null) => void;
+  /** Told every window the strategy scored: the video type's signal, for ranking a prompt's clips (steer/prompt.ts). */
+  onWindows?: (windows: ScoredWindow[]) => void;
 }
 
 /** Loudness and silence, then (with the model) voice activity on the PCM the same pass wrote. */
@@ -203,6 +205,7 @@ export async function analyse(
 
   const limits = { min: config.min_clip_seconds, max: config.max_clip_seconds, duration };
   const windows: ScoredWindow[] = strategy.windows(features, limits);
+  opts.onWindows?.(windows);
   const picked = pickBest(windows, config.max_clips, MIN_SCORE);
   if (picked.length === 0) {
     throw new NoClipsFoundError(`No moment in the video stood out enough for a ${videoType} clip.`);
