@@ -108,20 +108,28 @@ describe("B: a consumer that dies right after marking a job processing", () => {
     let dying = true;
     const queue = recordingQueue();
     const testEnv: Env = { ...env, JOBS: queue.queue };
-    const dyingEnv: Env = { ...testEnv, ACCOUNTS: throwingNamespace(env.ACCOUNTS, ["jobMoved"], () => dying) };
+    // The invocation dies (its isolate is killed) after D1 marked the job processing, before StartJob went out:
+    // here, at the first thing StartJob needs.
+    const dyingEnv = new Proxy(testEnv, {
+      get(target, prop) {
+        if (prop === "ENGINE_SECRET" && dying) throw new Error("the consumer's isolate was killed");
+        return Reflect.get(target, prop);
+      },
+    });
     const account = await createAccount();
     const jobId = await submitWith(testEnv, account);
 
     const first = await deliverWith(dyingEnv, account, jobId);
     expect(first.retryMessages).toHaveLength(1);
     expect(engine.starts(jobId)).toEqual([]);
+    expect(await env.DB.prepare(`SELECT status FROM jobs WHERE id = ?`).bind(jobId).first<string>("status")).toBe("processing");
     dying = false;
 
     // The queue redelivers the same message.
     await deliverWith(testEnv, account, jobId, 2);
     await waitFor(() => engine.starts(jobId)[0], "StartJob on the redelivery");
     expect((await getJob(account, jobId)).status).toBe("processing");
-    // The account's watchdog now guards it as processing (the silence timeout, not the queue's 24 h).
+    // The account's watchdog guards it as processing (the silence timeout, not the queue's 24 h).
     const deadline = await accountState(env, account.accountId).watchdogDeadline(jobId);
     expect(deadline).not.toBeNull();
     expect(deadline!).toBeLessThan(Date.now() + 3600_000);

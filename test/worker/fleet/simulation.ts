@@ -81,6 +81,8 @@ export interface SimOptions {
   consumerConcurrency: number;
   sleepAfter: number;
   seed: number;
+  /** Print a progress line every this many simulated seconds (long benches). */
+  progressEvery?: number;
 }
 
 export interface JobRecord {
@@ -584,6 +586,20 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     clock.at(clock.now() + 60, timers);
   };
   clock.at(60, timers);
+
+  if (options.progressEvery) {
+    const every = options.progressEvery;
+    const progress = () => {
+      if (allEnded()) return;
+      const ended = jobs.size - unended;
+      console.log(
+        `  t=${(clock.now() / 60).toFixed(0)} min: ${jobs.size} submitted, ${ended} ended, ${standIn.inUse()} instances, ` +
+          `${queue.deliveries} deliveries, ${((Date.now() - realStart) / 1000).toFixed(0)} real s`,
+      );
+      clock.at(clock.now() + every, progress);
+    };
+    clock.at(every, progress);
+  }
 
   // Every StartJob attempt is a sign of life for the watchdog (AccountState re-arms it at each dispatch).
   const standInFetch = simEnv.ENGINE.get.bind(simEnv.ENGINE);
