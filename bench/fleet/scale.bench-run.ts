@@ -25,7 +25,7 @@ it("10,030 jobs from 1,000 accounts through a rollout", async () => {
     burstAt: 1800,
     rolloutAt: 2700,
   });
-  const report = await runFleetSimulation({ ...options, progressEvery: 600 });
+  const report = await runFleetSimulation({ ...options, progressEvery: 600, quiet: true });
   const f = figures(report);
   console.log(summarize(report));
   console.log(

@@ -38,6 +38,7 @@ it("prints the fleet table", async () => {
         looperEvery: 60,
         rolloutAt: null,
         seed: capacity * 10 + load,
+        quiet: true,
       });
       const f = figures(report);
       const line = [

@@ -111,6 +111,8 @@ const ENDED = new Set(["completed", "failed", "canceled"]);
 export class FleetScheduler extends DurableObject<Env> {
   /** The waiting line's ranks, rebuilt from the table after every start of this object. */
   private line: RankedLine | null = null;
+  /** The limits last stored (fleet_meta), kept in memory. */
+  private limits: FleetLimits | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -373,6 +375,7 @@ export class FleetScheduler extends DurableObject<Env> {
       return this.ctx.storage.transactionSync(work);
     } catch (err) {
       this.line = null;
+      this.limits = null;
       throw err;
     }
   }
@@ -380,18 +383,24 @@ export class FleetScheduler extends DurableObject<Env> {
   /** Stores the caller's limits (the alarm has no caller); without any, the last stored or this deployment's. */
   private remember(limits?: FleetLimits): FleetLimits {
     const sql = this.sql;
+    const known = this.limits;
     if (limits) {
-      tables.setMeta(sql, "capacity", limits.capacity);
-      tables.setMeta(sql, "stop_grace_ms", limits.stopGraceMs);
-      tables.setMeta(sql, "start_budget_ms", limits.startBudgetMs);
+      if (!known || known.capacity !== limits.capacity || known.stopGraceMs !== limits.stopGraceMs || known.startBudgetMs !== limits.startBudgetMs) {
+        tables.setMeta(sql, "capacity", limits.capacity);
+        tables.setMeta(sql, "stop_grace_ms", limits.stopGraceMs);
+        tables.setMeta(sql, "start_budget_ms", limits.startBudgetMs);
+        this.limits = { ...limits };
+      }
       return limits;
     }
+    if (known) return known;
     const fallback = fleetLimits(this.env);
-    return {
+    this.limits = {
       capacity: tables.metaValue(sql, "capacity") ?? fallback.capacity,
       stopGraceMs: tables.metaValue(sql, "stop_grace_ms") ?? fallback.stopGraceMs,
       startBudgetMs: tables.metaValue(sql, "start_budget_ms") ?? fallback.startBudgetMs,
     };
+    return this.limits;
   }
 
   private ranks(): RankedLine {
@@ -443,7 +452,8 @@ export class FleetScheduler extends DurableObject<Env> {
     tables.expireStopping(sql, now);
     let free = this.remember().capacity - tables.holdingCount(sql) - tables.stoppingCount(sql);
     const grants: Grant[] = [];
-    let round = this.currentRound();
+    const before = this.currentRound();
+    let round = before;
     while (free > 0) {
       const next = tables.firstWaiting(sql);
       if (!next) break;
@@ -463,7 +473,7 @@ export class FleetScheduler extends DurableObject<Env> {
       if (next.job_id !== claimant) grants.push({ jobId: next.job_id, accountId: next.account_id, dispatch });
       free -= 1;
     }
-    tables.setMeta(sql, "round", round);
+    if (round !== before) tables.setMeta(sql, "round", round);
     return grants;
   }
 

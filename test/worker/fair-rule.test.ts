@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { lineOrder, roundFor } from "../../src/fleet/fair-rule";
 import type { FleetScheduler } from "../../src/fleet/fleet-scheduler";
+import { createFleetTables } from "../../src/fleet/fleet-tables";
 import type { FleetLimits } from "../../src/fleet/limits";
 import { RankedLine, type LineEntry } from "../../src/fleet/ranked-line";
 import { privateFleet } from "./fleet/harness";
@@ -81,9 +82,9 @@ describe("the ranked line", () => {
   });
 });
 
-describe("the scheduler", () => {
-  const limits = (capacity: number): FleetLimits => ({ capacity, stopGraceMs: 0, startBudgetMs: 60_000 });
+const limits = (capacity: number): FleetLimits => ({ capacity, stopGraceMs: 0, startBudgetMs: 60_000 });
 
+describe("the scheduler", () => {
   it("reports each waiting job's place and grants in that order as engines come back", async () => {
     const fleet = privateFleet();
     const stub = fleet.get(fleet.idFromName("fleet"));
@@ -128,5 +129,33 @@ describe("the scheduler", () => {
     const again = fleet.get(fleet.idFromName("fleet"));
     expect(await Promise.all([1, 2, 3, 4].map((i) => again.position(`j${i}`)))).toEqual(before);
     expect(await again.release("j0", limits(1))).toEqual([{ jobId: "j1", accountId: "acct-1", dispatch: 1 }]);
+  });
+});
+
+describe("the scheduler's storage", () => {
+  it("carries the first scheduler's line and grants over to the new tables", async () => {
+    const fleet = privateFleet();
+    const stub = fleet.get(fleet.idFromName("fleet"));
+    await runInDurableObject(stub, (_instance: FleetScheduler, state) => {
+      const sql = state.storage.sql;
+      // The first scheduler's schema (version 1), as production holds it.
+      for (const table of ["waiting", "holding", "stopping", "fleet_minutes", "fleet_meta"]) sql.exec(`DROP TABLE IF EXISTS ${table}`);
+      sql.exec(`CREATE TABLE waiting (job_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, seq INTEGER NOT NULL)`);
+      sql.exec(`CREATE TABLE holding (job_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, granted_ms INTEGER NOT NULL, started INTEGER NOT NULL DEFAULT 0)`);
+      sql.exec(`CREATE TABLE served (account_id TEXT PRIMARY KEY, turn INTEGER NOT NULL)`);
+      sql.exec(`CREATE TABLE fleet_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)`);
+      sql.exec(`INSERT INTO waiting VALUES ('w2', 'B', 2), ('w1', 'A', 1)`);
+      sql.exec(`INSERT INTO holding VALUES ('h1', 'C', 1000, 1)`);
+      createFleetTables(sql);
+    });
+    // The object restarts on the migrated storage.
+    await runInDurableObject(stub, (instance: FleetScheduler) => {
+      (instance as unknown as { line: unknown; limits: unknown }).line = null;
+      (instance as unknown as { line: unknown; limits: unknown }).limits = null;
+    });
+    expect(await stub.position("w1")).toBe(1);
+    expect(await stub.position("w2")).toBe(2);
+    expect(await stub.jobState("h1")).toEqual({ state: "started", dispatch: 1 });
+    expect(await stub.release("h1", limits(1))).toEqual([{ jobId: "w1", accountId: "A", dispatch: 1 }]);
   });
 });

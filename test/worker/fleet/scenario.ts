@@ -26,7 +26,7 @@ export const PLATFORM: Pick<
   | "consumerConcurrency"
   | "sleepAfter"
 > = {
-  bootSeconds: [4, 30],
+  bootSeconds: [4, 24],
   exitSeconds: [1, 15],
   hungShare: 0.05,
   placementRefusal: 0.02,
@@ -35,7 +35,7 @@ export const PLATFORM: Pick<
   onStopLost: 0.1,
   resetWindowSeconds: 20,
   resetFailureRate: 0.2,
-  consumerConcurrency: 20,
+  consumerConcurrency: 50,
   sleepAfter: 300,
 };
 
@@ -130,7 +130,7 @@ export function summarize(report: SimReport): string {
     `instance-s/job ${f.instanceSecondsPerJob.toFixed(0)}; peak instances ${f.peak}; failures ${f.failures}; stranded ${f.stranded}; ` +
     `restarted ${r.jobs.filter((j) => j.starts > 1).length}; refusals ${JSON.stringify(r.refusals)}, at the limit ${r.refusedAtLimit}; ` +
     `lost: interrupted ${r.interruptedLost}, exit notices ${r.onStopLost}, Durable Object calls ${r.resetFailures}; ` +
-    `deliveries ${r.deliveries}, dead-lettered ${r.deadLettered}, most messages queued for one job ${r.maxMessagesPerJob}; ` +
+    `submissions refused ${JSON.stringify(r.refusedSubmissions)}; deliveries ${r.deliveries}, dead-lettered ${r.deadLettered}, most messages queued for one job ${r.maxMessagesPerJob}; ` +
     `statuses ${JSON.stringify(r.statuses)}; time spent: ${r.spent}`
   );
 }

@@ -83,6 +83,10 @@ export interface SimOptions {
   seed: number;
   /** Print a progress line every this many simulated seconds (long benches). */
   progressEvery?: number;
+  /** Silence the Worker's own console while the simulation runs (its warnings: thousands of lines a bench). */
+  quiet?: boolean;
+  /** Give up (and report what is stranded) after this much simulated time; default 48 h. */
+  maxSimulatedSeconds?: number;
 }
 
 export interface JobRecord {
@@ -124,6 +128,8 @@ export interface SimReport {
   realSeconds: number;
   /** Where the real time went, by kind of call (overlapping calls each count their own time). */
   spent: string;
+  /** Submissions answered with an error the client retries, by status and code. */
+  refusedSubmissions: Record<string, number>;
   burstWindow: [number, number] | null;
 }
 
@@ -223,6 +229,14 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
   const clock = new SimClock(Date.now() + 365 * 86_400_000);
   const wallClock = fleetTime.now;
   fleetTime.now = () => clock.epochMs();
+  const print = console.log.bind(console);
+  const consoleMethods = { log: console.log, warn: console.warn, error: console.error };
+  if (options.quiet) {
+    const nothing = () => undefined;
+    console.log = nothing;
+    console.warn = nothing;
+    console.error = nothing;
+  }
 
   const jobs = new Map<string, JobRecord>();
   const durations = new Map<string, number>();
@@ -244,6 +258,9 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
   let resetFailures = 0;
   let resetUntil = -1;
   let submissionsLeft = 0;
+  const refusedSubmissions = new Map<string, number>();
+  /** When an account's current, not yet successful, submission was first tried. */
+  const lastAttempt = new Map<string, number>();
   /** Submitted jobs not ended yet (counted, not scanned: the clock asks after every step). */
   let unended = 0;
   const markEnded = (record: JobRecord) => {
@@ -466,16 +483,31 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ video_url: "https://videos.example.com/sim.mp4", video_type: "general" }),
     });
-    const body = await res.json<{ job_id?: string; code?: string }>();
+    const body = await res.json<{ job_id?: string; code?: string; active_job_id?: string }>();
     if (res.status !== 201 || !body.job_id) {
+      const key = `${res.status} ${body.code ?? ""}`;
+      refusedSubmissions.set(key, (refusedSubmissions.get(key) ?? 0) + 1);
+      // A one-job account's earlier submission that answered 500 may still have created its job: the 409 names
+      // it, and the client takes it as its own (it was submitted at that earlier attempt).
+      if (res.status === 409 && body.active_job_id && !jobs.has(body.active_job_id)) {
+        return track(body.active_job_id, account, kind, lastAttempt.get(account.accountId) ?? clock.now());
+      }
       // A slot still held or a burst over the request window (or a Durable Object reset): the client tries again.
-      if (res.status === 409 || res.status === 429 || res.status === 503 || res.status === 500) return null;
+      if (res.status === 409 || res.status === 429 || res.status === 503 || res.status === 500) {
+        if (!lastAttempt.has(account.accountId) || res.status === 500) lastAttempt.set(account.accountId, clock.now());
+        return null;
+      }
       throw new Error(`submit answered ${res.status}: ${JSON.stringify(body)}`);
     }
-    const jobId = body.job_id;
+    lastAttempt.delete(account.accountId);
+    return track(body.job_id, account, kind, clock.now());
+  }
+
+  function track(jobId: string, account: { accountId: string }, kind: AccountKind, submittedAt: number): string {
+    lastAttempt.delete(account.accountId);
     accountOfJob.set(jobId, account.accountId);
     durations.set(jobId, between(options.jobSeconds));
-    jobs.set(jobId, { jobId, account: account.accountId, kind, submittedAt: clock.now(), startedAt: null, endedAt: null, starts: 0 });
+    jobs.set(jobId, { jobId, account: account.accountId, kind, submittedAt, startedAt: null, endedAt: null, starts: 0 });
     unended += 1;
     return jobId;
   }
@@ -592,7 +624,7 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     const progress = () => {
       if (allEnded()) return;
       const ended = jobs.size - unended;
-      console.log(
+      print(
         `  t=${(clock.now() / 60).toFixed(0)} min: ${jobs.size} submitted, ${ended} ended, ${standIn.inUse()} instances, ` +
           `${queue.deliveries} deliveries, ${((Date.now() - realStart) / 1000).toFixed(0)} real s`,
       );
@@ -616,11 +648,12 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
   };
 
   try {
-    await clock.run({ stop: allEnded, until: 48 * 3600 });
+    await clock.run({ stop: allEnded, until: options.maxSimulatedSeconds ?? 48 * 3600 });
     // Let the last instances exit and the fleet settle.
     await clock.run({ until: clock.now() + 120 });
   } finally {
     fleetTime.now = wallClock;
+    Object.assign(console, consoleMethods);
   }
 
   // Outcome, from D1.
@@ -664,6 +697,7 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     simulatedSeconds: clock.now(),
     realSeconds: (Date.now() - realStart) / 1000,
     spent: spent.summary(),
+    refusedSubmissions: Object.fromEntries(refusedSubmissions),
     burstWindow: burstIds.length > 0 ? [options.burstAt, Math.max(...burstStarts)] : null,
   };
 }
