@@ -489,7 +489,9 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
       refusedSubmissions.set(key, (refusedSubmissions.get(key) ?? 0) + 1);
       // A one-job account's earlier submission that answered 500 may still have created its job: the 409 names
       // it, and the client takes it as its own (it was submitted at that earlier attempt).
-      if (res.status === 409 && body.active_job_id && !jobs.has(body.active_job_id)) {
+      // A job the 409 names that D1 does not hold was never created (its enqueue failed and the slot's release
+      // with it): a real client's GET would answer 404, so it is not taken as the client's own.
+      if (res.status === 409 && body.active_job_id && !jobs.has(body.active_job_id) && (await jobExists(body.active_job_id))) {
         return track(body.active_job_id, account, kind, lastAttempt.get(account.accountId) ?? clock.now());
       }
       // A slot still held or a burst over the request window (or a Durable Object reset): the client tries again.
@@ -501,6 +503,10 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     }
     lastAttempt.delete(account.accountId);
     return track(body.job_id, account, kind, clock.now());
+  }
+
+  async function jobExists(jobId: string): Promise<boolean> {
+    return (await env.DB.prepare("SELECT 1 FROM jobs WHERE id = ?").bind(jobId).first()) !== null;
   }
 
   function track(jobId: string, account: { accountId: string }, kind: AccountKind, submittedAt: number): string {
