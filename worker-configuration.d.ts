@@ -20,7 +20,8 @@ declare namespace Cloudflare {
 		ENGINE_MAX_INSTANCES: string;
 		MAX_QUEUE_SECONDS: string;
 		ADMIN_TOKEN: string;
-		ENGINE_SECRET: string;
+		ENGINE_SIGNING_KEY: string;
+		CALLBACK_TOKEN_SECRET: string;
 		ENGINE_URL: string;
 		CALLBACK_BASE: string;
 		CDN_URL: string;
@@ -39,5 +40,5 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "MAX_SOURCE_BYTES" | "MAX_SOURCE_SECONDS" | "DOWNLOAD_TIMEOUT_SECONDS" | "ENGINE_SILENCE_TIMEOUT_SECONDS" | "ENGINE_TOKEN_TTL_SECONDS" | "ENGINE_MAX_INSTANCES" | "MAX_QUEUE_SECONDS" | "ADMIN_TOKEN" | "ENGINE_SECRET" | "ENGINE_URL" | "CALLBACK_BASE" | "CDN_URL" | "ALLOW_PRIVATE_SOURCES" | "WEBHOOK_RETRY_SCALE" | "PRE_AUTH_REQUESTS_PER_MINUTE">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "MAX_SOURCE_BYTES" | "MAX_SOURCE_SECONDS" | "DOWNLOAD_TIMEOUT_SECONDS" | "ENGINE_SILENCE_TIMEOUT_SECONDS" | "ENGINE_TOKEN_TTL_SECONDS" | "ENGINE_MAX_INSTANCES" | "MAX_QUEUE_SECONDS" | "ADMIN_TOKEN" | "ENGINE_SIGNING_KEY" | "CALLBACK_TOKEN_SECRET" | "ENGINE_URL" | "CALLBACK_BASE" | "CDN_URL" | "ALLOW_PRIVATE_SOURCES" | "WEBHOOK_RETRY_SCALE" | "PRE_AUTH_REQUESTS_PER_MINUTE">> {}
 }

@@ -8,7 +8,7 @@ import { getUsage } from "../db/accounts";
 import { getConfig } from "../db/configs";
 import { deleteIdempotencyRecord, storeIdempotentResponseStatement } from "../db/idempotency";
 import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
-import { engineConfigProblem, maxQueueSeconds } from "../settings";
+import { engineConfigProblem, maxQueueSeconds, misconfiguredVariable } from "../settings";
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type ClipConfig, type VideoType } from "#contract";
 import { findLogo } from "../db/logos";
 import { AppError } from "../http/errors";
@@ -95,7 +95,7 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     console.error(`refusing submissions: ${problem}`);
     throw new AppError("service_misconfigured", "The service cannot run jobs until its operator fixes its configuration.", {
       headers: { "Retry-After": "300" },
-      extra: { configuration_error: "ENGINE_SECRET" },
+      extra: { configuration_error: misconfiguredVariable(problem) },
     });
   }
   const usage = await getUsage(env.DB, submission.accountId);

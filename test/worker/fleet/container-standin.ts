@@ -18,7 +18,7 @@
  * - redeploy(): every running instance gets SIGTERM, as a rollout does.
  *
  * The process inside is SimEngine (simulation.ts), which verifies the signed
- * StartJob with ENGINE_SECRET as the real engine does.
+ * StartJob with the Worker's public key, and refuses replays, as the real engine does.
  */
 export type InstanceState = "stopped" | "starting" | "running" | "stopping";
 

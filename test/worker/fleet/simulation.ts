@@ -8,7 +8,8 @@
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { app } from "../../../src/app";
-import { ENGINE_SIGNATURE_HEADER, StartJob, verifyEngineRequest } from "#contract";
+import { ENGINE_SIGNATURE_HEADER, StartJob } from "#contract";
+import { judgeAsEngine } from "../engine-stub";
 import { handleQueue } from "../../../src/queue/consumer";
 import type { JobMessage } from "../../../src/queue/message";
 import { ContainerStandIn, type SimProcess } from "./container-standin";
@@ -180,8 +181,8 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
       async handle(request) {
         const path = new URL(request.url).pathname;
         const body = await request.text();
-        const signed = await verifyEngineRequest(env.ENGINE_SECRET, request.headers.get(ENGINE_SIGNATURE_HEADER), { method: request.method, path, body });
-        if (!signed) return new Response("unauthorized", { status: 401 });
+        const verdict = await judgeAsEngine(request.headers.get(ENGINE_SIGNATURE_HEADER), { method: request.method, path, body });
+        if (verdict !== "ok") return new Response(verdict, { status: verdict === "replayed" ? 409 : 401 });
         if (path !== "/jobs") return new Response(null, { status: 404 });
         const start = StartJob.parse(JSON.parse(body));
         if (running && !running.done) return Response.json({ job_id: start.job_id, started: false }, { status: 202 });
