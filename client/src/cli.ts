@@ -13,7 +13,7 @@ import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { ClipjobsClient, DEFAULT_BASE_URL, type Job, type SubmitJobBody } from "./client.ts";
 import { ClipjobsError } from "./errors.ts";
-import { clock, progressBar, table } from "./format.ts";
+import { clock, progressBar, seconds, table } from "./format.ts";
 
 export interface Io {
   stdout: (text: string) => void;
@@ -33,7 +33,7 @@ const processIo: Io = {
 const HELP = `clipjobs: long video in, short ready-to-post clips out.
 
 Usage:
-  clipjobs submit <video_url> --type <video_type> [--config NAME] [--wait] [--download DIR] [--json]
+  clipjobs submit <video_url> --type <video_type> [--config NAME] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--wait] [--download DIR] [--json]
   clipjobs jobs [--status STATUS] [--limit N] [--json]
   clipjobs job <job_id> [--json]
   clipjobs cancel <job_id> [--json]
@@ -49,10 +49,15 @@ Errors print the problem's code and detail; the exit status is 1 (2 for a usage 
 `;
 
 const COMMAND_HELP: Record<string, string> = {
-  submit: `clipjobs submit <video_url> --type <video_type> [--config NAME] [--wait] [--download DIR] [--json]
+  submit: `clipjobs submit <video_url> --type <video_type> [--config NAME] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--wait] [--download DIR] [--json]
 
   --type      podcast, lecture, gaming, sports, vlog or general
   --config    a saved configuration (see: clipjobs configs)
+  --prompt    clip only moments about this topic, e.g. "the parts about pricing"
+  --from, --to  analyse and clip only this part (seconds, mm:ss or h:mm:ss); charged on its length
+  --remove-silence  off, pauses or tight: shorten pauses inside each clip
+  --remove-fillers, --keep-fillers  cut (or keep) um, uh, erm...
+              (steering options left out take the configuration's values)
   --wait      wait for the job, with a progress bar, then list its clips
   --download  with --wait: save every clip into DIR (implies --wait)
   --json      print the job as JSON (the final job with --wait)
@@ -71,6 +76,12 @@ const COMMAND_HELP: Record<string, string> = {
 const OPTIONS = {
   type: { type: "string" },
   config: { type: "string" },
+  prompt: { type: "string" },
+  from: { type: "string" },
+  to: { type: "string" },
+  "remove-silence": { type: "string" },
+  "remove-fillers": { type: "boolean" },
+  "keep-fillers": { type: "boolean" },
   wait: { type: "boolean" },
   download: { type: "string" },
   json: { type: "boolean" },
@@ -102,14 +113,17 @@ function one(args: string[], what: string): string {
 function clipTable(job: Job): string {
   if (job.status !== "completed") return "";
   if (job.clips.length === 0) return "No clips.";
+  // With a prompt, how well each clip matches it (issue 27).
+  const prompted = job.clips.some((clip) => clip.prompt_match !== null);
   return table(
-    ["#", "start", "end", "length", "score", "reasons", "url"],
+    ["#", "start", "end", "length", "score", ...(prompted ? ["match"] : []), "reasons", "url"],
     job.clips.map((clip, i) => [
       String(i + 1),
       clock(clip.start_seconds),
       clock(clip.end_seconds),
       `${clip.duration_seconds.toFixed(1)}s`,
       clip.score.toFixed(2),
+      ...(prompted ? [clip.prompt_match === null ? "" : clip.prompt_match.toFixed(2)] : []),
       clip.reasons.join(", "),
       clip.url,
     ]),
@@ -157,13 +171,37 @@ async function download(job: Job, dir: string, io: Io): Promise<void> {
   }
 }
 
+/** --prompt, --from/--to, --remove-silence, --remove-fillers/--keep-fillers as submission fields (issue 27). */
+function steeringOptions(values: Values): Partial<SubmitJobBody> {
+  if (values["remove-fillers"] && values["keep-fillers"]) throw new UsageError("give --remove-fillers or --keep-fillers, not both");
+  const out: Partial<SubmitJobBody> = {};
+  if (values.prompt !== undefined) out.prompt = values.prompt;
+  if (values.from !== undefined || values.to !== undefined) {
+    if (values.to === undefined) throw new UsageError("--from needs --to");
+    const start = values.from === undefined ? 0 : seconds(values.from);
+    const end = seconds(values.to);
+    if (start === null || end === null) throw new UsageError("--from and --to take seconds, mm:ss or h:mm:ss");
+    out.time_range = { start_seconds: start, end_seconds: end };
+  }
+  // Any text goes to the API, which answers invalid_request naming the allowed values.
+  if (values["remove-silence"] !== undefined) out.remove_silence = values["remove-silence"] as SubmitJobBody["remove_silence"];
+  if (values["remove-fillers"]) out.remove_fillers = true;
+  if (values["keep-fillers"]) out.remove_fillers = false;
+  return out;
+}
+
 async function submit({ client, io, values, args }: Context): Promise<number> {
   const videoUrl = one(args, "video URL");
   if (!values.type) throw new UsageError("--type is required (podcast, lecture, gaming, sports, vlog or general)");
   const wait = values.wait === true || values.download !== undefined;
   // Any text goes to the API, which answers invalid_video_type naming the allowed values.
   const videoType = values.type as SubmitJobBody["video_type"];
-  const submitted = await client.submitJob({ video_url: videoUrl, video_type: videoType, ...(values.config ? { config_name: values.config } : {}) });
+  const submitted = await client.submitJob({
+    video_url: videoUrl,
+    video_type: videoType,
+    ...(values.config ? { config_name: values.config } : {}),
+    ...steeringOptions(values),
+  });
   if (!wait) {
     if (values.json) json(io, submitted);
     else io.stdout(`${submitted.job_id}  ${submitted.status}\n`);

@@ -22,3 +22,12 @@ export function progressBar(percent: number, width = 30): string {
   const filled = Math.round((clamped / 100) * width);
   return `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${String(clamped).padStart(3)}%`;
 }
+
+/** "90", "1:30", "1:02:03.5" -> seconds (the inverse of clock()); null when it is none of these. */
+export function seconds(text: string): number | null {
+  const parts = text.trim().split(":");
+  if (parts.length > 3 || parts.some((p) => !/^\d+(\.\d+)?$/.test(p))) return null;
+  const values = parts.map(Number);
+  if (values.slice(1).some((v) => v >= 60) || values.slice(0, -1).some((v) => !Number.isInteger(v))) return null;
+  return values.reduce((total, v) => total * 60 + v, 0);
+}

@@ -384,7 +384,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "unknown_font" | "invalid_color" | "unsupported_language" | "invalid_logo" | "logo_too_large" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "transcription_unavailable" | "completion_in_progress" | "service_unavailable" | "service_misconfigured";
+            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_time_range" | "unknown_font" | "invalid_color" | "unsupported_language" | "invalid_logo" | "logo_too_large" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "transcription_unavailable" | "embedding_failed" | "embedding_unavailable" | "completion_in_progress" | "service_unavailable" | "service_misconfigured";
             request_id: string;
             errors?: {
                 path: string;
@@ -431,6 +431,9 @@ export interface components {
             captions: string;
             caption_style: string;
             caption_position: string;
+            prompt: string | null;
+            remove_silence: string;
+            remove_fillers: boolean;
             /** @enum {string} */
             caption_font: "DejaVu Sans" | "DejaVu Serif" | "Noto Sans" | "Noto Serif" | "Noto Sans Display" | "Noto Sans CJK SC" | "Noto Sans CJK TC" | "Noto Sans CJK JP" | "Noto Sans CJK KR" | "Noto Serif CJK SC" | "Noto Sans Arabic" | "Noto Naskh Arabic" | "Noto Sans Devanagari" | "Noto Sans Hebrew";
             /** @description Percent of the caption style's own size */
@@ -538,6 +541,16 @@ export interface components {
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
             captions_url: string | null;
+            /** @description The topic the clips were chosen for; null without one */
+            prompt: string | null;
+            /** @description The part of the video analysed and clipped; null: all of it */
+            time_range: {
+                start_seconds: number;
+                end_seconds: number;
+            } | null;
+            /** @enum {string} */
+            remove_silence: "off" | "pauses" | "tight";
+            remove_fillers: boolean;
             /** @description The spoken-language hint the job was given (`language` of the submission or its configuration); null: detected */
             language_hint: string | null;
             /** @description The language captions, sidecars and clip text were asked in; null: the spoken language. See `translation` once completed */
@@ -569,6 +582,16 @@ export interface components {
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
             captions_url: string | null;
+            /** @description The topic the clips were chosen for; null without one */
+            prompt: string | null;
+            /** @description The part of the video analysed and clipped; null: all of it */
+            time_range: {
+                start_seconds: number;
+                end_seconds: number;
+            } | null;
+            /** @enum {string} */
+            remove_silence: "off" | "pauses" | "tight";
+            remove_fillers: boolean;
             /** @description The spoken-language hint the job was given (`language` of the submission or its configuration); null: detected */
             language_hint: string | null;
             /** @description The language captions, sidecars and clip text were asked in; null: the spoken language. See `translation` once completed */
@@ -627,6 +650,16 @@ export interface components {
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
             captions_url: string | null;
+            /** @description The topic the clips were chosen for; null without one */
+            prompt: string | null;
+            /** @description The part of the video analysed and clipped; null: all of it */
+            time_range: {
+                start_seconds: number;
+                end_seconds: number;
+            } | null;
+            /** @enum {string} */
+            remove_silence: "off" | "pauses" | "tight";
+            remove_fillers: boolean;
             /** @description The spoken-language hint the job was given (`language` of the submission or its configuration); null: detected */
             language_hint: string | null;
             /** @description The language captions, sidecars and clip text were asked in; null: the spoken language. See `translation` once completed */
@@ -647,7 +680,7 @@ export interface components {
             title?: string;
             error: {
                 /** @enum {string} */
-                code: "source_unreachable" | "source_not_video" | "source_too_large" | "source_too_long" | "unsupported_platform" | "insufficient_credits" | "no_clips_found" | "processing_timeout" | "queue_timeout" | "internal_error" | "captions_invalid";
+                code: "source_unreachable" | "source_not_video" | "source_too_large" | "source_too_long" | "unsupported_platform" | "insufficient_credits" | "no_clips_found" | "processing_timeout" | "queue_timeout" | "internal_error" | "captions_invalid" | "prompt_needs_transcript" | "time_range_outside_source";
                 message: string;
             };
             /**
@@ -668,6 +701,16 @@ export interface components {
             video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
             config_name: string | null;
             captions_url: string | null;
+            /** @description The topic the clips were chosen for; null without one */
+            prompt: string | null;
+            /** @description The part of the video analysed and clipped; null: all of it */
+            time_range: {
+                start_seconds: number;
+                end_seconds: number;
+            } | null;
+            /** @enum {string} */
+            remove_silence: "off" | "pauses" | "tight";
+            remove_fillers: boolean;
             /** @description The spoken-language hint the job was given (`language` of the submission or its configuration); null: detected */
             language_hint: string | null;
             /** @description The language captions, sidecars and clip text were asked in; null: the spoken language. See `translation` once completed */
@@ -726,6 +769,15 @@ export interface components {
             } | null;
             /** @description Captions are drawn into the picture */
             captions_burned: boolean;
+            /** @description How well the clip's words match the job's prompt (0-1); null without a prompt */
+            prompt_match: number | null;
+            /** @description Pauses (silence) and filler words cut out of the clip, in seconds of the source; duration_seconds is the clip's real length after them */
+            removed: {
+                start_seconds: number;
+                end_seconds: number;
+                /** @enum {string} */
+                kind: "silence" | "filler";
+            }[];
         };
         WebhookList: {
             webhooks: components["schemas"]["Webhook"][];
@@ -1189,7 +1241,7 @@ export interface operations {
                      * @default single
                      * @enum {string}
                      */
-                    layout?: "single" | "split";
+                    layout?: "single" | "split" | "auto";
                     /**
                      * @default both
                      * @enum {string}
@@ -1205,6 +1257,15 @@ export interface operations {
                      * @enum {string}
                      */
                     caption_position?: "bottom" | "center";
+                    /** @default null */
+                    prompt?: string | null;
+                    /**
+                     * @default off
+                     * @enum {string}
+                     */
+                    remove_silence?: "off" | "pauses" | "tight";
+                    /** @default false */
+                    remove_fillers?: boolean;
                     /**
                      * @default DejaVu Sans
                      * @enum {string}
@@ -1756,6 +1817,20 @@ export interface operations {
                      * @description An SRT or WebVTT file of the video's speech (same URL rules as video_url); used when no better transcript source exists
                      */
                     captions_url?: string | null;
+                    /** @description Clip only moments whose words match this topic (any language the speech may be in); ranked by the match with the video type's signals. Omitted: the configuration's prompt; null: none. Needs a transcript (else the job fails prompt_needs_transcript). */
+                    prompt?: string | null;
+                    /** @description Analyse and clip only this part of the video, in seconds from its start; credits are charged on its length inside the video. 0 <= start_seconds < end_seconds, at least min_clip_seconds long (else 400 invalid_time_range); a range starting after the video ends fails the job time_range_outside_source, uncharged. */
+                    time_range?: {
+                        start_seconds: number;
+                        end_seconds: number;
+                    } | null;
+                    /**
+                     * @description Shorten pauses inside each clip: off, pauses (over 0.8 s become 0.4 s), tight (over 0.35 s become 0.15 s). Omitted: the configuration's.
+                     * @enum {string}
+                     */
+                    remove_silence?: "off" | "pauses" | "tight";
+                    /** @description Cut filler words (um, uh, erm, ...) out of each clip, from the transcript's word times. Omitted: the configuration's. */
+                    remove_fillers?: boolean;
                     /**
                      * @description The spoken language (ISO 639-1), a hint passed to speech-to-text; overrides the configuration's. Omitted: the configuration's; null: detected.
                      * @enum {string|null}
@@ -1787,6 +1862,7 @@ export interface operations {
              *     - `invalid_video_url`: The video URL is not http(s), carries credentials, or points at a private, loopback or link-local host.
              *     - `invalid_captions_url`: `captions_url` breaks the same rules as `video_url`: not http(s), carries credentials, or points at a private host.
              *     - `invalid_video_type`: `video_type` is not one of the supported values (see GET /api/v1/video-types).
+             *     - `invalid_time_range`: `time_range` is not `{start_seconds, end_seconds}` with 0 <= start < end, is shorter than the configuration's `min_clip_seconds`, or ends after the longest source the service takes (MAX_SOURCE_SECONDS).
              *     - `unsupported_language`: `language` or `caption_language` is not a supported ISO 639-1 code (`language`: the speech-to-text model's languages; `caption_language`: the translation model's). `allowed_values` lists them.
              */
             400: {
@@ -1799,7 +1875,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "unsupported_language";
+                        code?: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_time_range" | "unsupported_language";
                     };
                 };
             };

@@ -23,6 +23,10 @@ import { fetchCaptionsUrl } from "./transcript/captions-url.ts";
 import type { Cue } from "./transcript/cues.ts";
 import { obtainTranscript } from "./transcript/index.ts";
 import type { Candidate } from "./types.ts";
+import type { ScoredWindow } from "./analyse/select.ts";
+import { promptClips } from "./steer/prompt.ts";
+import { keptSeconds, noRemovals, planRemovals, type Interval, type RemovalPlan } from "./steer/removals.ts";
+import { analysisWindow, toSourceCandidates, toSourceSpans, windowedSource, type SourceWindow } from "./steer/time-range.ts";
 import { thumbnailFrom } from "./thumbnail.ts";
 import { createWorkDir, type WorkDir } from "./workdir.ts";
 
@@ -58,6 +62,9 @@ interface RenderedClip {
   height: number;
   plan: ReframePlan;
   captions: ClipCaptions;
+  /** Issue 27: what was cut out, and the match with the job's prompt (null without one). */
+  removal: RemovalPlan;
+  promptMatch: number | null;
 }
 
 /** A captions file is small: it gets at most this long to download, whatever the video's limit. */
@@ -94,7 +101,31 @@ function clipReport(clip: RenderedClip): ClipReport {
     title: clip.captions.title,
     captions_burned: clip.captions.assPath !== null,
     sidecars: clip.captions.vttPath !== null && clip.captions.srtPath !== null,
+    prompt_match: clip.promptMatch,
+    removed: clip.removal.removed,
+    ...(clip.removal.kept.length > 1 ? { duration_seconds: Math.round(keptSeconds(clip.removal) * 1000) / 1000 } : {}),
   };
+}
+
+/** Pauses of the analysed window: the gaps between the spans where the analysis heard sound. */
+function pausesBetween(sound: Interval[] | null, window: SourceWindow): Interval[] {
+  if (!sound) return [];
+  const pauses: Interval[] = [];
+  let at = window.start;
+  for (const span of [...sound].sort((a, b) => a.start - b.start)) {
+    if (span.start > at) pauses.push({ start: at, end: span.start });
+    at = Math.max(at, span.end);
+  }
+  if (window.end > at) pauses.push({ start: at, end: window.end });
+  return pauses;
+}
+
+/** The transcript's words and sentences inside the analysed window (a time_range); null when none are. */
+function transcriptInWindow(transcript: Transcript | null, window: SourceWindow, whole: boolean): Transcript | null {
+  if (!transcript || whole) return transcript;
+  const inside = (item: { start: number; end: number }) => (item.start + item.end) / 2 >= window.start && (item.start + item.end) / 2 < window.end;
+  const words = transcript.words.filter(inside);
+  return words.length > 0 ? { ...transcript, words, sentences: transcript.sentences.filter(inside) } : null;
 }
 
 /**
@@ -247,15 +278,24 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     const speechNote = speech && "unavailable" in speech ? " (speech detection unavailable: using loudness)" : "";
     progress.enter("analyse", `Analyzing video${speechNote}${note}`);
     let speechSpans: { start: number; end: number }[] | null = null;
+    let quiet: { start: number; end: number }[] | null = null;
     let keyframes: number[] | null = null;
-    const analysed = (
-      await analyse(runner, source, job.video_type, job.config, {
+    let windows: ScoredWindow[] = [];
+    // time_range (issue 27): the analysis reads only the range; its times come back in source seconds.
+    const window = analysisWindow(source, job.time_range);
+    const wholeSource = window.start <= 0 && window.end >= source.durationSeconds;
+    const prompt = job.config.prompt ?? null;
+    const analysed = toSourceCandidates(
+      await analyse(runner, windowedSource(source, window), job.video_type, job.config, {
         signal,
         onProgress: (f) => progress.update(f),
         speech: speech && "model" in speech ? speech.model : null,
-        onSpeech: (spans) => (speechSpans = spans),
-        onKeyframes: (times) => (keyframes = times),
-      })
+        onSpeech: (spans) => (speechSpans = toSourceSpans(spans, window)),
+        onQuiet: (stretches) => (quiet = stretches ? toSourceSpans(stretches, window) : null),
+        onKeyframes: (times) => (keyframes = times ? times.map((t) => t + window.start) : null),
+        ...(prompt ? { onWindows: (scored: ScoredWindow[]) => (windows = toSourceSpans(scored, window)) } : {}),
+      }),
+      window,
     ).slice(0, job.config.max_clips);
     if (analysed.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
 
@@ -264,7 +304,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       runner,
       reporter,
       source,
-      speech: speechSpans,
+      // Within a time_range, only the range is transcribed.
+      speech: speechSpans ?? (wholeSource ? null : [{ start: window.start, end: window.end }]),
       workDir: workDir.path,
       file: (name) => workDir!.file(name),
       platformYtdlp: isPlatformUrl(job.video_url) ? config.ytdlpPath : null,
@@ -273,12 +314,33 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       signal,
       onProgress: (f) => progress.update(f),
     });
-    let transcript: Transcript | null = heard.transcript;
-    let transcriptReason = heard.reason;
+    let transcript: Transcript | null = transcriptInWindow(heard.transcript, window, wholeSource);
+    let transcriptReason = heard.transcript && !transcript ? "No words were spoken inside time_range." : heard.reason;
     signal.throwIfAborted();
-    const limits = { min: job.config.min_clip_seconds, max: job.config.max_clip_seconds, duration: source.durationSeconds };
-    const candidates = transcript && SENTENCE_SNAPPED_TYPES.has(job.video_type) ? snapToSentences(analysed, transcript, limits) : analysed;
+    const limits = { min: job.config.min_clip_seconds, max: job.config.max_clip_seconds, duration: window.end };
+    let candidates: Candidate[];
+    let promptMatches: number[] = [];
+    if (prompt) {
+      // Issue 27: clips are the moments that match the prompt, ranked with the analysis's signal.
+      if (!transcript) {
+        throw new JobFailure("prompt_needs_transcript", `The job has a prompt, but there is no transcript to match it against. ${transcriptReason ?? ""}`.trim());
+      }
+      const matched = await promptClips(
+        { prompt, transcript, limits: { min: limits.min, max: limits.max, from: window.start, to: window.end }, maxClips: job.config.max_clips, windows, reporter, jobId },
+        (method) => progress.enter("transcribe", method === "meaning" ? "Matching the prompt by meaning" : "Matching the prompt by words (no text embeddings on this deployment)"),
+      );
+      log.info("job_prompt", { job_id: jobId, method: matched.method, clips: matched.candidates.length });
+      candidates = matched.candidates;
+      promptMatches = matched.matches;
+    } else {
+      candidates = transcript && SENTENCE_SNAPPED_TYPES.has(job.video_type) ? snapToSentences(analysed, transcript, limits, quiet) : analysed;
+    }
+    // Snapped edges never leave the time_range.
+    candidates = candidates
+      .map((c) => ({ ...c, start: Math.max(c.start, window.start), end: Math.min(c.end, window.end) }))
+      .filter((c) => c.end - c.start > 0);
     if (candidates.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
+    const pauses = pausesBetween(speechSpans, window);
     log.info("job_transcript", { job_id: jobId, source: transcript?.source ?? null, words: transcript?.words.length ?? 0, reason: transcriptReason });
 
     // Captions use the transcript as heard, even when storing it fails while clips render.
@@ -318,7 +380,19 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         onProgress: (f) => renderProgress(index, detectShare * f),
       });
       log.info("clip_reframe", { job_id: jobId, index, reframe: plan.used, faces: plan.facesCount, detection_ms: plan.detectionMs });
+      const removal =
+        source.hasAudio && (job.config.remove_silence !== "off" || job.config.remove_fillers)
+          ? planRemovals({
+              start: candidate.start,
+              end: candidate.end,
+              silence: job.config.remove_silence,
+              fillers: job.config.remove_fillers,
+              pauses,
+              words: heardTranscript?.words ?? [],
+            })
+          : noRemovals(candidate.start, candidate.end);
       const captions = await prepareClipCaptions({
+        removal: { plan: removal, fillers: job.config.remove_fillers },
         transcript: heardTranscript,
         config: job.config,
         start: candidate.start,
@@ -341,10 +415,11 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         plan,
         captionsPath: captions.assPath,
         thumbnailFrom: thumbnailFrom(source, candidate, keyframes),
+        kept: removal.kept,
       });
       const [video, thumb] = await Promise.all([stat(videoPath), stat(thumbnailPath)]);
       uploadTotal[index] = video.size + thumb.size;
-      return { index, candidate, videoPath, thumbnailPath, ...size, plan, captions };
+      return { index, candidate, videoPath, thumbnailPath, ...size, plan, captions, removal, promptMatch: prompt ? (promptMatches[index] ?? null) : null };
     };
     const upload = async (index: number, clip: RenderedClip, uploadSignal: AbortSignal): Promise<void> => {
       const onBytes = (n: number) => {

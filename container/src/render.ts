@@ -26,6 +26,8 @@ import type { FfmpegRunner } from "./ffmpeg/runner.ts";
 import { assFilter } from "./captions/ass.ts";
 import { pinnedDemuxer } from "./probe.ts";
 import { reframeGraph } from "./reframe/filter.ts";
+import { cutStage } from "./render-cuts.ts";
+import type { Interval } from "./steer/removals.ts";
 import { viewsOf, type ReframePlan } from "./reframe/plan.ts";
 import { outputSize } from "./render-geometry.ts";
 import { clipThumbnailArgs, sourceThumbnailArgs, type ThumbnailFrom } from "./thumbnail.ts";
@@ -50,6 +52,11 @@ export interface RenderArgs {
   captionsPath?: string | null;
   /** Where the thumbnail comes from (thumbnail.ts picks the cheaper); default the source. */
   thumbnailFrom?: ThumbnailFrom;
+  /**
+   * The pieces kept when pauses or fillers are cut (issue 27), in source
+   * seconds inside the candidate; absent or one piece: the whole clip.
+   */
+  kept?: Interval[];
 }
 
 /** Generous: the wasm backend encodes 1080x1920 at about 0.14x realtime. */
@@ -74,18 +81,41 @@ function captionStep(captionsPath: string | null | undefined): string {
   return captionsPath ? `,${assFilter(captionsPath)}` : "";
 }
 
-export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath" | "plan" | "captionsPath">): { ffmpegArgs: string[]; width: number; height: number } {
+/** The clip's length once rendered: its span, less what the removal stage cuts. */
+export function renderedSeconds(args: Pick<RenderArgs, "candidate" | "kept">): number {
+  const kept = args.kept ?? [];
+  if (kept.length <= 1) return args.candidate.end - args.candidate.start;
+  return kept.reduce((sum, piece) => sum + (piece.end - piece.start), 0);
+}
+
+/**
+ * The graph: picture (reframe), then the removal stage when something is
+ * cut (render-cuts.ts, its own separate stage), then burned captions.
+ */
+function clipGraph(args: Pick<RenderArgs, "source" | "candidate" | "config" | "plan" | "captionsPath" | "kept">, size: ReturnType<typeof outputSize>): { graph: string; audio: string } {
   const { source, candidate, config } = args;
-  const size = outputSize(config, source);
-  const duration = candidate.end - candidate.start;
-  const picture = reframeGraph(size, viewsOf(args.plan, config, candidate)) + captionStep(args.captionsPath);
-  const graph = [`${picture}[clip]`, ...(source.hasAudio ? [] : ["anullsrc=r=48000:cl=stereo[silence]"])].join(";");
+  const framed = reframeGraph(size, viewsOf(args.plan, config, candidate));
+  const kept = args.kept ?? [];
+  if (kept.length <= 1 || !source.hasAudio) {
+    const graph = [`${framed}${captionStep(args.captionsPath)}[clip]`, ...(source.hasAudio ? [] : ["anullsrc=r=48000:cl=stereo[silence]"])].join(";");
+    return { graph, audio: source.hasAudio ? "0:a:0" : "[silence]" };
+  }
+  const pieces = kept.map((piece) => ({ start: piece.start - candidate.start, end: piece.end - candidate.start }));
+  const cut = cutStage("[framed]", "[0:a:0]", pieces);
+  const captioned = args.captionsPath ? `${cut.video}${assFilter(args.captionsPath)}[clip]` : `${cut.video}null[clip]`;
+  return { graph: [`${framed}[framed]`, ...cut.chains, captioned].join(";"), audio: cut.audio };
+}
+
+export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath" | "plan" | "captionsPath" | "kept">): { ffmpegArgs: string[]; width: number; height: number } {
+  const { source, candidate } = args;
+  const size = outputSize(args.config, source);
+  const { graph, audio } = clipGraph(args, size);
   const ffmpegArgs = [
     ...inputArgs(source, candidate.start),
     "-filter_complex", graph,
     "-map", "[clip]",
-    "-map", source.hasAudio ? "0:a:0" : "[silence]",
-    "-t", duration.toFixed(6),
+    "-map", audio,
+    "-t", renderedSeconds(args).toFixed(6),
     "-c:v", "libx264", "-preset", VIDEO_PRESET, "-crf", VIDEO_CRF, "-profile:v", "high", "-pix_fmt", "yuv420p",
     "-c:a", "aac", "-b:a", AUDIO_BITRATE, "-ac", "2",
     "-map_metadata", "-1", "-map_chapters", "-1",
@@ -98,7 +128,7 @@ export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "c
 
 export async function renderClip(runner: FfmpegRunner, args: RenderArgs): Promise<{ width: number; height: number }> {
   const { ffmpegArgs, width, height } = buildClipArgs(args);
-  const duration = args.candidate.end - args.candidate.start;
+  const duration = renderedSeconds(args);
   let reported = 0;
   const result = await runner.ffmpeg({
     args: ffmpegArgs,

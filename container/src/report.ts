@@ -10,6 +10,7 @@ import {
   COMPLETION_IN_PROGRESS,
   CallbackAck,
   ProbeAck,
+  SimilarityResult,
   TranscribeResult,
   callbackUrl,
   type CompleteReport,
@@ -17,6 +18,7 @@ import {
   type InterruptedReport,
   type ProbeReport,
   type ProgressReport,
+  type SimilarityRequest,
 } from "#contract";
 import { JobAborted } from "./errors.ts";
 
@@ -60,6 +62,11 @@ const MAX_IN_PROGRESS_ANSWERS = 120;
 
 export type TranscribeOutcome =
   | { kind: "ok"; result: TranscribeResult }
+  | { kind: "unavailable" }
+  | { kind: "failed"; detail: string };
+
+export type SimilarityOutcome =
+  | { kind: "ok"; result: SimilarityResult }
   | { kind: "unavailable" }
   | { kind: "failed"; detail: string };
 
@@ -154,6 +161,25 @@ export class JobReporter {
       if (answer.status === 503) return { kind: "unavailable" } as const;
       if (answer.status === 502) return { kind: "failed", detail: answer.body.slice(0, 200) } as const;
       return { kind: "ok", result: this.parse(answer, TranscribeResult) } as const;
+    });
+  }
+
+  /**
+   * Asks the Worker how close in meaning each text is to the query (issue 27).
+   * 503 (no embeddings on this deployment) and 404 (a Worker without the
+   * route) mean "unavailable"; 502 that the Worker already retried the model.
+   */
+  async similarity(body: SimilarityRequest): Promise<SimilarityOutcome> {
+    const payload = Buffer.from(JSON.stringify(body));
+    return this.withRetries(async (signal) => {
+      const answer = await this.send("POST", "similarity", { "content-type": "application/json", "content-length": String(payload.length) }, signal, async (req) => {
+        req.end(payload);
+      });
+      if (answer.status === 503 || answer.status === 404) return { kind: "unavailable" } as const;
+      if (answer.status === 502) return { kind: "failed", detail: answer.body.slice(0, 200) } as const;
+      const result = this.parse(answer, SimilarityResult);
+      if (result.similarities.length !== body.texts.length) throw new CallbackError("similarity answered the wrong number of values", answer.status);
+      return { kind: "ok", result } as const;
     });
   }
 

@@ -14,6 +14,11 @@ export interface SourceInfo {
   hasAudio: boolean;
   /** Seconds of the first video frame (often 0); cut points are relative to it. */
   startTime: number;
+  /**
+   * Analysis only (time_range, steer/time-range.ts): the passes seek to this
+   * many source seconds and read durationSeconds from there; absent: 0.
+   */
+  seekSeconds?: number;
 }
 
 /** A crop window in source pixels, constant over [fromSeconds, toSeconds). */

@@ -173,13 +173,16 @@ describe("analyse", () => {
     await expect(run({ durationSeconds: 8, seed: 3 }, "general", { min_clip_seconds: 10 })).rejects.toThrow(/shorter than the 10 s minimum/);
   });
 
-  it("a source without audio: visual types still find clips, podcast fails with no_clips_found", async () => {
+  it("a source without audio: visual types still find clips, podcast and lecture fail with no_clips_found saying they need speech", async () => {
     const spec: MediaSpec = { durationSeconds: 60, audio: "none", bursts: [20, 44], sceneChanges: [15, 33, 48], seed: 4 };
-    const { candidates, config, facts } = await run(spec, "gaming");
-    expectWellFormed(candidates, config, facts.durationSeconds);
-    expect(candidates.flatMap((c) => c.reasons)).toContain("motion_burst");
-    const lecture = await run(spec, "lecture");
-    expect(lecture.candidates.length).toBeGreaterThanOrEqual(1);
-    await expect(run(spec, "podcast")).rejects.toThrow(/no audio track/);
+    for (const type of ["gaming", "sports", "vlog", "general"] as const) {
+      const { candidates, config, facts } = await run(spec, type);
+      expectWellFormed(candidates, config, facts.durationSeconds);
+      const reasons = candidates.flatMap((c) => c.reasons);
+      if (type === "gaming" || type === "sports") expect(reasons).toContain("motion_burst");
+      for (const reason of reasons) expect(["motion_burst", "scene_change", "replay_cuts"]).toContain(reason);
+    }
+    await expect(run(spec, "podcast")).rejects.toThrow(/no audio track; podcast clips are cut on speech/);
+    await expect(run(spec, "lecture")).rejects.toThrow(/no audio track; lecture clips are cut on speech/);
   });
 });

@@ -9,6 +9,12 @@ export const FAILURE_CODE_MEANINGS: Partial<Record<(typeof FAILURE_CODES)[number
     "No clip engine became free within MAX_QUEUE_SECONDS of submission (24 hours by default). Nothing was charged; submit again.",
   processing_timeout: "The clip engine stopped reporting progress; nothing was charged.",
   internal_error: "Something failed on our side (for example the engine could not be started); nothing was charged.",
+  no_clips_found:
+    "Nothing in the video (or its time_range) was worth a clip; with a prompt, no moment's words matched it (the message says which). Nothing was charged.",
+  prompt_needs_transcript:
+    "The job has a prompt, but no transcript could be had for the video (no speech-to-text, subtitle track, platform subtitles or captions_url), so nothing can be matched against it. Nothing was charged; submit without the prompt or with a captions_url.",
+  time_range_outside_source:
+    "time_range starts at or after the end of the video, or what is left of it inside the video is shorter than min_clip_seconds. Found after the probe; nothing was charged.",
 };
 
 function escapeHtml(text: string): string {

@@ -72,6 +72,7 @@ const submitRoute = apiRoute({
     "invalid_video_url",
     "invalid_captions_url",
     "invalid_video_type",
+    "invalid_time_range",
     "insufficient_credits",
     "not_found",
     "active_job_limit",
@@ -148,6 +149,17 @@ async function sha256Hex(text: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** The steering fields as sent, for the request hash; nothing when none was sent. */
+function steeringHashPart(body: z.output<typeof SubmitJobBody>): unknown[] {
+  const sent = {
+    prompt: body.prompt,
+    time_range: body.time_range,
+    remove_silence: body.remove_silence,
+    remove_fillers: body.remove_fillers,
+  };
+  return Object.values(sent).every((v) => v === undefined) ? [] : [{ steering: sent }];
+}
+
 function submitResponse(env: Env, job: Job) {
   const shaped = presentJob(env.CDN_URL, job, []);
   // createJob inserts the job queued; anything else would be a bug worth a 500.
@@ -167,6 +179,12 @@ export const jobs = apiApp()
       videoType: checkVideoType(body.video_type),
       configName: body.config_name ?? null,
       captionsUrl: body.captions_url == null ? null : checkCaptionsUrl(body.captions_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
+      steering: {
+        prompt: body.prompt,
+        timeRange: body.time_range,
+        removeSilence: body.remove_silence,
+        removeFillers: body.remove_fillers,
+      },
       // Omitted: the configuration's; null: none (detected / as spoken).
       languages: {
         ...(body.language !== undefined ? { language: body.language } : {}),
@@ -187,6 +205,8 @@ export const jobs = apiApp()
           ? [body.video_url, body.video_type, body.config_name ?? null]
           : [null, body.video_type, body.config_name ?? null, body.upload_id]),
         ...(body.captions_url == null ? [] : [body.captions_url]),
+        // The steering fields join it only when sent, for the same reason (issue 27).
+        ...steeringHashPart(body),
         // Likewise the language fields (issue 29), only when sent.
         ...(body.language === undefined && body.caption_language === undefined ? [] : [{ l: body.language, c: body.caption_language }]),
       ]),

@@ -12,7 +12,10 @@ import {
   FailureCode,
   HexColor,
   LogoPosition,
+  MAX_PROMPT_CHARS,
   REFRAME_USED,
+  REMOVE_SILENCE_MODES,
+  REMOVED_KINDS,
   SpeechLanguage,
   TranscriptSource,
   TRANSLATION_STATUSES,
@@ -50,6 +53,29 @@ export const SubmitJobBody = z.object({
     .string()
     .nullish()
     .openapi({ format: "uri", description: "An SRT or WebVTT file of the video's speech (same URL rules as video_url); used when no better transcript source exists" }),
+  prompt: z
+    .string()
+    .max(MAX_PROMPT_CHARS)
+    .regex(/\S/, { message: "prompt must contain a word" })
+    .nullish()
+    .describe(
+      "Clip only moments whose words match this topic (any language the speech may be in); ranked by the match with the video type's signals. Omitted: the configuration's prompt; null: none. Needs a transcript (else the job fails prompt_needs_transcript).",
+    ),
+  time_range: z
+    .object({ start_seconds: z.number(), end_seconds: z.number() })
+    .strict()
+    .nullish()
+    .describe(
+      "Analyse and clip only this part of the video, in seconds from its start; credits are charged on its length inside the video. 0 <= start_seconds < end_seconds, at least min_clip_seconds long (else 400 invalid_time_range); a range starting after the video ends fails the job time_range_outside_source, uncharged.",
+    ),
+  remove_silence: z
+    .enum(REMOVE_SILENCE_MODES)
+    .optional()
+    .describe("Shorten pauses inside each clip: off, pauses (over 0.8 s become 0.4 s), tight (over 0.35 s become 0.15 s). Omitted: the configuration's."),
+  remove_fillers: z
+    .boolean()
+    .optional()
+    .describe("Cut filler words (um, uh, erm, ...) out of each clip, from the transcript's word times. Omitted: the configuration's."),
   language: SpeechLanguage.nullish().describe(
     "The spoken language (ISO 639-1), a hint passed to speech-to-text; overrides the configuration's. Omitted: the configuration's; null: detected.",
   ),
@@ -77,6 +103,13 @@ const JobCommon = {
   video_type: VideoType,
   config_name: z.string().nullable(),
   captions_url: z.string().nullable(),
+  prompt: z.string().nullable().describe("The topic the clips were chosen for; null without one"),
+  time_range: z
+    .object({ start_seconds: z.number(), end_seconds: z.number() })
+    .nullable()
+    .describe("The part of the video analysed and clipped; null: all of it"),
+  remove_silence: z.enum(REMOVE_SILENCE_MODES),
+  remove_fillers: z.boolean(),
   language_hint: z.string().nullable().describe("The spoken-language hint the job was given (`language` of the submission or its configuration); null: detected"),
   caption_language: z.string().nullable().describe("The language captions, sidecars and clip text were asked in; null: the spoken language. See `translation` once completed"),
   created_at: Timestamp,
@@ -103,6 +136,16 @@ export const ClipDetail = z.object({
     .nullable()
     .describe("WebVTT and SRT captions timed from the clip's start, on {cdn_url}; null when none were made"),
   captions_burned: z.boolean().describe("Captions are drawn into the picture"),
+  prompt_match: z.number().min(0).max(1).nullable().describe("How well the clip's words match the job's prompt (0-1); null without a prompt"),
+  removed: z
+    .array(
+      z.object({
+        start_seconds: z.number(),
+        end_seconds: z.number(),
+        kind: z.enum(REMOVED_KINDS),
+      }),
+    )
+    .describe("Pauses (silence) and filler words cut out of the clip, in seconds of the source; duration_seconds is the clip's real length after them"),
 }).openapi("ClipDetail");
 
 const ActiveJob = z.object({
@@ -199,6 +242,9 @@ export const SavedConfig = z.object({
   captions: z.string(),
   caption_style: z.string(),
   caption_position: z.string(),
+  prompt: z.string().nullable(),
+  remove_silence: z.string(),
+  remove_fillers: z.boolean(),
   caption_font: CaptionFont,
   caption_size: z.number().int().describe("Percent of the caption style's own size"),
   caption_color: HexColor,

@@ -20,6 +20,7 @@
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index/captions.vtt (text/vtt) -> CallbackAck
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index/captions.srt (application/x-subrip) -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/transcribe  (audio/wav) -> TranscribeResult | 503 | 502
+ *   POST {callback_base}/internal/v1/jobs/:id/similarity  SimilarityRequest -> SimilarityResult | 503 | 502
  *   POST {callback_base}/internal/v1/jobs/:id/translate   TranslateRequest -> TranslateResult | 503 | 502
  *   GET  {callback_base}/internal/v1/jobs/:id/logo        -> the account's logo (image/png | image/jpeg) | 404
  *   POST {callback_base}/internal/v1/jobs/:id/complete  CompleteReport -> CallbackAck | 503 completion_in_progress
@@ -36,7 +37,7 @@
  */
 import { z } from "zod";
 import { CaptionLanguage } from "./languages.ts";
-import { ClipConfig, FailureCode, REFRAME_USED, VideoType } from "./vocabulary.ts";
+import { ClipConfig, FailureCode, REFRAME_USED, RemovedSpan, TimeRange, VideoType } from "./vocabulary.ts";
 
 export const ENGINE_PORT = 8788;
 
@@ -68,6 +69,8 @@ export const StartJob = z.object({
   limits: EngineLimits,
   /** SRT or WebVTT file named at submission; fetched under the same rules as video_url. */
   captions_url: z.string().url().nullish(),
+  /** Only this part of the source is analysed and clipped (issue 27); absent or null: all of it. */
+  time_range: TimeRange.nullish(),
 });
 export type StartJob = z.infer<typeof StartJob>;
 
@@ -180,6 +183,32 @@ export const TRANSLATE_MAX_BODY_BYTES = 128 * 1024;
 export const MAX_TRANSCRIPT_UPLOAD_BYTES = 8 * 1024 * 1024;
 
 /**
+ * Body of POST {callback_base}/internal/v1/jobs/:id/similarity (issue 27): how
+ * close in meaning each text (a transcript sentence) is to the query (the
+ * job's prompt), from Workers AI text embeddings (@cf/baai/bge-m3) computed
+ * in the Worker. Vectors never cross the channel, only one cosine per text.
+ * 503 similarity unavailable (no AI binding: the engine matches by words),
+ * 502 the model kept failing (likewise).
+ */
+export const SIMILARITY_MAX_TEXTS = 100;
+/** Longest text sent (a sentence; longer ones are cut by the engine). */
+export const SIMILARITY_MAX_TEXT_CHARS = 2000;
+export const SimilarityRequest = z.object({
+  query: z.string().min(1).max(SIMILARITY_MAX_TEXT_CHARS),
+  texts: z.array(z.string().min(1).max(SIMILARITY_MAX_TEXT_CHARS)).min(1).max(SIMILARITY_MAX_TEXTS),
+});
+export type SimilarityRequest = z.infer<typeof SimilarityRequest>;
+export const SimilarityResult = z.object({
+  model: z.string(),
+  /** Cosine similarity of each text to the query, in the request's order. */
+  similarities: z.array(z.number().min(-1).max(1)),
+});
+export type SimilarityResult = z.infer<typeof SimilarityResult>;
+
+/** Most removed spans one clip reports (a 180 s clip with a filler or pause every half second). */
+export const MAX_REMOVED_SPANS = 400;
+
+/**
  * Body of POST {callback_base}/internal/v1/jobs/:id/translate: texts (a clip's
  * spoken sentences) to translate, answered in the same order. 503
  * translation_unavailable: no AI binding (local dev), keep the spoken
@@ -224,6 +253,12 @@ export const ClipReport = z.object({
   captions_burned: z.boolean(),
   /** true when captions.vtt and captions.srt were uploaded for this clip. */
   sidecars: z.boolean(),
+  /** How well the clip's words match the job's prompt, 0-1; null without a prompt (issue 27). */
+  prompt_match: z.number().min(0).max(1).nullable().default(null),
+  /** Pauses and fillers cut out of the clip, in source seconds, in order (issue 27). */
+  removed: z.array(RemovedSpan).max(MAX_REMOVED_SPANS).default([]),
+  /** The rendered clip's real length; absent: end_seconds - start_seconds (nothing removed). */
+  duration_seconds: z.number().positive().optional(),
 });
 export type ClipReport = z.infer<typeof ClipReport>;
 

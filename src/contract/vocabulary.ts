@@ -19,8 +19,12 @@ export type AspectRatio = z.infer<typeof AspectRatio>;
 
 export const RESOLUTIONS = [720, 1080] as const;
 export const REFRAME_MODES = ["center", "auto", "faces"] as const;
-/** Faces (issue 17): `single` frames one person (or a group that fits), `split` stacks the two main faces. */
-export const LAYOUTS = ["single", "split"] as const;
+/**
+ * Faces: `single` frames one person (or a group that fits; with two or more
+ * apart, the one speaking), `split` stacks the two main faces, `auto` is single
+ * but shows the two stacked while both of them speak (issues 17, 24).
+ */
+export const LAYOUTS = ["single", "split", "auto"] as const;
 /** What a clip's crop actually followed (ClipReport.reframe). */
 export const REFRAME_USED = ["faces", "activity", "center"] as const;
 
@@ -39,6 +43,49 @@ export const CaptionPosition = z.enum(CAPTION_POSITIONS);
 export type CaptionPosition = z.infer<typeof CaptionPosition>;
 
 /**
+ * Steering (issue 27). `remove_silence`: off keeps every pause; pauses
+ * shortens pauses longer than 0.8 s to 0.4 s; tight shortens pauses longer
+ * than 0.35 s to 0.15 s (the thresholds live in the engine, see README
+ * "Steering").
+ */
+export const REMOVE_SILENCE_MODES = ["off", "pauses", "tight"] as const;
+export const RemoveSilence = z.enum(REMOVE_SILENCE_MODES);
+export type RemoveSilence = z.infer<typeof RemoveSilence>;
+
+/** Longest prompt, in characters (UTF-16 code units, as JavaScript counts them). */
+export const MAX_PROMPT_CHARS = 500;
+/** A topic to clip, in any language the transcript may be in; it must hold more than spaces. */
+export const Prompt = z
+  .string()
+  .max(MAX_PROMPT_CHARS)
+  .regex(/\S/, { message: "prompt must contain a word" });
+
+/**
+ * The part of the source to analyse and clip (issue 27), in source seconds.
+ * Credits are charged on its length, not the whole source's.
+ */
+export const TimeRange = z
+  .object({
+    start_seconds: z.number().min(0),
+    end_seconds: z.number().positive(),
+  })
+  .strict()
+  .refine((r) => r.end_seconds > r.start_seconds, {
+    message: "end_seconds must be greater than start_seconds",
+    path: ["end_seconds"],
+  });
+export type TimeRange = z.infer<typeof TimeRange>;
+
+/** What a clip had cut out of it, in source seconds (ClipReport.removed). */
+export const REMOVED_KINDS = ["silence", "filler"] as const;
+export const RemovedSpan = z.object({
+  start_seconds: z.number().nonnegative(),
+  end_seconds: z.number().nonnegative(),
+  kind: z.enum(REMOVED_KINDS),
+});
+export type RemovedSpan = z.infer<typeof RemovedSpan>;
+
+/**
  * A clip configuration (SPEC section 3). The API's saved configurations and
  * the job sent to the engine use this same schema, so the dashboard, the API
  * and the engine validate identically.
@@ -55,6 +102,11 @@ export const ClipConfig = z
     captions: CaptionMode.default("both"),
     caption_style: CaptionStyle.default("bold"),
     caption_position: CaptionPosition.default("bottom"),
+    /** Clips are chosen among moments whose words match this (null: no prompt). */
+    prompt: Prompt.nullable().default(null),
+    remove_silence: RemoveSilence.default("off"),
+    /** Cut "um", "uh", "erm" and the like (needs a transcript with word times). */
+    remove_fillers: z.boolean().default(false),
     // Brand (issue 29): caption font, size and colours, logo, hook title (brand.ts).
     ...BRAND_FIELDS,
     /** The spoken language, as a hint to speech-to-text; null: detected. */
@@ -84,6 +136,10 @@ export const FAILURE_CODES = [
   "queue_timeout",
   "internal_error",
   "captions_invalid",
+  /** A job with a prompt whose video yielded no transcript to match it against (issue 27). */
+  "prompt_needs_transcript",
+  /** time_range starts at or after the end of the source, or leaves less than min_clip_seconds of it (issue 27). */
+  "time_range_outside_source",
 ] as const;
 export const FailureCode = z.enum(FAILURE_CODES);
 export type FailureCode = z.infer<typeof FailureCode>;

@@ -1,5 +1,5 @@
 /** Every SQL statement on the `clips` table. */
-import type { REFRAME_USED } from "#contract";
+import type { REFRAME_USED, RemovedSpan } from "#contract";
 
 export type ClipReframe = (typeof REFRAME_USED)[number];
 
@@ -23,6 +23,12 @@ export interface Clip {
   captionsBurned: boolean;
   /** WebVTT and SRT files were uploaded next to the clip. */
   sidecars: boolean;
+  /** 0-1 match with the job's prompt; null without a prompt (issue 27). */
+  promptMatch: number | null;
+  /** Pauses and fillers cut out of the clip, in source seconds. */
+  removed: RemovedSpan[];
+  /** The rendered clip's real length; null: endSeconds - startSeconds. */
+  durationSeconds: number | null;
   /** The published sidecars' keys (null without sidecars, and for clips published before issue 22). */
   vttKey: string | null;
   srtKey: string | null;
@@ -45,6 +51,9 @@ interface ClipRow {
   title: string | null;
   captions_burned: number;
   sidecars: number;
+  prompt_match: number | null;
+  removed_json: string | null;
+  duration_seconds: number | null;
   vtt_key: string | null;
   srt_key: string | null;
 }
@@ -68,6 +77,10 @@ function toClip(row: ClipRow): Clip {
     title: row.title,
     captionsBurned: row.captions_burned === 1,
     sidecars: row.sidecars === 1,
+    promptMatch: row.prompt_match ?? null,
+    // Written only from a ClipReport that passed the contract schema.
+    removed: JSON.parse(row.removed_json ?? "[]") as RemovedSpan[],
+    durationSeconds: row.duration_seconds ?? null,
     vttKey: row.vtt_key ?? null,
     srtKey: row.srt_key ?? null,
   };
@@ -81,8 +94,8 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
   return db
     .prepare(
       `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
-         reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18
+         reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key, prompt_match, removed_json, duration_seconds)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21
        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
     )
     .bind(
@@ -104,6 +117,9 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
       clip.sidecars ? 1 : 0,
       clip.vttKey,
       clip.srtKey,
+      clip.promptMatch,
+      JSON.stringify(clip.removed),
+      clip.durationSeconds,
     );
 }
 

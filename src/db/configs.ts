@@ -1,5 +1,5 @@
 /** Saved clip configurations, per account, named (SPEC section 3). */
-import { ClipConfig } from "#contract";
+import { ClipConfig, DEFAULT_CLIP_CONFIG } from "#contract";
 
 export interface SavedConfig {
   name: string;
@@ -18,10 +18,15 @@ const CONFIG_COLUMNS = ["name", ...FIELDS, "created_at", "updated_at"].join(", "
 
 type ConfigRow = Record<keyof ClipConfig, unknown> & { name: string; created_at: string; updated_at: string };
 
+/** SQLite has no booleans: a boolean member (remove_fillers, issue 27) is stored as 0 or 1. */
+const BOOLEAN_FIELDS = new Set(FIELDS.filter((field) => typeof DEFAULT_CLIP_CONFIG[field] === "boolean"));
+const fromColumn = (field: keyof ClipConfig, value: unknown) => (BOOLEAN_FIELDS.has(field) ? value === 1 || value === true : value);
+const toColumn = (value: unknown) => (typeof value === "boolean" ? (value ? 1 : 0) : value);
+
 // Rows are only ever written from a ClipConfig that passed the contract schema;
 // parsing them again types them and gives a column added later its default.
 function configFromRow(row: ConfigRow): SavedConfig {
-  const stored = Object.fromEntries(FIELDS.filter((field) => row[field] !== null && row[field] !== undefined).map((field) => [field, row[field]]));
+  const stored = Object.fromEntries(FIELDS.filter((field) => row[field] !== null && row[field] !== undefined).map((field) => [field, fromColumn(field, row[field])]));
   return { name: row.name, config: ClipConfig.parse(stored), createdAt: row.created_at, updatedAt: row.updated_at };
 }
 
@@ -55,7 +60,7 @@ export async function putConfig(
   now = new Date(),
 ): Promise<{ created: boolean; saved: SavedConfig }> {
   const at = now.toISOString();
-  const values = FIELDS.map((field) => config[field]);
+  const values = FIELDS.map((field) => toColumn(config[field]));
   const inserted = await db
     .prepare(
       `INSERT INTO configs (account_id, name, ${FIELDS.join(", ")}, created_at, updated_at)

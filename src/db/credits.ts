@@ -4,11 +4,22 @@
  * Each movement runs in one D1 batch (a transaction) together with the job
  * statement that guards it, so it happens at most once per job.
  */
+import type { TimeRange } from "#contract";
 import { claimReservation, confirmReservation, type JobStatus } from "./jobs";
 
 /** One credit per started minute of source video. */
 export function creditsForDuration(durationSeconds: number): number {
   return Math.max(1, Math.ceil(durationSeconds / 60));
+}
+
+/**
+ * Seconds of the source a job is charged for: its time_range's length inside
+ * the source (issue 27), or the whole source without one. 0 when the range
+ * starts at or after the end of the source.
+ */
+export function chargeableSeconds(durationSeconds: number, range: TimeRange | null): number {
+  if (!range) return durationSeconds;
+  return Math.max(0, Math.min(range.end_seconds, durationSeconds) - range.start_seconds);
 }
 
 export type ReservationResult = { ok: true; credits: number } | { ok: false };

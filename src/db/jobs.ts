@@ -4,7 +4,7 @@
  * watchdog, the engine's callbacks, duplicate queue deliveries) resolve to one
  * outcome: the statement that matched a row won, the others changed nothing.
  */
-import { ClipConfig, TranslationOutcome, type FailureCode, type TranscriptSource, type TranscriptSummary, type VideoType } from "#contract";
+import { ClipConfig, TranslationOutcome, type FailureCode, type TimeRange, type TranscriptSource, type TranscriptSummary, type VideoType } from "#contract";
 
 export const JOB_STATUSES = ["queued", "processing", "completed", "failed", "canceled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -37,6 +37,8 @@ export interface Job {
   uploadId: string | null;
   /** SRT/WebVTT file named at submission. */
   captionsUrl: string | null;
+  /** The part of the source to analyse and clip (issue 27); null: all of it. */
+  timeRange: TimeRange | null;
   /** Set at completion when the engine had a transcript. */
   transcript: TranscriptSummary | null;
   transcriptUnavailableReason: string | null;
@@ -71,6 +73,8 @@ interface JobRow {
   transcript_language: string | null;
   transcript_word_count: number | null;
   transcript_unavailable_reason: string | null;
+  time_range_start: number | null;
+  time_range_end: number | null;
   translation_language?: string | null;
   translation_status?: string | null;
   translation_detail?: string | null;
@@ -115,6 +119,10 @@ function toJob(row: JobRow): Job {
             word_count: row.transcript_word_count ?? 0,
           },
     transcriptUnavailableReason: row.transcript_unavailable_reason,
+    timeRange:
+      row.time_range_start == null || row.time_range_end == null
+        ? null
+        : { start_seconds: row.time_range_start, end_seconds: row.time_range_end },
     translation: translationOf(row),
   };
 }
@@ -127,6 +135,8 @@ export interface NewJob {
   configName: string | null;
   config: ClipConfig;
   captionsUrl: string | null;
+  /** issue 27; absent or null: the whole source. */
+  timeRange?: TimeRange | null;
   now: string;
   /** Upload jobs: the upload, and the title it starts with (the file name). */
   uploadId?: string | null;
@@ -160,6 +170,7 @@ export function queuedJob(job: NewJob): Job {
     completedAt: null,
     uploadId: job.uploadId ?? null,
     captionsUrl: job.captionsUrl ?? null,
+    timeRange: job.timeRange ?? null,
     transcript: null,
     transcriptUnavailableReason: null,
     translation: null,
@@ -173,8 +184,9 @@ export function queuedJob(job: NewJob): Job {
 export function insertJobStatement(db: D1Database, job: NewJob, transitionId: string): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO jobs (id, account_id, status, progress, step, video_url, video_type, config_name, config_json, captions_url, created_at, updated_at, upload_id, title, transition_id)
-       VALUES (?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO jobs (id, account_id, status, progress, step, video_url, video_type, config_name, config_json, captions_url, created_at, updated_at, upload_id, title, transition_id,
+         time_range_start, time_range_end)
+       VALUES (?, ?, 'queued', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       job.id,
@@ -190,6 +202,8 @@ export function insertJobStatement(db: D1Database, job: NewJob, transitionId: st
       job.uploadId ?? null,
       job.title ?? null,
       transitionId,
+      job.timeRange?.start_seconds ?? null,
+      job.timeRange?.end_seconds ?? null,
     );
 }
 

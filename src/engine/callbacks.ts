@@ -9,7 +9,7 @@ import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import { accountState } from "../account/stub";
-import { creditsForDuration, reserveJobCredits } from "../db/credits";
+import { chargeableSeconds, creditsForDuration, reserveJobCredits } from "../db/credits";
 import { findJob, recordProbe, type Job } from "../db/jobs";
 import type { Report } from "../account/live-jobs";
 import type { AppEnv } from "../http/app-env";
@@ -33,6 +33,7 @@ import {
 import { keepEngineAwake } from "../fleet/engine-host";
 import { silenceTimeoutSeconds } from "../settings";
 import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from "./live-job";
+import { similarityChannel } from "./similarity-channel";
 import { rememberJobAccount } from "./job-accounts";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { scopeOf } from "./scopes";
@@ -51,6 +52,24 @@ function insufficientCredits(needed: number) {
     code: "insufficient_credits" as const,
     message: `The source needs ${needed} credits, more than the account has left.`,
   };
+}
+
+/**
+ * A time_range that leaves less than a clip of the source (issue 27): known
+ * only once the source's length is, so the job fails after the probe,
+ * before anything is reserved.
+ */
+function rangeOutsideSource(job: Job, durationSeconds: number) {
+  const range = job.timeRange ?? null;
+  if (!range) return null;
+  const inside = chargeableSeconds(durationSeconds, range);
+  if (inside >= job.config.min_clip_seconds) return null;
+  const source = `The video is ${durationSeconds.toFixed(1)} s long`;
+  const message =
+    inside <= 0
+      ? `${source}; time_range starts at ${range.start_seconds} s, after its end.`
+      : `${source}; time_range leaves ${inside.toFixed(1)} s of it, less than the ${job.config.min_clip_seconds} s minimum clip length.`;
+  return { code: "time_range_outside_source" as const, message };
 }
 
 function uploadsMissing(keys: readonly string[]): AppError {
@@ -176,7 +195,13 @@ export const callbacks = new Hono<CallbackEnv>()
       await account.engineReport(job.id, {}, silenceTimeoutSeconds(c.env));
     }
     await keepEngineAwake(c.env, job.id);
-    const needed = creditsForDuration(report.duration_seconds);
+    const outside = rangeOutsideSource(job, report.duration_seconds);
+    if (outside) {
+      await failJob(c.env, { ...job, title: report.title, sourceDurationSeconds: report.duration_seconds }, ["processing"], outside, { engineReported: true });
+      return c.json({ proceed: false, credits_reserved: 0, error: outside } satisfies ProbeAck);
+    }
+    // With a time_range, only its length inside the source is charged (issue 27).
+    const needed = creditsForDuration(chargeableSeconds(report.duration_seconds, job.timeRange ?? null));
     const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
     if (reservation.ok) {
       return c.json({ proceed: true, credits_reserved: reservation.credits } satisfies ProbeAck);
@@ -188,6 +213,7 @@ export const callbacks = new Hono<CallbackEnv>()
     return c.json({ proceed: false, credits_reserved: 0, error } satisfies ProbeAck);
   })
   .route("/", speechChannel)
+  .route("/", similarityChannel)
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
     await storeUpload(c.env, jobId, c.req.raw, stagedKey(jobId, index, "clip"), CLIP_CONTENT_TYPE);
@@ -214,9 +240,10 @@ export const callbacks = new Hono<CallbackEnv>()
     if (missing.length > 0) throw uploadsMissing(missing);
     // Completing without a probe: the charge is checked against the balance exactly as a
     // probe's reservation is (reserveJobCredits finds an existing reservation and keeps it).
+    const chargedSeconds = chargeableSeconds(report.source_duration_seconds, job.timeRange ?? null);
     let reserved = job.creditsReserved;
     if (reserved <= 0) {
-      const needed = creditsForDuration(report.source_duration_seconds);
+      const needed = creditsForDuration(chargedSeconds);
       const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
       if (!reservation.ok) {
         await failJob(c.env, job, ["processing"], insufficientCredits(needed), { engineReported: true });
@@ -234,6 +261,7 @@ export const callbacks = new Hono<CallbackEnv>()
         transcript: report.transcript,
         transcriptUnavailableReason: report.transcript_unavailable_reason,
         translation: report.translation,
+        chargedSeconds,
       });
     } catch (err) {
       if (!(err instanceof StagedObjectMissing)) throw err;

@@ -43,6 +43,7 @@ export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepte
     config: job.config,
     limits: engineLimits(env),
     captions_url: job.captionsUrl,
+    time_range: job.timeRange ?? null,
   });
   let response: Response;
   try {

@@ -9,19 +9,11 @@
  */
 import { z } from "zod";
 import type { TranscribeResult, TranscriptWord } from "#contract";
+import { DEFAULT_RETRY_POLICY, retrying, withTimeout, type RetryPolicy } from "./ai-retry";
 
 export const WHISPER_MODEL = "@cf/openai/whisper-large-v3-turbo";
 
-export interface RetryPolicy {
-  attempts: number;
-  /** Wait before the second attempt; doubled for each further one. */
-  baseDelayMs: number;
-  attemptTimeoutMs: number;
-  /** No attempt starts later than this after the first. */
-  budgetMs: number;
-}
-
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 3, baseDelayMs: 500, attemptTimeoutMs: 15_000, budgetMs: 25_000 };
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./ai-retry";
 
 /** This deployment has no speech-to-text (no AI binding, or `wrangler dev --local`'s placeholder). */
 export class TranscriptionUnavailable extends Error {
@@ -31,11 +23,6 @@ export class TranscriptionUnavailable extends Error {
 /** The model kept failing (errors, timeouts, answers of the wrong shape) for the whole retry policy. */
 export class TranscriptionFailed extends Error {
   override readonly name = "TranscriptionFailed";
-}
-
-/** What `wrangler dev --local` (and miniflare) put in place of an AI binding throws on every call. */
-function isLocalPlaceholderError(err: unknown): boolean {
-  return err instanceof Error && /needs to be run remotely/i.test(err.message);
 }
 
 /** The model's output as documented (workers-types Ai_Cf_Openai_Whisper_Large_V3_Turbo_Output). */
@@ -150,26 +137,11 @@ function toBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 async function runOnce(ai: Ai, base64: string, timeoutMs: number): Promise<WhisperOutput> {
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    const answer: unknown = await Promise.race([
-      ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe" }, { signal: AbortSignal.timeout(timeoutMs) }),
-      timeout,
-    ]);
-    const parsed = WhisperOutput.safeParse(answer);
-    if (!parsed.success) throw new Error("the model answered in an unexpected shape");
-    return parsed.data;
-  } finally {
-    clearTimeout(timer);
-  }
+  const answer: unknown = await withTimeout(timeoutMs, (signal) => ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe" }, { signal }));
+  const parsed = WhisperOutput.safeParse(answer);
+  if (!parsed.success) throw new Error("the model answered in an unexpected shape");
+  return parsed.data;
 }
 
 /**
@@ -186,21 +158,9 @@ export async function transcribeChunk(
 ): Promise<TranscribeResult> {
   if (!ai) throw new TranscriptionUnavailable("No Workers AI binding is configured.");
   const base64 = toBase64(wav);
-  const began = Date.now();
-  const failures: string[] = [];
-  for (let attempt = 1; attempt <= policy.attempts; attempt += 1) {
-    if (attempt > 1) {
-      const delay = policy.baseDelayMs * 2 ** (attempt - 2);
-      if (Date.now() - began + delay > policy.budgetMs) break;
-      await sleep(delay);
-    }
-    const timeoutMs = Math.min(policy.attemptTimeoutMs, Math.max(1, policy.budgetMs - (Date.now() - began)));
-    try {
-      return toTranscribeResult(await runOnce(ai, base64, timeoutMs), chunkStart, chunkSeconds);
-    } catch (err) {
-      if (isLocalPlaceholderError(err)) throw new TranscriptionUnavailable("Workers AI is not reachable from local development.");
-      failures.push(err instanceof Error ? err.message : String(err));
-    }
-  }
+  const outcome = await retrying(policy, async (timeoutMs) => toTranscribeResult(await runOnce(ai, base64, timeoutMs), chunkStart, chunkSeconds));
+  if (outcome.ok) return outcome.value;
+  if (outcome.local) throw new TranscriptionUnavailable("Workers AI is not reachable from local development.");
+  const failures = outcome.failures;
   throw new TranscriptionFailed(`Speech-to-text failed ${failures.length} times: ${failures.at(-1) ?? "no attempt fit the time budget"}`);
 }

@@ -25,6 +25,12 @@ export const ERROR_CODES = {
     title: "Invalid video type",
     meaning: "`video_type` is not one of the supported values (see GET /api/v1/video-types).",
   },
+  invalid_time_range: {
+    status: 400,
+    title: "Invalid time range",
+    meaning:
+      "`time_range` is not `{start_seconds, end_seconds}` with 0 <= start < end, is shorter than the configuration's `min_clip_seconds`, or ends after the longest source the service takes (MAX_SOURCE_SECONDS).",
+  },
   unknown_font: {
     status: 400,
     title: "Unknown font",
@@ -226,6 +232,18 @@ export const ERROR_CODES = {
     title: "Transcription unavailable",
     meaning:
       "Engine channel only: this deployment has no Workers AI binding (local development); the engine uses the other transcript sources.",
+  },
+  embedding_failed: {
+    status: 502,
+    title: "Embedding failed",
+    meaning:
+      "Engine channel only: Workers AI text embeddings kept failing after the Worker's retries; the engine matches the prompt by words instead.",
+  },
+  embedding_unavailable: {
+    status: 503,
+    title: "Embedding unavailable",
+    meaning:
+      "Engine channel only: this deployment has no Workers AI binding (local development); the engine matches the prompt by words instead.",
   },
   completion_in_progress: {
     status: 503,

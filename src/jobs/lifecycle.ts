@@ -53,6 +53,8 @@ export interface Completion {
   clips: ClipReport[];
   transcript: TranscriptSummary | null;
   transcriptUnavailableReason: string | null;
+  /** Seconds the job is charged for when nothing was reserved (a time_range's length); default the source's. */
+  chargedSeconds?: number;
   translation?: TranslationOutcome | null;
 }
 
@@ -76,6 +78,9 @@ function clipRow(jobId: string, clip: ClipReport, published: PublishedClip): Cli
     title: clip.title,
     captionsBurned: clip.captions_burned,
     sidecars: clip.sidecars,
+    promptMatch: clip.prompt_match,
+    removed: clip.removed,
+    durationSeconds: clip.duration_seconds ?? null,
   };
 }
 
@@ -105,7 +110,7 @@ export async function completeJob(env: Env, job: Job, done: Completion): Promise
 
   const now = new Date().toISOString();
   const transitionId = newTransitionId();
-  const fallbackCharge = creditsForDuration(done.sourceDurationSeconds);
+  const fallbackCharge = creditsForDuration(done.chargedSeconds ?? done.sourceDurationSeconds);
   const clips = done.clips.map((clip, i) => clipRow(job.id, clip, published[i]!));
   const completed: Job = {
     ...job,

@@ -27,7 +27,8 @@ function presentClip(cdnBase: string, clip: Clip) {
     thumbnail_url: cdnUrl(cdnBase, clip.thumbnailKey),
     start_seconds: round3(clip.startSeconds),
     end_seconds: round3(clip.endSeconds),
-    duration_seconds: round3(clip.endSeconds - clip.startSeconds),
+    // Removed pauses and fillers make a clip shorter than its span (issue 27).
+    duration_seconds: round3(clip.durationSeconds ?? clip.endSeconds - clip.startSeconds),
     score: clip.score,
     reasons: clip.reasons,
     width: clip.width,
@@ -38,6 +39,12 @@ function presentClip(cdnBase: string, clip: Clip) {
     title: clip.title,
     captions: captionsOf(cdnBase, clip),
     captions_burned: clip.captionsBurned,
+    prompt_match: clip.promptMatch,
+    removed: clip.removed.map((span) => ({
+      start_seconds: round3(span.start_seconds),
+      end_seconds: round3(span.end_seconds),
+      kind: span.kind,
+    })),
   };
 }
 
@@ -61,6 +68,11 @@ function commonFields(job: Job) {
     video_type: job.videoType,
     config_name: job.configName,
     captions_url: job.captionsUrl,
+    // Steering (issue 27); a job stored before it has the defaults in its config.
+    prompt: job.config.prompt ?? null,
+    time_range: job.timeRange ?? null,
+    remove_silence: job.config.remove_silence ?? "off",
+    remove_fillers: job.config.remove_fillers ?? false,
     // Issue 29 (a job stored in a live state before these existed has neither).
     language_hint: job.config.language ?? null,
     caption_language: job.config.caption_language ?? null,

@@ -12,6 +12,7 @@ const REASON_WORDS: Record<string, string> = {
   scene_change: "scene changes",
   replay_cuts: "replay cuts",
   pause_bounded: "starts and ends in a pause",
+  prompt_match: "words that match the prompt",
 };
 
 /** One reason in words; a name the engine adds later still reads ("new_signal" -> "new signal"). */

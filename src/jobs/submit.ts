@@ -8,7 +8,7 @@ import { getUsage } from "../db/accounts";
 import { getConfig } from "../db/configs";
 import { deleteIdempotencyRecord, storeIdempotentResponseStatement } from "../db/idempotency";
 import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
-import { engineConfigProblem, maxQueueSeconds, misconfiguredVariable } from "../settings";
+import { engineConfigProblem, engineLimits, maxQueueSeconds, misconfiguredVariable } from "../settings";
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type ClipConfig, type VideoType } from "#contract";
 import { findLogo } from "../db/logos";
 import { AppError } from "../http/errors";
@@ -17,6 +17,7 @@ import { deleteUndispatchedJobEvents } from "../db/webhooks";
 import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
 import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source";
 import { newJobId } from "./ids";
+import { checkTimeRange, steeredConfig, type SteeringInput } from "./steering";
 
 export function checkVideoType(value: string): VideoType {
   const allowed: readonly string[] = VIDEO_TYPES;
@@ -39,6 +40,8 @@ export interface Submission {
   configName: string | null;
   /** SRT/WebVTT file for the transcript, already checked like video_url. */
   captionsUrl: string | null;
+  /** prompt, time_range and removal settings sent with the job (issue 27). */
+  steering?: SteeringInput;
   /** `language` / `caption_language` sent with the submission: they override the configuration's. */
   languages?: Partial<Pick<ClipConfig, "language" | "caption_language">>;
 }
@@ -111,6 +114,8 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     config = saved.config;
   }
   config = { ...config, ...submission.languages };
+  config = steeredConfig(config, submission.steering ?? {});
+  const timeRange = checkTimeRange(submission.steering?.timeRange, config, engineLimits(env).max_source_seconds);
   if (config.logo_position !== "off" && !(await findLogo(env.DB, submission.accountId))) {
     throw new AppError(
       "logo_not_uploaded",
@@ -144,6 +149,7 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     uploadId: upload?.uploadId ?? null,
     title: upload?.title ?? null,
     captionsUrl: submission.captionsUrl ?? null,
+    timeRange,
   };
   const job = queuedJob(row);
   // The job and its job.queued event in one batch (the outbox); the event goes out once the job is queued.

@@ -33,8 +33,9 @@
  *     With no sentences at all (music only), the bed is placed against the
  *     same reference. spec.bed.swells are spans where the bed is 10 dB louder
  *     (a chorus, a cheer).
- *   - Picture: ffmpeg's testsrc2 pattern (it moves), darkened on every other
- *     scene between spec.video.sceneChanges, so scene cuts are visible.
+ *   - Picture: ffmpeg's testsrc2 pattern (it moves), or a plain grey with
+ *     spec.video.still, darkened on every other scene between
+ *     spec.video.sceneChanges, so scene cuts are visible.
  *
  * espeak-ng and ffmpeg (FFMPEG_PATH or ffmpeg) must be on the PATH;
  * arguments are arrays, never a shell.
@@ -84,7 +85,8 @@ export interface SpeechSourceSpec {
   tailSeconds?: number;
   minDurationSeconds?: number;
   bed?: { kind: BedKind; gainDb: number; swells?: Interval[] };
-  video?: { width?: number; height?: number; fps?: number; sceneChanges?: number[] };
+  /** still: a plain picture (one grey per scene) instead of the moving test pattern. */
+  video?: { width?: number; height?: number; fps?: number; sceneChanges?: number[]; still?: boolean };
   seed?: number;
   outPath: string;
 }
@@ -145,7 +147,9 @@ function videoFilter(spec: SpeechSourceSpec, duration: number): string {
   const cuts = spec.video?.sceneChanges ?? [];
   const edges = [0, ...cuts, duration];
   const dark = edges.slice(0, -1).flatMap((start, i) => (i % 2 === 1 ? [`between(t,${start},${edges[i + 1]})`] : []));
-  const base = `testsrc2=s=${width}x${height}:r=${fps}:d=${duration.toFixed(3)}`;
+  const base = spec.video?.still
+    ? `color=c=0x707070:s=${width}x${height}:r=${fps}:d=${duration.toFixed(3)}`
+    : `testsrc2=s=${width}x${height}:r=${fps}:d=${duration.toFixed(3)}`;
   return dark.length > 0 ? `${base},lutyuv=y='val*0.3':enable='${dark.join("+")}'[v]` : `${base}[v]`;
 }
 

@@ -238,6 +238,8 @@ export function clipReport(index: number, overrides: Partial<ClipReport> = {}): 
     title: null,
     captions_burned: false,
     sidecars: false,
+    prompt_match: null,
+    removed: [],
     ...overrides,
   };
 }

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ASPECT_RATIOS, CAPTION_MODES, CAPTION_POSITIONS, CAPTION_STYLES, ClipConfig, LAYOUTS, REFRAME_MODES } from "#contract";
+import { ASPECT_RATIOS, CAPTION_MODES, CAPTION_POSITIONS, CAPTION_STYLES, ClipConfig, LAYOUTS, MAX_PROMPT_CHARS, REFRAME_MODES, REMOVE_SILENCE_MODES } from "#contract";
 import { MAX_JSON_BODY_BYTES } from "../../src/http/body-guard";
 import { arbitraryFromSchema, bodyFor, contentType, inputSchema, type RawBody } from "./fuzz/bodies";
 import { fuzzEndpoint, describeCase } from "./fuzz/property";
@@ -33,6 +33,9 @@ interface StoredConfig {
   captions: string;
   caption_style: string;
   caption_position: string;
+  prompt: string | null;
+  remove_silence: string;
+  remove_fillers: boolean;
 }
 const DEFAULTS: StoredConfig = {
   aspect_ratio: "9:16",
@@ -45,6 +48,9 @@ const DEFAULTS: StoredConfig = {
   captions: "both",
   caption_style: "bold",
   caption_position: "bottom",
+  prompt: null,
+  remove_silence: "off",
+  remove_fillers: false,
 };
 
 /** The model: what each account has saved. */
@@ -101,7 +107,10 @@ function validConfig(body: RawBody, type: string | undefined): StoredConfig | nu
     (CAPTION_MODES as readonly unknown[]).includes(merged.captions) &&
     (CAPTION_STYLES as readonly unknown[]).includes(merged.caption_style) &&
     (CAPTION_POSITIONS as readonly unknown[]).includes(merged.caption_position) &&
-    merged.max_clip_seconds >= merged.min_clip_seconds;
+    merged.max_clip_seconds >= merged.min_clip_seconds &&
+    (merged.prompt === null || (typeof merged.prompt === "string" && merged.prompt.length <= MAX_PROMPT_CHARS && /\S/.test(merged.prompt))) &&
+    (REMOVE_SILENCE_MODES as readonly unknown[]).includes(merged.remove_silence) &&
+    typeof merged.remove_fillers === "boolean";
   return ok ? merged : null;
 }
 
@@ -133,6 +142,9 @@ function pickFields(body: unknown): StoredConfig {
     captions: b.captions,
     caption_style: b.caption_style,
     caption_position: b.caption_position,
+    prompt: b.prompt,
+    remove_silence: b.remove_silence,
+    remove_fillers: b.remove_fillers,
   };
 }
 

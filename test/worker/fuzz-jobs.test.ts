@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { VIDEO_TYPES } from "#contract";
+import { MAX_PROMPT_CHARS, REMOVE_SILENCE_MODES, VIDEO_TYPES } from "#contract";
 import { FakeEngine } from "./engine-stub";
 import { arbitraryFromSchema, bodyFor, contentType, inputSchema, jsonValue, type RawBody } from "./fuzz/bodies";
 import { send } from "./fuzz/invoke";
@@ -105,14 +105,44 @@ async function submitBodies(): Promise<fc.Arbitrary<RawBody>> {
     video_url: publicUrl,
     config_name: fc.constant(SAVED_CONFIG),
     captions_url: fc.option(publicUrl, { nil: null }),
+    // Steering (issue 27): mostly valid values, so accepted submissions carry them.
+    prompt: fc.option(fc.string({ minLength: 1, maxLength: MAX_PROMPT_CHARS }).filter((t) => /\S/.test(t)), { nil: null }),
+    time_range: fc.option(
+      fc.record({ start_seconds: fc.integer({ min: 0, max: 3600 }), end_seconds: fc.integer({ min: 3615, max: MAX_SOURCE_SECONDS }) }),
+      { nil: null },
+    ),
   });
   const risky = arbitraryFromSchema(documented, {
     video_url: anyVideoUrl,
     video_type: fc.oneof(fc.constantFrom(...VIDEO_TYPES), hostileString),
     config_name: fc.oneof(fc.constantFrom(SAVED_CONFIG, "missing", ""), hostileString),
     captions_url: fc.oneof(anyVideoUrl, fc.constant(null), jsonValue),
+    prompt: fc.oneof(fc.string({ maxLength: 600 }), fc.constant(null), jsonValue),
+    time_range: fc.oneof(
+      fc.record({ start_seconds: fc.double({ min: -10, max: 12_000, noNaN: true }), end_seconds: fc.double({ min: -10, max: 12_000, noNaN: true }) }),
+      fc.constant(null),
+      jsonValue,
+    ),
   });
   return fc.oneof(bodyFor(valid, 2), risky.map((v): RawBody => ({ kind: "risky", payload: JSON.stringify(v) })));
+}
+
+/** MAX_SOURCE_SECONDS of the test Worker (wrangler.toml), the furthest a time_range may end. */
+const MAX_SOURCE_SECONDS = 10_800;
+/** min_clip_seconds of the defaults and of the saved configuration (saved as {}). */
+const MIN_CLIP_SECONDS = 15;
+
+/** The steering fields (issue 27) by their documented rules: true when valid or absent. */
+function steeringIsValid(value: Record<string, unknown>): boolean {
+  const { prompt, time_range: range, remove_silence: silence, remove_fillers: fillers } = value;
+  if (prompt !== undefined && prompt !== null && (typeof prompt !== "string" || prompt.length > MAX_PROMPT_CHARS || !/\S/.test(prompt))) return false;
+  if (silence !== undefined && !(REMOVE_SILENCE_MODES as readonly unknown[]).includes(silence)) return false;
+  if (fillers !== undefined && typeof fillers !== "boolean") return false;
+  if (range === undefined || range === null) return true;
+  if (typeof range !== "object" || Array.isArray(range)) return false;
+  const { start_seconds: start, end_seconds: end, ...others } = range as Record<string, unknown>;
+  if (Object.keys(others).length > 0 || typeof start !== "number" || typeof end !== "number") return false;
+  return start >= 0 && end > start && end <= MAX_SOURCE_SECONDS && end - start >= MIN_CLIP_SECONDS;
 }
 
 /** The independent judgement of a submission: must it be accepted (true), refused (false), or either (null)? */
@@ -122,10 +152,17 @@ function submissionVerdict(caller: Caller, type: string | undefined, body: RawBo
   if (!isJsonMediaType(type)) return false;
   const value = parsedBody(body);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const { video_url: url, video_type: videoType, config_name: configName, captions_url: captionsUrl, ...rest } = value as Record<
-    string,
-    unknown
-  >;
+  const {
+    video_url: url,
+    video_type: videoType,
+    config_name: configName,
+    captions_url: captionsUrl,
+    prompt: _prompt,
+    time_range: _range,
+    remove_silence: _silence,
+    remove_fillers: _fillers,
+    ...rest
+  } = value as Record<string, unknown>;
   if (typeof url !== "string" || typeof videoType !== "string" || !(VIDEO_TYPES as readonly string[]).includes(videoType)) return false;
   // Only the main account saved a configuration.
   if (configName !== undefined && configName !== null && (configName !== SAVED_CONFIG || account !== accounts.main)) return false;
@@ -135,6 +172,7 @@ function submissionVerdict(caller: Caller, type: string | undefined, body: RawBo
     if (typeof captionsUrl !== "string") return false;
     if (acceptableStoredUrl(captionsUrl.trim()) !== null) return body.kind === "valid" ? null : false;
   }
+  if (!steeringIsValid(value as Record<string, unknown>)) return false;
   // Unknown members are ignored (the schema is not strict); keys of odd length are refused.
   if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) return false;
   return body.kind === "valid" && Object.keys(rest).length === 0 ? true : null;
@@ -144,7 +182,9 @@ function submissionVerdict(caller: Caller, type: string | undefined, body: RawBo
 function submittedFields(body: RawBody): string {
   const value = parsedBody(body) as Record<string, unknown>;
   const captions = value.captions_url ?? null;
-  return JSON.stringify([value.video_url, value.video_type, value.config_name ?? null, ...(captions === null ? [] : [captions])]);
+  const steering = { prompt: value.prompt, time_range: value.time_range, remove_silence: value.remove_silence, remove_fillers: value.remove_fillers };
+  const steered = Object.values(steering).some((v) => v !== undefined);
+  return JSON.stringify([value.video_url, value.video_type, value.config_name ?? null, ...(captions === null ? [] : [captions]), ...(steered ? [steering] : [])]);
 }
 
 describe("fuzz: jobs", () => {

@@ -67,6 +67,9 @@ describe("queue consumer", () => {
       captions: "both",
       caption_style: "bold",
       caption_position: "bottom",
+      prompt: null,
+      remove_silence: "off",
+      remove_fillers: false,
     });
     expect(start.limits).toEqual({
       max_source_bytes: 4294967296,
@@ -254,6 +257,8 @@ describe("engine callbacks", () => {
       title: null,
       captions: null,
       captions_burned: false,
+      prompt_match: null,
+      removed: [],
     });
     expect(job.clips?.[1]).toMatchObject({ reframe: "center", faces_count: 0 });
     expect(job.credits_charged).toBe(3);

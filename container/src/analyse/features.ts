@@ -45,6 +45,15 @@ export class Series {
     for (let i = from; i < to; i++) if (this.values[i]! > this.values[best]!) best = i;
     return { time: (best + 0.5) * BIN, value: this.values[best] ?? 0 };
   }
+  /** The largest mean over `width` seconds inside [start, end) (the whole window's mean when it is shorter). */
+  sustained(start: number, end: number, width: number): number {
+    const from = Math.max(0, Math.floor(start / BIN));
+    const to = Math.min(this.values.length, Math.max(from + 1, Math.ceil(end / BIN)));
+    const span = Math.max(1, Math.min(to - from, Math.round(width / BIN)));
+    let best = 0;
+    for (let i = from; i + span <= to; i++) best = Math.max(best, this.prefix[i + span]! - this.prefix[i]!);
+    return best / span;
+  }
 }
 
 export interface Features {
@@ -76,23 +85,73 @@ export interface Features {
   speechSeconds: number | null;
   /** Speech segments from the speech model (empty unless speechSource is "voice"). */
   speech: Interval[];
+  /** Where the speech model heard no one (vad.ts quietStretches); null unless speechSource is "voice". */
+  quiet: Interval[] | null;
+  /**
+   * Pauses a clip may start or end in when only the audio can tell (no
+   * transcript): with the speech model, quiet stretches of at least
+   * SENTENCE_PAUSE_SECONDS (between sentences, not between words); without
+   * it, the pauses above. Empty without audio.
+   */
+  edgePauses: Interval[];
 }
 
 /**
- * True when the speech model heard speech at `time`: a scene change there
- * would cut a sentence, so strategies do not use it as a clip edge. Always
- * false without the model (the loudness fallback cannot tell).
+ * The rule for clip edges from speech detection alone: a pause between
+ * sentences is a quiet stretch (no frame of the speech model reaching its
+ * speech threshold, faded below its quiet threshold at both ends; vad.ts) of
+ * at least this long. Hesitations inside a sentence are shorter: on the test
+ * conversations a 0.6 s hesitation measures at most 0.48 s, and the quiet
+ * stretch of a pause measures about 0.1 s less than the silence itself.
  */
-export function duringSpeech(features: Features, time: number): boolean {
-  return features.speech.some((s) => time > s.start + SPEECH_EDGE_SLACK && time < s.end - SPEECH_EDGE_SLACK);
+export const SENTENCE_PAUSE_SECONDS = 0.55;
+/** An edge placed inside a quiet stretch keeps this far from its ends (they are accurate to about 0.07 s). */
+export const QUIET_MARGIN_SECONDS = 0.1;
+/** How long the most emphatic stretch of a window that counts is (an exchange of two or three sentences). */
+const EMPHATIC_SECONDS = 5;
+
+/**
+ * Vocal emphasis of a window (0-1): half its mean emphasis, half its most
+ * emphatic EMPHATIC_SECONDS, so a heated exchange is not diluted by the calm
+ * talk around it and a clip can keep a natural length around it.
+ */
+export function emphasisIn(features: Features, start: number, end: number): number {
+  return clamp01(0.5 * (features.emphasis.mean(start, end) / 0.3) + 0.5 * (features.emphasis.sustained(start, end, EMPHATIC_SECONDS) / 0.6));
 }
 
-/** Segment edges are widened over fading frames (vad.ts): a cut this close to one is at the phrase's edge, not inside it. */
-const SPEECH_EDGE_SLACK = 0.2;
+/** Less speech than this in the whole source (seconds) is no speech: a stray shout in a song, a cough. */
+export const MIN_SPEECH_SECONDS = 2;
 
-/** Scene changes usable as clip edges: those outside speech. */
+/**
+ * Whether the source has speech to cut on: with the speech model, at least
+ * MIN_SPEECH_SECONDS of it; without the model, any audible sound (the
+ * fallback cannot tell a voice from music); never without audio.
+ */
+export function hasSpeech(features: Features): boolean {
+  if (features.speechSource === "voice") return (features.speechSeconds ?? 0) >= MIN_SPEECH_SECONDS;
+  return features.speechSource === "loudness" && features.audible;
+}
+
+/**
+ * A scene change (a hard edge in the picture) may sit this close to where a
+ * quiet stretch begins: the stretch begins about 0.1 s after the voice stops
+ * (the model's probability fades), so a slide change as the speaker finishes
+ * still counts as in the pause.
+ */
+const CUT_LEAD_SECONDS = 0.1;
+/** ...and must be this far before it ends (the stretch ends within about 0.03 s of where the voice resumes). */
+const CUT_TAIL_SECONDS = 0.05;
+
+/**
+ * Scene changes usable as clip edges. A change while someone is speaking
+ * would cut a sentence: with the speech model, and speech in the source, a
+ * change is only an edge inside a pause between sentences (edgePauses, see
+ * CUT_LEAD_SECONDS and CUT_TAIL_SECONDS for its ends). Without the model
+ * nothing can tell, and without speech every change is an edge.
+ */
 export function cutsBetweenSpeech(features: Features): number[] {
-  return features.sceneChanges.filter((t) => !duringSpeech(features, t));
+  if (features.quiet === null || !hasSpeech(features)) return features.sceneChanges;
+  return features.sceneChanges.filter((t) => features.edgePauses.some((p) => t >= p.start - CUT_LEAD_SECONDS && t <= p.end - CUT_TAIL_SECONDS));
 }
 
 function quantile(values: number[], q: number): number {
@@ -239,5 +298,7 @@ export function buildFeatures(duration: number, audio: AudioSignals | null, fram
     speechSource: audio ? (audio.speech ? "voice" : "loudness") : "none",
     speechSeconds: audio?.speech ? audio.speech.speechSeconds : null,
     speech: audio?.speech?.segments ?? [],
+    quiet: audio?.speech?.quiet ?? null,
+    edgePauses: audio?.speech ? audio.speech.quiet.filter((q) => q.end - q.start >= SENTENCE_PAUSE_SECONDS) : pauses,
   };
 }

@@ -4,18 +4,22 @@
  * strategy proposes scored windows and the best non-overlapping ones become
  * the candidates, best first.
  *
- * Sources without an audio track: podcast fails with no_clips_found (its
- * clips are cut on speech, so there is nothing to cut on); every other type
- * works from the picture alone (lecture on slide changes, gaming and sports on
- * motion, vlog and general on motion and scene changes).
+ * Types that need speech: podcast and lecture clips are cut on speech. A
+ * source without it (no audio track, a silent track, or only music and noise
+ * to the speech model) fails them with no_clips_found saying so. Every other
+ * type clips on what can be seen and heard: gaming and sports on loudness
+ * and motion peaks, vlog and general on loudness, motion and scene changes
+ * (their speech signals' weight moves to those, strategies/blend.ts).
  *
  * Speech: when the speech model loads (speech-model.ts), speech and pauses
  * come from voice activity (vad.ts) on mono 16 kHz audio written by the same
  * audio pass, so a music bed or room noise between phrases neither hides the
- * pauses nor counts as speech. A podcast source where the model finds no
- * speech (music or noise only) fails with no_clips_found saying so; other
- * types clip on their other signals. When the model cannot load, speech and
- * pauses come from loudness and silence as before (the job's step says so).
+ * pauses nor counts as speech. Without a transcript, clip edges go only in
+ * pauses between sentences (features.ts SENTENCE_PAUSE_SECONDS); the quiet
+ * stretches are handed on (onQuiet) so edges moved onto a transcript's
+ * sentences land where no one speaks (sentence-cuts.ts). When the model
+ * cannot load, speech and pauses come from loudness and silence as before
+ * (the job's step says so).
  *
  * A source with nothing worth clipping (silent and static, or shorter than
  * min_clip_seconds, or no window scoring at least MIN_SCORE) fails with
@@ -25,11 +29,11 @@ import { rm } from "node:fs/promises";
 import type { ClipConfig, VideoType } from "#contract";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import type { Candidate, CropSegment, SourceInfo, StageProgress } from "../types.ts";
-import { buildFeatures, type Features } from "./features.ts";
+import { buildFeatures, hasSpeech, type Features } from "./features.ts";
 import { analyseFrames, type SceneActivity } from "./frames.ts";
 import { applyExactCuts, refineCuts, withoutOverlaps } from "./refine.ts";
 import { pickBest, type ScoredWindow } from "./select.ts";
-import { audioPass, speechPcmPath, videoPass, type AudioSignals } from "./signals.ts";
+import { audioPass, speechPcmPath, videoPass, type AudioSignals, type Interval } from "./signals.ts";
 import { loadSpeechModel, type SpeechModel } from "./speech-model.ts";
 import { STRATEGIES } from "./strategies/index.ts";
 import { detectSpeech } from "./vad.ts";
@@ -47,8 +51,6 @@ const MIN_SCORE = 0.2;
 const STATIC_MOTION = 0.05;
 /** Audio decoding is far cheaper than video decoding: this share of the stage's progress is the audio pass. */
 const AUDIO_SHARE = 0.15;
-/** Less speech than this in the whole source (seconds) is no speech: a stray shout in a song, a cough. */
-const MIN_SPEECH_SECONDS = 2;
 /** Of the audio pass's progress, the speech model's share (when it runs). */
 const SPEECH_SHARE = 0.4;
 
@@ -62,8 +64,12 @@ export interface AnalyseOptions {
   speech?: SpeechModel | null;
   /** Told where the audio has speech (between pauses), for speech-to-text to send only those parts. */
   onSpeech?: (spans: { start: number; end: number }[]) => void;
+  /** Told where no one speaks (the speech model's quiet stretches; null when it did not run), for snapping edges to sentences. */
+  onQuiet?: (quiet: Interval[] | null) => void;
   /** Told the source's keyframe times when the video pass read keyframes (null when it sampled frames instead). */
   onKeyframes?: (times: number[] | null) => void;
+  /** Told every window the strategy scored: the video type's signal, for ranking a prompt's clips (steer/prompt.ts). */
+  onWindows?: (windows: ScoredWindow[]) => void;
 }
 
 /** Loudness and silence, then (with the model) voice activity on the PCM the same pass wrote. */
@@ -138,7 +144,7 @@ export async function analyse(
     );
   }
   const strategy = STRATEGIES[videoType];
-  if (strategy.requiresAudio && !source.hasAudio) {
+  if (strategy.requiresSpeech && !source.hasAudio) {
     throw new NoClipsFoundError(`The video has no audio track; ${videoType} clips are cut on speech.`);
   }
 
@@ -186,18 +192,20 @@ export async function analyse(
   const frameAnalysis = analyseFrames(frames, duration);
   const features = buildFeatures(duration, audioResult.value, frameAnalysis, frames.times);
   if (features.hasAudio && features.audible) opts.onSpeech?.(soundSpans(features));
+  opts.onQuiet?.(features.quiet);
   if (isSilentAndStatic(features)) {
     throw new NoClipsFoundError("The video is silent and its picture does not change: there is no moment worth clipping.");
   }
-  if (strategy.requiresAudio && !features.audible) {
+  if (strategy.requiresSpeech && !features.audible) {
     throw new NoClipsFoundError(`The audio track is silent; ${videoType} clips are cut on speech.`);
   }
-  if (strategy.requiresAudio && features.speechSeconds !== null && features.speechSeconds < MIN_SPEECH_SECONDS) {
+  if (strategy.requiresSpeech && !hasSpeech(features)) {
     throw new NoClipsFoundError(`No speech was found in the audio (only music or noise); ${videoType} clips are cut on speech.`);
   }
 
   const limits = { min: config.min_clip_seconds, max: config.max_clip_seconds, duration };
   const windows: ScoredWindow[] = strategy.windows(features, limits);
+  opts.onWindows?.(windows);
   const picked = pickBest(windows, config.max_clips, MIN_SCORE);
   if (picked.length === 0) {
     throw new NoClipsFoundError(`No moment in the video stood out enough for a ${videoType} clip.`);

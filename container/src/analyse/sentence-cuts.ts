@@ -5,15 +5,34 @@
  * lengths and as close as possible to where the analysis placed it. A clip
  * whose first sentence answers a question just before it starts with the
  * question instead. When no sentence boundaries fit (one very long
- * unpunctuated sentence), word boundaries are used; a clip with no words in
- * it keeps its edges.
+ * unpunctuated sentence), word boundaries are used under the same rule; a
+ * clip with no words in it, or with no boundary that qualifies, keeps its
+ * edges (the analysis placed them in pauses between sentences).
+ *
+ * An edge goes only where no one is speaking. A boundary is an edge
+ * candidate only when
+ *   - the speech model ran (`quiet` given): one of its quiet stretches
+ *     (vad.ts) reaches within CUE_TOLERANCE_SECONDS of the boundary (cue
+ *     times run a little early or late); the edge goes inside that stretch,
+ *     at least QUIET_MARGIN_SECONDS from its ends;
+ *   - it did not (`quiet` null): the transcript's times leave a real gap
+ *     there, at least MIN_CUE_GAP_SECONDS, and the edge goes inside it.
+ * A zero gap is not a pause: a subtitle track cannot hold overlapping cues,
+ * so where speakers overlap the earlier cue ends exactly where the next one
+ * begins (overlapping cue files are clipped the same way, transcript/build.ts).
+ * Where speakers overlap there is no quiet stretch either, so the edge moves
+ * to the nearest boundary where everyone is silent: the clip starts before
+ * the sentence being talked over, or after the one talking over it, and takes
+ * both whole. `pause_bounded` stays on a clip only when both edges are in
+ * such a silence.
  *
  * Used for the speech-led video types (podcast, lecture, vlog, general);
  * gaming and sports keep the edges their picture and sound chose.
  */
 import type { Transcript, VideoType } from "#contract";
 import type { Candidate } from "../types.ts";
-import type { Limits } from "./select.ts";
+import { QUIET_MARGIN_SECONDS } from "./features.ts";
+import type { Interval, Limits } from "./select.ts";
 
 export const SENTENCE_SNAPPED_TYPES: ReadonlySet<VideoType> = new Set(["podcast", "lecture", "vlog", "general"]);
 
@@ -24,35 +43,73 @@ interface Unit {
 }
 
 interface Boundaries {
-  /** Where a clip may start before unit i (NaN when another unit is still running there). */
+  /** Where a clip may start before unit i (NaN when someone is speaking there). */
   startAt: number[];
-  /** Where a clip may end after unit j (NaN when another unit has already begun). */
+  /** Where a clip may end after unit j (NaN when someone is speaking there). */
   endAt: number[];
 }
 
-/** Largest distance from a unit's edge into the gap around it. */
+/** Largest distance from a unit's edge into the silence around it. */
 const EDGE_PAD = 0.25;
+/** How far a quiet stretch may lie from a boundary's cue times and still be its pause. */
+const CUE_TOLERANCE_SECONDS = 0.3;
+/** Without the speech model, a gap in the transcript's times shorter than this is not a pause (chained cues, overlaps). */
+const MIN_CUE_GAP_SECONDS = 0.3;
 /** The question must end at most this long before the answer begins. */
 const QUESTION_GAP = 3;
 /** Seconds of edge movement a clip that opens with a question and its answer is worth. */
 const QUESTION_BONUS = 6;
 const ANSWER_OPENING_PENALTY = 1000;
 
-function boundaries(units: Unit[], duration: number): Boundaries {
+const clamp = (value: number, low: number, high: number) => Math.min(high, Math.max(low, value));
+
+/**
+ * The silence at the boundary between what ends at `before` (the running end
+ * of the units so far; null before the first) and what starts at `after`
+ * (null after the last): where a clip may start and end there, NaN where it
+ * may not.
+ */
+function silenceAt(before: number | null, after: number | null, quiet: Interval[] | null, duration: number): { start: number; end: number } {
+  if (quiet === null) {
+    if (before === null) return { start: Math.max(0, (after ?? 0) - EDGE_PAD), end: Number.NaN };
+    if (after === null) return { start: Number.NaN, end: Math.min(duration, before + EDGE_PAD) };
+    const gap = after - before;
+    if (gap < MIN_CUE_GAP_SECONDS) return { start: Number.NaN, end: Number.NaN };
+    return { start: after - Math.min(EDGE_PAD, gap / 2), end: before + Math.min(EDGE_PAD, gap / 2) };
+  }
+  const low = before === null ? 0 : Math.min(before, after ?? before) - CUE_TOLERANCE_SECONDS;
+  const high = after === null ? duration : Math.max(after, before ?? after) + CUE_TOLERANCE_SECONDS;
+  const reaching = quiet.filter((q) => Math.min(q.end - QUIET_MARGIN_SECONDS, high) >= Math.max(q.start + QUIET_MARGIN_SECONDS, low));
+  // A start edge goes in the stretch nearest where the next unit starts, an end edge in the one nearest where the last ended.
+  const nearest = (t: number) => reaching.reduce<Interval | null>((best, q) => (best === null || distance(q, t) < distance(best, t) ? q : best), null);
+  const place = (q: Interval | null, edge: "start" | "end"): number => {
+    if (!q) return Number.NaN;
+    const from = Math.max(q.start + QUIET_MARGIN_SECONDS, low);
+    const to = Math.min(q.end - QUIET_MARGIN_SECONDS, high);
+    const middle = (q.start + q.end) / 2;
+    return clamp(edge === "start" ? Math.max(middle, q.end - EDGE_PAD) : Math.min(middle, q.start + EDGE_PAD), from, to);
+  };
+  return {
+    start: after === null ? Number.NaN : place(nearest(after), "start"),
+    end: before === null ? Number.NaN : place(nearest(before), "end"),
+  };
+}
+
+function distance(interval: Interval, t: number): number {
+  return t < interval.start ? interval.start - t : t > interval.end ? t - interval.end : 0;
+}
+
+function boundaries(units: Unit[], duration: number, quiet: Interval[] | null): Boundaries {
   const startAt: number[] = [];
   const endAt: number[] = [];
-  let runningEnd = 0;
-  units.forEach((unit, i) => {
-    const gap = unit.start - runningEnd;
-    startAt.push(i > 0 && gap < 0 ? Number.NaN : Math.max(0, unit.start - Math.min(EDGE_PAD, i > 0 ? gap / 2 : EDGE_PAD)));
-    runningEnd = Math.max(runningEnd, unit.end);
-  });
-  let nextStart = duration;
-  for (let j = units.length - 1; j >= 0; j--) {
-    const unit = units[j]!;
-    const gap = nextStart - unit.end;
-    endAt[j] = gap < 0 ? Number.NaN : Math.min(duration, unit.end + Math.min(EDGE_PAD, gap / 2));
-    nextStart = Math.min(nextStart, unit.start);
+  // Boundary k lies between unit k-1 and unit k; its end edge belongs to unit k-1, its start edge to unit k.
+  let runningEnd: number | null = null;
+  for (let k = 0; k <= units.length; k++) {
+    const next = units[k];
+    const silence = silenceAt(runningEnd, next ? next.start : null, quiet, duration);
+    if (next) startAt.push(silence.start);
+    if (k > 0) endAt.push(silence.end);
+    if (next) runningEnd = Math.max(runningEnd ?? 0, next.end);
   }
   return { startAt, endAt };
 }
@@ -98,11 +155,23 @@ function wordUnits(transcript: Transcript): Unit[] {
   return [...transcript.words].sort((a, b) => a.start - b.start).map((w) => ({ start: w.start, end: w.end, question: false }));
 }
 
-export function snapToSentences(candidates: Candidate[], transcript: Transcript, limits: Limits): Candidate[] {
+/** Whether `t` is inside one of the quiet stretches (always true without them: the analysis's own pauses are kept as they are). */
+function inQuiet(t: number, quiet: Interval[] | null): boolean {
+  return quiet === null || quiet.some((q) => t >= q.start && t <= q.end);
+}
+
+/**
+ * `quiet`: where the speech model heard no one (the analysis's onQuiet), or
+ * null when it did not run.
+ */
+export function snapToSentences(candidates: Candidate[], transcript: Transcript, limits: Limits, quiet: Interval[] | null): Candidate[] {
   const sentences = sentenceUnits(transcript);
   const words = wordUnits(transcript);
-  const sentenceEdges = boundaries(sentences, limits.duration);
-  const wordEdges = boundaries(words, limits.duration);
+  const sentenceEdges = boundaries(sentences, limits.duration, quiet);
+  const wordEdges = boundaries(words, limits.duration, quiet);
+  // A kept edge that is not in a silence makes no claim to one.
+  const honest = (c: Candidate): Candidate =>
+    c.reasons.includes("pause_bounded") && !(inQuiet(c.start, quiet) && inQuiet(c.end, quiet)) ? { ...c, reasons: c.reasons.filter((r) => r !== "pause_bounded") } : c;
   const taken: { start: number; end: number }[] = [];
   const free = (s: number, e: number) => taken.every((t) => e <= t.start + 1e-9 || s >= t.end - 1e-9);
   const out: Candidate[] = [];
@@ -111,7 +180,7 @@ export function snapToSentences(candidates: Candidate[], transcript: Transcript,
     if (!hasWords) {
       if (free(candidate.start, candidate.end)) {
         taken.push(candidate);
-        out.push(candidate);
+        out.push(honest(candidate));
       }
       continue;
     }
@@ -132,12 +201,13 @@ export function snapToSentences(candidates: Candidate[], transcript: Transcript,
     } else {
       choice = bestChoice(words, wordEdges, candidate, limits, free);
     }
-    const placed = choice ? { ...candidate, start: choice.start, end: choice.end } : candidate;
+    // Both edges of a choice are in silences by construction; kept edges are checked.
+    const placed = choice ? { ...candidate, start: choice.start, end: choice.end } : honest(candidate);
     if (!free(placed.start, placed.end)) continue;
     taken.push(placed);
     out.push({
       ...placed,
-      reasons: [...reasons, ...candidate.reasons.filter((r) => !reasons.includes(r))].slice(0, 8),
+      reasons: [...reasons, ...placed.reasons.filter((r) => !reasons.includes(r))].slice(0, 8),
       // A crop plan keyed to the old edges would leave gaps; scenes are re-cut to the new span.
       ...(candidate.crop ? { crop: recutCrop(candidate.crop, placed.start, placed.end) } : {}),
     });

@@ -100,6 +100,16 @@ function progressFrom(source: SourceInfo, onProgress: StageProgress): (seconds: 
   };
 }
 
+/**
+ * Input options of a pass over a time_range (steer/time-range.ts): seek to
+ * its start and read its length, so the pass's times are range-local and it
+ * decodes nothing outside the range. Nothing for a whole-source pass.
+ */
+function windowArgs(source: SourceInfo): string[] {
+  if (!source.seekSeconds) return [];
+  return ["-ss", source.seekSeconds.toFixed(6), "-t", source.durationSeconds.toFixed(6)];
+}
+
 const EBUR128_LINE = /\bt:\s*([\d.]+)\s+TARGET:.*?\bM:\s*(-?[\d.]+|-?inf|nan)/;
 const SILENCE_START = /silence_start:\s*(-?[\d.]+)/;
 const SILENCE_END = /silence_end:\s*(-?[\d.]+)/;
@@ -148,6 +158,7 @@ export async function audioPass(
     args: [
       "-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
       "-protocol_whitelist", "file",
+      ...windowArgs(source),
       "-f", pinnedDemuxer(source.format),
       "-i", source.path,
       "-map", "0:a:0", "-vn", "-sn", "-dn",
@@ -198,6 +209,7 @@ async function framePass(
         "-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
         "-protocol_whitelist", "file",
         ...(mode === "keyframes" ? ["-skip_frame", "nokey"] : []),
+        ...windowArgs(source),
         "-f", pinnedDemuxer(source.format),
         "-i", source.path,
         "-map", "0:v:0", "-an", "-sn", "-dn",
@@ -270,7 +282,7 @@ export async function exactCut(
       args: [
         "-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
         "-protocol_whitelist", "file",
-        "-ss", span.after.toFixed(6),
+        "-ss", ((source.seekSeconds ?? 0) + span.after).toFixed(6),
         "-f", pinnedDemuxer(source.format),
         "-i", source.path,
         "-t", (span.at - span.after + 0.001).toFixed(6),

@@ -47,6 +47,11 @@ const MIN_GAP_SECONDS = 0.1;
 const MIN_SPEECH_SECONDS = 0.25;
 /** Each segment is widened by this much on both sides: onsets and releases are quiet. */
 const PAD_SECONDS = 0.03;
+/**
+ * A quiet stretch (quietStretches) is at least this long. On the test media
+ * its edges sit within about 0.07 s of where the voices stop and start again.
+ */
+const QUIET_MIN_SECONDS = 0.2;
 
 export interface SpeechTrack {
   /** Speech probability per FRAME_SECONDS frame; frame i covers [i, i+1) * FRAME_SECONDS. */
@@ -55,6 +60,8 @@ export interface SpeechTrack {
   segments: Interval[];
   /** Seconds of speech in all. */
   speechSeconds: number;
+  /** Where no one speaks: quiet stretches (see quietStretches), sorted and disjoint. */
+  quiet: Interval[];
 }
 
 export interface DetectOptions {
@@ -145,9 +152,14 @@ async function readSamples(
   for (let i = 0; i < pcm.length; i++) into[offset + i] = pcm[i]! / 32768;
 }
 
-/** Speech segments (source seconds) from per-frame probabilities, clipped to [0, duration]. */
-export function speechSegments(probabilities: Float32Array, duration: number): Interval[] {
-  const raw: Interval[] = [];
+/**
+ * Runs of speech as frame indices [start, end): hysteresis on the probability
+ * (START_THRESHOLD to begin, below END_THRESHOLD to end), each widened over
+ * the fading frames still at or above EDGE_THRESHOLD (at most EDGE_FRAMES each
+ * way). Nothing is merged or dropped yet.
+ */
+function speechRuns(probabilities: Float32Array): { start: number; end: number }[] {
+  const runs: { start: number; end: number }[] = [];
   let start = -1;
   for (let i = 0; i <= probabilities.length; i++) {
     const p = i < probabilities.length ? probabilities[i]! : 0;
@@ -157,10 +169,16 @@ export function speechSegments(probabilities: Float32Array, duration: number): I
       while (first > 0 && start - first < EDGE_FRAMES && probabilities[first - 1]! >= EDGE_THRESHOLD) first--;
       let end = i;
       while (end < probabilities.length && end - i < EDGE_FRAMES && probabilities[end]! >= EDGE_THRESHOLD) end++;
-      raw.push({ start: first * FRAME_SECONDS, end: end * FRAME_SECONDS });
+      runs.push({ start: first, end });
       start = -1;
     }
   }
+  return runs;
+}
+
+/** Speech segments (source seconds) from per-frame probabilities, clipped to [0, duration]. */
+export function speechSegments(probabilities: Float32Array, duration: number): Interval[] {
+  const raw = speechRuns(probabilities).map((r) => ({ start: r.start * FRAME_SECONDS, end: r.end * FRAME_SECONDS }));
   const merged: Interval[] = [];
   for (const segment of raw) {
     const last = merged.at(-1);
@@ -178,9 +196,29 @@ export function speechSegments(probabilities: Float32Array, duration: number): I
   return segments;
 }
 
+/**
+ * Where no one is speaking: the stretches between runs of speech (before the
+ * segments drop short sounds, so a word the model heard for a moment still
+ * breaks a stretch), at least QUIET_MIN_SECONDS long. No frame inside one
+ * reaches START_THRESHOLD, and at its ends the probability has faded below
+ * EDGE_THRESHOLD: the pause is consistent across the detector's frames.
+ * Clip edges are only placed inside these (features.ts, sentence-cuts.ts).
+ */
+export function quietStretches(probabilities: Float32Array, duration: number): Interval[] {
+  const quiet: Interval[] = [];
+  let from = 0;
+  for (const run of [...speechRuns(probabilities), { start: Number.POSITIVE_INFINITY, end: Number.POSITIVE_INFINITY }]) {
+    const start = Math.min(duration, from * FRAME_SECONDS);
+    const end = Math.min(duration, run.start * FRAME_SECONDS);
+    if (end - start >= QUIET_MIN_SECONDS) quiet.push({ start, end });
+    from = run.end;
+  }
+  return quiet;
+}
+
 export async function detectSpeech(model: SpeechModel, pcmPath: string, duration: number, opts: DetectOptions = {}): Promise<SpeechTrack> {
   const probabilities = await speechProbabilities(model, pcmPath, opts);
   const segments = speechSegments(probabilities, duration);
   const speechSeconds = segments.reduce((sum, s) => sum + (s.end - s.start), 0);
-  return { probabilities, segments, speechSeconds };
+  return { probabilities, segments, speechSeconds, quiet: quietStretches(probabilities, duration) };
 }

@@ -3,9 +3,15 @@
  * contract's Transcript: words with times, and sentences built from them.
  *
  * Cue files carry no word times, so a cue's span is shared among its words in
- * proportion to their length; overlapping cues are clipped so the words never
- * go back in time. Rolling captions (each cue repeating the previous cue's
- * last line, as platform auto-captions do) lose the repeated line.
+ * proportion to their length. Where speakers overlap, a cue starts before the
+ * previous one ends: its words follow the previous cue's (they never go back
+ * in time), and a short reply wholly inside another cue keeps its length
+ * right after it instead of being lost. Such a seam has no gap between the
+ * two sentences, as in a subtitle track (which cannot hold overlapping cues
+ * and cuts the earlier cue where the next begins), so clip edges never take
+ * it for a pause (analyse/sentence-cuts.ts). Rolling captions (each cue
+ * repeating the previous cue's last line, as platform auto-captions do) lose
+ * the repeated line.
  */
 import type { Transcript, TranscriptSentence, TranscriptSource, TranscriptWord } from "#contract";
 import type { Cue } from "./cues.ts";
@@ -38,7 +44,8 @@ export function wordsFromCues(cues: Cue[], durationSeconds: number): TranscriptW
   let clock = 0;
   for (const cue of dropRepeatedLines(cues)) {
     const start = Math.max(cue.start, clock);
-    const end = Math.min(cue.end, durationSeconds);
+    // A cue wholly inside the one before (a "Right." over someone's sentence) keeps its own length after it.
+    const end = Math.min(cue.end <= clock && cue.start < durationSeconds ? clock + (cue.end - cue.start) : cue.end, durationSeconds);
     if (end <= start) continue;
     const parts = cue.text.split(" ").filter((p) => p !== "");
     const weights = parts.map((p) => p.length + 1);

@@ -5,7 +5,9 @@ import {
   CAPTION_STYLES,
   DEFAULT_CLIP_CONFIG,
   LAYOUTS,
+  MAX_PROMPT_CHARS,
   REFRAME_MODES,
+  REMOVE_SILENCE_MODES,
   RESOLUTIONS,
   type ClipConfig,
 } from "#contract";
@@ -33,8 +35,9 @@ const REFRAME_LABELS: Record<(typeof REFRAME_MODES)[number], string> = {
   faces: "Faces: a camera that follows the people in the picture",
 };
 const LAYOUT_LABELS: Record<(typeof LAYOUTS)[number], string> = {
-  single: "Single: one person (or a group that fits) in the frame",
+  single: "Single: one person (or a group that fits) in the frame; the one speaking",
   split: "Split: the two main faces stacked, one in each half",
+  auto: "Auto: the one speaking, split while two people both speak",
 };
 const CAPTION_MODE_LABELS: Record<(typeof CAPTION_MODES)[number], string> = {
   both: "Both: burned into the picture and WebVTT/SRT files",
@@ -50,6 +53,12 @@ const CAPTION_STYLE_LABELS: Record<(typeof CAPTION_STYLES)[number], string> = {
 const CAPTION_POSITION_LABELS: Record<(typeof CAPTION_POSITIONS)[number], string> = {
   bottom: "Bottom",
   center: "Center",
+};
+
+export const REMOVE_SILENCE_LABELS: Record<(typeof REMOVE_SILENCE_MODES)[number], string> = {
+  off: "Off: keep every pause",
+  pauses: "Pauses: pauses over 0.8 s become 0.4 s",
+  tight: "Tight: pauses over 0.35 s become 0.15 s",
 };
 
 function Select(props: { id: string; name: string; value: string; options: [string, string][]; describedBy?: string; invalid: boolean }) {
@@ -158,7 +167,24 @@ export function ConfigForm({ name, values, errors, general, csrf, typedName = ""
             <Select id="config-caption_position" name="caption_position" invalid={Boolean(errors.caption_position)} value={values.caption_position} options={CAPTION_POSITIONS.map((m) => [m, CAPTION_POSITION_LABELS[m]])} describedBy={describedBy} />
           )}
         </Field>
+        <Field id="config-remove_silence" label="Remove silence" hint={`Shortens pauses inside each clip. Default ${d.remove_silence}.`} error={errors.remove_silence}>
+          {(describedBy) => (
+            <Select id="config-remove_silence" name="remove_silence" invalid={Boolean(errors.remove_silence)} value={values.remove_silence} options={REMOVE_SILENCE_MODES.map((m) => [m, REMOVE_SILENCE_LABELS[m]])} describedBy={describedBy} />
+          )}
+        </Field>
+        <Field id="config-remove_fillers" label="Filler words" hint="Cuts um, uh, erm and the like (needs a transcript)." error={errors.remove_fillers}>
+          {(describedBy) => (
+            <Select id="config-remove_fillers" name="remove_fillers" invalid={Boolean(errors.remove_fillers)} value={values.remove_fillers} options={[["false", "Keep them"], ["true", "Cut them"]]} describedBy={describedBy} />
+          )}
+        </Field>
       </div>
+      <Field id="config-prompt" label="Prompt (optional)" hint={`Clip only moments about this topic, e.g. "the parts about pricing". Up to ${MAX_PROMPT_CHARS} characters; needs speech or captions.`} error={errors.prompt}>
+        {(describedBy) => (
+          <textarea id="config-prompt" name="prompt" rows={2} maxlength={MAX_PROMPT_CHARS} aria-invalid={errors.prompt ? "true" : undefined} aria-describedby={describedBy}>
+            {values.prompt}
+          </textarea>
+        )}
+      </Field>
       <BrandFields values={values} errors={errors} hasLogo={hasLogo} />
       <div class="actions">
         <button type="submit">{name === null ? "Create configuration" : "Save changes"}</button>

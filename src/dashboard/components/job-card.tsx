@@ -15,7 +15,9 @@ function seconds(value: number): string {
 function ClipView({ cdnBase, clip, position, language }: { cdnBase: string; clip: Clip; position: number; language: string | null }) {
   const url = cdnUrl(cdnBase, clip.objectKey);
   const thumbnail = cdnUrl(cdnBase, clip.thumbnailKey);
-  const length = clip.endSeconds - clip.startSeconds;
+  // Removed pauses and fillers make the clip shorter than its span in the source (issue 27).
+  const length = clip.durationSeconds ?? clip.endSeconds - clip.startSeconds;
+  const cut = removedInWords(clip);
   const captions = captionKeysOf(clip);
   return (
     <li class="clip">
@@ -34,6 +36,8 @@ function ClipView({ cdnBase, clip, position, language }: { cdnBase: string; clip
       <p class="meta" title={clip.reasons.join(", ")}>
         Chosen for {reasonsInWords(clip.reasons)}
       </p>
+      {clip.promptMatch !== null ? <p class="meta" data-prompt-match>Matches the prompt: {Math.round(clip.promptMatch * 100)}%</p> : null}
+      {cut ? <p class="meta" data-removed>Cut out: {cut}</p> : null}
       {clip.text ? <p class="meta">Says: {clip.text}</p> : null}
       <p class="meta">
         <a href={url} download>
@@ -54,6 +58,28 @@ function ClipView({ cdnBase, clip, position, language }: { cdnBase: string; clip
       </p>
     </li>
   );
+}
+
+/** "3 pauses (2.4 s) and 2 filler words (0.9 s)", or "" when nothing was removed. */
+function removedInWords(clip: Clip): string {
+  const parts: string[] = [];
+  for (const [kind, one, many] of [["silence", "pause", "pauses"], ["filler", "filler word", "filler words"]] as const) {
+    const spans = clip.removed.filter((span) => span.kind === kind);
+    if (spans.length === 0) continue;
+    const total = spans.reduce((sum, span) => sum + (span.end_seconds - span.start_seconds), 0);
+    parts.push(`${spans.length} ${spans.length === 1 ? one : many} (${total.toFixed(1)} s)`);
+  }
+  return parts.join(" and ");
+}
+
+/** The job's steering in a line, or null when it has none (issue 27). */
+function steeringInWords(job: Job): string | null {
+  const parts: string[] = [];
+  if (job.config.prompt) parts.push(`prompt "${job.config.prompt}"`);
+  if (job.timeRange) parts.push(`only ${seconds(job.timeRange.start_seconds)}–${seconds(job.timeRange.end_seconds)}`);
+  if (job.config.remove_silence && job.config.remove_silence !== "off") parts.push(`silence removed (${job.config.remove_silence})`);
+  if (job.config.remove_fillers) parts.push("filler words cut");
+  return parts.length > 0 ? parts.join(", ") : null;
 }
 
 export function isActive(job: Job): boolean {
@@ -90,6 +116,7 @@ export function JobCard({ job, clips, cdnBase }: { job: Job; clips: Clip[]; cdnB
       <p class="meta">
         Source: <a href={job.videoUrl}>{job.videoUrl}</a>
       </p>
+      {steeringInWords(job) ? <p class="meta" data-steering>Steered: {steeringInWords(job)}</p> : null}
       {active ? (
         <div>
           <label for={`progress-${job.id}`}>Progress</label>

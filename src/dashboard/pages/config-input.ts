@@ -21,6 +21,8 @@ const NUMERIC_FIELDS = new Set([
 ]);
 /** Every member of the contract's configuration is a field of the form. */
 const CONFIG_FIELDS = Object.keys(ClipConfig.shape) as (keyof ClipConfig)[];
+/** Sent as the text "true" or "false" (a select), read as a boolean. */
+const BOOLEAN_FIELDS = new Set(["remove_fillers"]);
 
 /** Announced at the top of the form (role="alert"); each field names its own problem. */
 export const FIELDS_NEED_ATTENTION = "Some values need attention: see the messages next to the fields.";
@@ -53,7 +55,9 @@ export function configFromForm(body: Record<string, unknown>): ConfigInput {
     const raw = typeof body[field] === "string" ? (body[field] as string).trim() : "";
     values[field] = raw;
     if (raw === "") continue;
-    candidate[field] = NUMERIC_FIELDS.has(field) && /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+    if (NUMERIC_FIELDS.has(field) && /^-?\d+(\.\d+)?$/.test(raw)) candidate[field] = Number(raw);
+    else if (BOOLEAN_FIELDS.has(field) && (raw === "true" || raw === "false")) candidate[field] = raw === "true";
+    else candidate[field] = raw;
   }
   const parsed = ClipConfig.safeParse(candidate);
   if (parsed.success) return { ok: true, config: parsed.data };

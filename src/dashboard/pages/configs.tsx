@@ -14,7 +14,7 @@ import { configFromForm, FIELDS_NEED_ATTENTION } from "./config-input";
 
 function summary(saved: SavedConfig): string {
   const c = saved.config;
-  return `${c.aspect_ratio}, ${c.resolution}p, ${c.min_clip_seconds}-${c.max_clip_seconds} s, up to ${c.max_clips} clip${c.max_clips === 1 ? "" : "s"}, ${c.reframe} reframing${c.layout === "split" ? ", split layout" : ""}`;
+  return `${c.aspect_ratio}, ${c.resolution}p, ${c.min_clip_seconds}-${c.max_clip_seconds} s, up to ${c.max_clips} clip${c.max_clips === 1 ? "" : "s"}, ${c.reframe} reframing${c.layout === "single" ? "" : `, ${c.layout} layout`}`;
 }
 
 function ConfigList({ configs }: { configs: SavedConfig[] }) {

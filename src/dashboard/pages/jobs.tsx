@@ -5,7 +5,7 @@ import { getUsage } from "../../db/accounts";
 import { listClips, listClipsOfJobs } from "../../db/clips";
 import { listConfigs } from "../../db/configs";
 import { findAccountJob, listJobs, type Job } from "../../db/jobs";
-import { VIDEO_TYPES } from "#contract";
+import { MAX_PROMPT_CHARS, REMOVE_SILENCE_MODES, VIDEO_TYPES, type RemoveSilence } from "#contract";
 import { AppError } from "../../http/errors";
 import { decodeCursor, encodeCursor } from "../../jobs/cursor";
 import { isJobId } from "../../jobs/ids";
@@ -14,6 +14,8 @@ import { withLiveState } from "../../jobs/read-path";
 import { withQueuePosition } from "../../fleet/queue-position";
 import { checkCaptionsUrl, checkVideoUrl } from "../../jobs/source-url";
 import { checkVideoType, createJob } from "../../jobs/submit";
+import { rangeFromForm, type SteeringInput } from "../../jobs/steering";
+import { REMOVE_SILENCE_LABELS } from "../components/config-form";
 import { PROGRESS_SCRIPT, UPLOAD_SCRIPT } from "../assets/scripts";
 import { Alert, CsrfField, Field, Notice } from "../components/form";
 import { isActive, JobCard } from "../components/job-card";
@@ -32,7 +34,26 @@ interface SubmitForm {
   videoType: string;
   configName: string;
   captionsUrl: string;
+  /** Steering (issue 27): empty fields leave the configuration's values. */
+  prompt: string;
+  rangeStart: string;
+  rangeEnd: string;
+  removeSilence: string;
+  removeFillers: string;
 }
+
+const EMPTY_FORM: SubmitForm = {
+  videoUrl: "",
+  uploadId: "",
+  videoType: "",
+  configName: "",
+  captionsUrl: "",
+  prompt: "",
+  rangeStart: "",
+  rangeEnd: "",
+  removeSilence: "",
+  removeFillers: "",
+};
 
 function SubmitJobForm({ csrf, configNames, form }: { csrf: string; configNames: string[]; form: SubmitForm }) {
   return (
@@ -81,6 +102,45 @@ function SubmitJobForm({ csrf, configNames, form }: { csrf: string; configNames:
       <Field id="captions-url" label="Captions file (optional)" hint="An SRT or WebVTT file of what is said, used when the video has no better transcript.">
         {(describedBy) => <input id="captions-url" name="captions_url" type="url" maxlength={2048} value={form.captionsUrl} aria-describedby={describedBy} />}
       </Field>
+      <fieldset>
+        <legend>Steer the clips (optional)</legend>
+        <Field id="job-prompt" label="Prompt" hint={`Only moments about this topic, e.g. "the parts about pricing". Up to ${MAX_PROMPT_CHARS} characters; needs speech or a captions file.`}>
+          {(describedBy) => (
+            <textarea id="job-prompt" name="prompt" rows={2} maxlength={MAX_PROMPT_CHARS} aria-describedby={describedBy}>
+              {form.prompt}
+            </textarea>
+          )}
+        </Field>
+        <div class="grid">
+          <Field id="range-start" label="From" hint="Seconds or mm:ss. Empty with To empty: the whole video.">
+            {(describedBy) => <input id="range-start" name="range_start" inputmode="decimal" maxlength={12} value={form.rangeStart} aria-describedby={describedBy} />}
+          </Field>
+          <Field id="range-end" label="To" hint="Seconds or mm:ss (h:mm:ss for long videos). Charged on this range only.">
+            {(describedBy) => <input id="range-end" name="range_end" inputmode="decimal" maxlength={12} value={form.rangeEnd} aria-describedby={describedBy} />}
+          </Field>
+          <Field id="remove-silence" label="Remove silence">
+            {(describedBy) => (
+              <select id="remove-silence" name="remove_silence" aria-describedby={describedBy}>
+                <option value="">As the configuration says</option>
+                {REMOVE_SILENCE_MODES.map((mode) => (
+                  <option value={mode} selected={mode === form.removeSilence}>
+                    {REMOVE_SILENCE_LABELS[mode]}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field id="remove-fillers" label="Filler words">
+            {(describedBy) => (
+              <select id="remove-fillers" name="remove_fillers" aria-describedby={describedBy}>
+                <option value="">As the configuration says</option>
+                <option value="true" selected={form.removeFillers === "true"}>Cut um, uh, erm...</option>
+                <option value="false" selected={form.removeFillers === "false"}>Keep them</option>
+              </select>
+            )}
+          </Field>
+        </div>
+      </fieldset>
       <div class="actions">
         <button type="submit">Submit video</button>
       </div>
@@ -111,7 +171,7 @@ async function renderJobsPage(c: Context<DashboardEnv>, state: PageState, status
       <section class="card" aria-labelledby="submit-heading">
         <h2 id="submit-heading">Submit a video</h2>
         <Alert messages={state.errors ?? []} />
-        <SubmitJobForm csrf={session.csrfToken} configNames={configNames} form={state.form ?? { videoUrl: "", uploadId: "", videoType: "", configName: "", captionsUrl: "" }} />
+        <SubmitJobForm csrf={session.csrfToken} configNames={configNames} form={state.form ?? EMPTY_FORM} />
       </section>
       <section aria-labelledby="jobs-heading">
         <h2 id="jobs-heading">Your jobs</h2>
@@ -137,6 +197,18 @@ async function ownJob(c: Context<DashboardEnv>): Promise<Job | null> {
   return job && withLiveState(c.env, job);
 }
 
+/** The form's steering fields as a submission's; empty ones leave the configuration's values. */
+function steeringFromForm(form: SubmitForm): SteeringInput {
+  const removeSilence = (REMOVE_SILENCE_MODES as readonly string[]).includes(form.removeSilence) ? (form.removeSilence as RemoveSilence) : undefined;
+  if (form.removeSilence !== "" && removeSilence === undefined) throw new AppError("invalid_request", "Choose one of the listed silence options.");
+  return {
+    ...(form.prompt !== "" ? { prompt: form.prompt } : {}),
+    ...(removeSilence ? { removeSilence } : {}),
+    ...(form.removeFillers === "true" || form.removeFillers === "false" ? { removeFillers: form.removeFillers === "true" } : {}),
+    timeRange: rangeFromForm(form.rangeStart, form.rangeEnd),
+  };
+}
+
 function field(body: Record<string, unknown>, name: string): string {
   return typeof body[name] === "string" ? (body[name] as string).trim() : "";
 }
@@ -155,6 +227,11 @@ export const jobPages = new Hono<DashboardEnv>()
       videoType: field(body, "video_type"),
       configName: field(body, "config_name"),
       captionsUrl: field(body, "captions_url"),
+      prompt: field(body, "prompt"),
+      rangeStart: field(body, "range_start"),
+      rangeEnd: field(body, "range_end"),
+      removeSilence: field(body, "remove_silence"),
+      removeFillers: field(body, "remove_fillers"),
     };
     try {
       if (form.uploadId !== "" && form.videoUrl !== "") {
@@ -170,6 +247,7 @@ export const jobPages = new Hono<DashboardEnv>()
         videoType: checkVideoType(form.videoType),
         configName: form.configName === "" ? null : form.configName,
         captionsUrl: form.captionsUrl === "" ? null : checkCaptionsUrl(form.captionsUrl, c.env.ALLOW_PRIVATE_SOURCES === "true"),
+        steering: steeringFromForm(form),
       });
       // Post/redirect/get: reloading the page never submits the video again.
       return c.redirect(`/dashboard/jobs?queued=${job.id}`, 303);

@@ -7,7 +7,7 @@ import { excitement, peakWindows } from "./peaks.ts";
 import { cutRate, type Strategy } from "./strategy.ts";
 
 export const gaming: Strategy = {
-  requiresAudio: false,
+  requiresSpeech: false,
   windows(features, limits) {
     const peakName = features.audible ? "loudness_peak" : "motion_burst";
     return peakWindows(features, limits, 0.25).map((w) => {

@@ -7,7 +7,7 @@ import { excitement, peakWindows } from "./peaks.ts";
 import { cutRate, type Strategy } from "./strategy.ts";
 
 export const sports: Strategy = {
-  requiresAudio: false,
+  requiresSpeech: false,
   windows(features, limits) {
     const peakName = features.audible ? "crowd_loudness" : "motion_burst";
     return peakWindows(features, limits, 0.2).map((w) => {

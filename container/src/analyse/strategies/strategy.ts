@@ -3,8 +3,12 @@ import type { Features } from "../features.ts";
 import type { Limits, ScoredWindow } from "../select.ts";
 
 export interface Strategy {
-  /** Without an audio track this approach has nothing to go on (the analysis fails with no_clips_found). */
-  readonly requiresAudio: boolean;
+  /**
+   * Clips of this type are cut on speech: without it (no audio track, a silent
+   * one, or only music and noise) the analysis fails with no_clips_found and
+   * says so. The other types clip on what can be seen and heard.
+   */
+  readonly requiresSpeech: boolean;
   /** Every window this approach would consider, scored 0-1 with reasons. */
   windows(features: Features, limits: Limits): ScoredWindow[];
 }

@@ -3,7 +3,7 @@ import { blendWindows } from "./blend.ts";
 import type { Strategy } from "./strategy.ts";
 
 export const vlog: Strategy = {
-  requiresAudio: false,
+  requiresSpeech: false,
   windows: (features, limits) =>
     blendWindows(features, limits, {
       speech_density: 0.3,
