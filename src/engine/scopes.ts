@@ -19,6 +19,8 @@ export const SCOPES = {
   transcribe: () => true,
   /** the job's uploaded source: only a job made from a direct upload has one. */
   source: (job: Pick<Job, "uploadId">) => job.uploadId !== null,
+  /** prompt-to-sentence similarity (Workers AI embeddings, issue 27): only a job with a prompt asks. */
+  similarity: (job: Pick<Job, "config">) => job.config.prompt !== null,
 } satisfies Record<string, (job: Pick<Job, "uploadId" | "videoType" | "config">) => boolean>;
 
 export type Scope = keyof typeof SCOPES;
@@ -46,6 +48,7 @@ export const CHANNEL_ROUTES: readonly ChannelRoute[] = [
   { method: "PUT", path: /^transcript$/, scope: "upload" },
   { method: "POST", path: /^transcribe$/, scope: "transcribe" },
   { method: "GET", path: /^source$/, scope: "source" },
+  { method: "POST", path: /^similarity$/, scope: "similarity" },
 ];
 
 /** The scopes a job's token carries. */

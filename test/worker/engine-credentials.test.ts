@@ -97,6 +97,8 @@ describe("an engine given everything in its environment", () => {
     const account = await createAccount();
     const client = await startJob(account, engine);
     await expectProblem(await client.send("source"), 401, "unauthorized");
+    // Nor, without a prompt, the embeddings route (Workers AI, billed to the service).
+    await expectProblem(await client.postJson("similarity", { query: "x", texts: ["a"] }), 401, "unauthorized");
     // A route that belongs to no scope is opened by no token.
     await expectProblem(await client.postJson("admin", {}), 401, "unauthorized");
     expect((await client.progress({ progress: 1, step: "Downloading video" })).status).toBe(200);
