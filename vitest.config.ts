@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { InterleavedSequencer } from "./test/interleaved-sequencer.ts";
 
 // Two projects: the Worker runs inside workerd (real D1, R2, Queues and Durable
 // Objects from miniflare); the engine, scripts and end-to-end suites run in Node.
@@ -7,6 +8,10 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations("src/db/migrations");
   return {
     test: {
+      // Two files at a time on a 2-core machine (vitest's default is cores - 1, i.e. one at a time here): a
+      // Workers-pool file keeps about one core busy, most node files wait on ffmpeg, a stack or a browser.
+      maxWorkers: 2,
+      sequence: { sequencer: InterleavedSequencer },
       projects: [
         {
           plugins: [
@@ -39,6 +44,10 @@ export default defineConfig(async () => {
             name: "worker",
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["./test/worker/setup.ts"],
+            // Not vitest's 5 s: on a loaded machine (CI beside other work) a test of many requests takes longer
+            // without being wrong. Tests that wait for something say what they wait for, not how long.
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
           },
         },
         {
@@ -46,7 +55,7 @@ export default defineConfig(async () => {
             name: "node",
             environment: "node",
             // test/browser: the dashboard in headless Chromium, on the same shared stack as test/e2e.
-            include: ["client/test/**/*.test.ts", "container/test/**/*.test.ts", "test/architecture/**/*.test.ts", "test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"],
+            include: ["client/test/**/*.test.ts", "container/test/**/*.test.ts", "test/architecture/**/*.test.ts", "test/parsers/**/*.test.ts", "test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"],
             testTimeout: 120_000,
             hookTimeout: 180_000,
             // Opens a control server only; the e2e stack starts when an e2e file asks for it.

@@ -3,6 +3,7 @@ import { countsD1Queries, fetchCountingD1, withD1Totals } from "./http/d1-query-
 import { handleQueue } from "./queue/consumer";
 import { handleDeadLetters, JOBS_DEAD_LETTER_QUEUE } from "./queue/dead-letter";
 import { handleWebhookQueue, WEBHOOK_QUEUE } from "./webhooks/consumer";
+import { handleWebhookDeadLetters, WEBHOOK_DEAD_LETTER_QUEUE } from "./webhooks/dead-letter";
 import { runSweep } from "./jobs/sweep";
 
 export { AccountState } from "./account/account-state";
@@ -21,6 +22,7 @@ export default {
   async queue(batch, unwrapped, ctx) {
     const env = countsD1Queries(unwrapped) ? withD1Totals(unwrapped) : unwrapped;
     if (batch.queue === WEBHOOK_QUEUE) return handleWebhookQueue(batch, env, ctx);
+    if (batch.queue === WEBHOOK_DEAD_LETTER_QUEUE) return handleWebhookDeadLetters(batch, env);
     if (batch.queue === JOBS_DEAD_LETTER_QUEUE) return handleDeadLetters(batch, env);
     return handleQueue(batch, env, ctx);
   },

@@ -33,4 +33,11 @@ describe("wrangler.toml", () => {
     expect(consumers).toContain("clipjobs-jobs-dlq");
     expect(value(blocks("[vars]")[0]!, "ALLOW_PRIVATE_SOURCES")).toBe("false");
   });
+
+  it("sends webhook deliveries the consumer keeps failing on to a dead-letter queue that the Worker consumes", () => {
+    const consumers = blocks("[[queues.consumers]]");
+    const webhooks = consumers.find((b) => value(b, "queue") === "clipjobs-webhooks");
+    expect(webhooks && value(webhooks, "dead_letter_queue")).toBe("clipjobs-webhooks-dlq");
+    expect(consumers.map((b) => value(b, "queue"))).toContain("clipjobs-webhooks-dlq");
+  });
 });

@@ -18,13 +18,37 @@ interface TextEntry {
   body: string;
   contentType: string;
 }
-type Entry = FileEntry | TextEntry;
+/** A file whose first download stops after `holdAfter` bytes until released (later downloads are served whole). */
+interface HeldEntry {
+  kind: "held";
+  path: string;
+  contentType: string;
+  holdAfter: number;
+  held: boolean;
+  onReached: () => void;
+  released: Promise<void>;
+}
+type Entry = FileEntry | TextEntry | HeldEntry;
+
+/** A held file: `reached` resolves once a client has received the first bytes and is waiting for the rest. */
+export interface HeldFile {
+  url: string;
+  reached: Promise<void>;
+  /** Sends the rest of the held download (if its client is still there) and serves every later one whole. */
+  release(): void;
+}
 
 export interface SourceServer {
   readonly origin: string;
   /** Serves `path` at the returned URL (the name keeps the file's extension). */
   addFile(name: string, path: string, contentType?: string): string;
   addText(name: string, body: string, contentType: string): string;
+  /**
+   * Serves `path` like addFile, except that the first download sends
+   * `holdAfter` bytes and then waits for release(): a test can act while a
+   * download is known to be under way (an event, not a guess at timing).
+   */
+  addHeldFile(name: string, path: string, holdAfter: number, contentType?: string): HeldFile;
   close(): Promise<void>;
 }
 
@@ -43,6 +67,23 @@ function parseRange(header: string | undefined, size: number): { start: number; 
   const start = from === "" ? Math.max(0, size - Number(to)) : Number(from);
   const end = from === "" || to === "" ? size - 1 : Math.min(size - 1, Number(to));
   return start <= end ? { start, end } : null;
+}
+
+/** The first download of a held file: `holdAfter` bytes, then nothing until released, then the rest. */
+function serveHeld(req: IncomingMessage, res: ServerResponse, entry: HeldEntry): void {
+  entry.held = false;
+  const size = statSync(entry.path).size;
+  const cut = Math.min(entry.holdAfter, size);
+  res.writeHead(200, { "Content-Type": entry.contentType, "Content-Length": size, "Accept-Ranges": "none" });
+  if (req.method === "HEAD") return void res.end();
+  createReadStream(entry.path, { start: 0, end: cut - 1 })
+    .on("end", () => {
+      entry.onReached();
+      void entry.released.then(() => {
+        if (!res.destroyed) createReadStream(entry.path, { start: cut }).pipe(res);
+      });
+    })
+    .pipe(res, { end: false });
 }
 
 function serveFile(req: IncomingMessage, res: ServerResponse, entry: FileEntry): void {
@@ -75,6 +116,15 @@ export async function startSourceServer(): Promise<SourceServer> {
       res.end(req.method === "HEAD" ? undefined : entry.body);
       return;
     }
+    if (entry.kind === "held") {
+      if (entry.held && req.method === "GET") return serveHeld(req, res, entry);
+      if (entry.held) {
+        res.writeHead(200, { "Content-Type": entry.contentType, "Content-Length": statSync(entry.path).size }).end();
+        return;
+      }
+      // Released: served like any file, so the tail can be fetched with a range too.
+      return serveFile(req, res, { kind: "file", path: entry.path, contentType: entry.contentType });
+    }
     serveFile(req, res, entry);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -90,6 +140,23 @@ export async function startSourceServer(): Promise<SourceServer> {
     addText(name, body, contentType) {
       entries.set(name, { kind: "text", body, contentType });
       return urlOf(name);
+    },
+    addHeldFile(name, path, holdAfter, contentType) {
+      let onReached!: () => void;
+      let release!: () => void;
+      const reached = new Promise<void>((resolve) => (onReached = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const type = contentType ?? TYPES[extname(name).toLowerCase()] ?? "application/octet-stream";
+      const entry: HeldEntry = { kind: "held", path, contentType: type, holdAfter, held: true, onReached, released };
+      entries.set(name, entry);
+      return {
+        url: urlOf(name),
+        reached,
+        release: () => {
+          entry.held = false;
+          release();
+        },
+      };
     },
     close: () =>
       new Promise((resolve) => {

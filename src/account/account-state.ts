@@ -6,6 +6,7 @@ import { expireOverdueJob } from "../jobs/lifecycle";
 import * as slots from "./active-slots";
 import { KeyRevocations } from "./key-revocations";
 import * as live from "./live-jobs";
+import * as uploads from "./open-uploads";
 import { PlanLimits } from "./plan-limits";
 import { RequestWindow, type HitResult } from "./request-window";
 import * as watchdog from "./watchdog";
@@ -44,6 +45,7 @@ export class AccountState extends DurableObject<Env> {
     slots.createActiveSlotsTable(sql);
     watchdog.createWatchdogTable(sql);
     live.createLiveJobsTable(sql);
+    uploads.createOpenUploadsTable(sql);
     this.requestWindow = new RequestWindow(sql);
     this.revocations = new KeyRevocations(sql);
     this.limits = new PlanLimits(sql);
@@ -97,6 +99,24 @@ export class AccountState extends DurableObject<Env> {
   /** The window writes ahead itself (request-window.ts): exact across restarts. */
   private countRequest(limit: number): HitResult {
     return this.requestWindow.hit(limit, Date.now());
+  }
+
+  /** A new upload takes its place under the plan's open-upload caps, or is refused (open-uploads.ts). */
+  reserveUpload(uploadId: string, bytes: number, lapsesAtMs: number, limits: uploads.OpenUploadLimits): uploads.ReserveResult {
+    return uploads.reserveUpload(this.ctx.storage.sql, uploadId, bytes, lapsesAtMs, limits, Date.now());
+  }
+
+  extendUpload(uploadId: string, lapsesAtMs: number): void {
+    uploads.extendUpload(this.ctx.storage.sql, uploadId, lapsesAtMs);
+  }
+
+  /** The upload was deleted (or never created): its place is free. */
+  releaseUpload(uploadId: string): void {
+    uploads.releaseUpload(this.ctx.storage.sql, uploadId);
+  }
+
+  openUploads(): { count: number; bytes: number } {
+    return uploads.openUploads(this.ctx.storage.sql, Date.now());
   }
 
   /** `maxActive` is the caller's (possibly cached) plan; a limit stored by a plan change wins. */

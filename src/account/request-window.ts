@@ -62,7 +62,12 @@ export class RequestWindow {
   writes = 0;
 
   constructor(private readonly sql: SqlStorage) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS request_window (second INTEGER PRIMARY KEY, hits INTEGER NOT NULL)`);
+    this.recreate();
+  }
+
+  /** Creates the table if missing (also after the object's storage was deleted) and reloads it. */
+  recreate(): void {
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS request_window (second INTEGER PRIMARY KEY, hits INTEGER NOT NULL)`);
     this.load();
   }
 

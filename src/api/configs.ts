@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { countConfigs, deleteConfig, getConfig, listConfigs, putConfig, savedConfigToJson } from "../db/configs";
+import { deleteConfig, getConfig, listConfigs, putConfig, savedConfigToJson } from "../db/configs";
 import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app";
 import { AppError } from "../http/errors";
 import { requireJsonBody } from "../http/json-body";
@@ -82,12 +82,10 @@ export const configs = apiApp()
   .openapi(putRoute, async (c) => {
     const { name } = c.req.valid("param");
     const { accountId } = c.get("auth");
-    const existing = await getConfig(c.env.DB, accountId, name);
-    if (!existing && (await countConfigs(c.env.DB, accountId)) >= MAX_CONFIGS_PER_ACCOUNT) {
-      throw new AppError("conflict", `An account can save at most ${MAX_CONFIGS_PER_ACCOUNT} configurations.`);
-    }
-    const { created, saved } = await putConfig(c.env.DB, accountId, name, c.req.valid("json"));
-    return c.json(savedConfigToJson(saved), created ? 201 : 200);
+    // The limit is checked by the insert itself: concurrent PUTs of new names cannot pass it together.
+    const result = await putConfig(c.env.DB, accountId, name, c.req.valid("json"), MAX_CONFIGS_PER_ACCOUNT);
+    if (result.limitReached) throw new AppError("conflict", `An account can save at most ${MAX_CONFIGS_PER_ACCOUNT} configurations.`);
+    return c.json(savedConfigToJson(result.saved), result.created ? 201 : 200);
   })
   .openapi(deleteRoute, async (c) => {
     const { name } = c.req.valid("param");

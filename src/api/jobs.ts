@@ -214,7 +214,8 @@ export const jobs = apiApp()
     const now = new Date();
     const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
     const abandonedBefore = new Date(now.getTime() - ABANDONED_CLAIM_MS).toISOString();
-    const claimed = await claimIdempotencyKey(c.env.DB, accountId, key, requestHash, now.toISOString(), expiredBefore, abandonedBefore);
+    const claimId = crypto.randomUUID();
+    const claimed = await claimIdempotencyKey(c.env.DB, accountId, key, requestHash, claimId, now.toISOString(), expiredBefore, abandonedBefore);
     if (!claimed) {
       const record = await findIdempotencyRecord(c.env.DB, accountId, key);
       if (!record || record.requestHash !== requestHash) {
@@ -230,12 +231,12 @@ export const jobs = apiApp()
       return c.json(JSON.parse(record.responseJson) as z.output<typeof SubmitJobResponse>, 201);
     }
     try {
-      const job = await createJob(c.env, submission, { key, present: (created) => submitResponse(c.env, created) });
+      const job = await createJob(c.env, submission, { key, claimId, present: (created) => submitResponse(c.env, created) });
       return c.json(submitResponse(c.env, job), 201);
     } catch (err) {
       // Failures are not remembered: the client may retry the same key. A stored
       // answer (the job's batch committed) is kept: only a pending claim is dropped.
-      await releaseIdempotencyKey(c.env.DB, accountId, key);
+      await releaseIdempotencyKey(c.env.DB, accountId, key, claimId);
       throw err;
     }
   })

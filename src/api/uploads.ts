@@ -85,7 +85,7 @@ const createUploadRoute = createRoute({
       description: "Created; Location is the upload's URL",
       headers: { ...TUS_RESPONSE_HEADERS_DOC, Location: { schema: { type: "string" } }, "Upload-Expires": { schema: { type: "string" } } },
     },
-    ...problems([...TUS_COMMON, "upload_too_large"]),
+    ...problems([...TUS_COMMON, "upload_too_large", "upload_limit_reached"]),
   },
 });
 

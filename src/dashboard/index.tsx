@@ -1,6 +1,7 @@
 /**
  * The web dashboard under /dashboard: server-rendered pages on the same D1
- * data as the API. Every route passes the security headers, a body limit,
+ * data as the API. Every route passes the security headers, the request
+ * limits per client address and per session, a body limit,
  * the Origin check on POST and the session lookup; the pages behind sign-in
  * add requireSession and the session's CSRF token check.
  */
@@ -17,6 +18,7 @@ import { usagePages } from "./pages/usage";
 import { webhookPages } from "./pages/webhooks";
 import { originCheck, sessionCsrf } from "./security/csrf";
 import { dashboardHeaders } from "./security/headers";
+import { dashboardRequestLimit } from "./security/request-limit";
 import { loadSession, requireSession } from "./security/session";
 
 /** Forms are small; nothing the dashboard accepts comes near this. */
@@ -34,6 +36,8 @@ export const dashboard = new Hono<DashboardEnv>()
   .use(
     "*",
     dashboardHeaders,
+    // Before anything that costs a D1 read (the session lookup) or a body read.
+    dashboardRequestLimit,
     (c, next) => (c.req.path === LOGO_PAGE_PATH ? logoFormLimit(c, next) : formLimit(c, next)),
     originCheck,
     loadSession,

@@ -38,14 +38,25 @@ function keyFromRow(row: ApiKeyRow): ApiKeyRecord {
   };
 }
 
+/**
+ * Inserts the key; with `maxActive`, only while the account has fewer active
+ * (unrevoked) keys, checked in the INSERT itself so concurrent creations
+ * cannot pass the limit together. False: the limit refused it.
+ */
 export async function insertApiKey(
   db: D1Database,
   key: { id: string; accountId: string; name: string; prefix: string; last4: string; hash: string; createdAt: string },
-): Promise<void> {
-  await db
-    .prepare(`INSERT INTO api_keys (id, account_id, name, prefix, last4, hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-    .bind(key.id, key.accountId, key.name, key.prefix, key.last4, key.hash, key.createdAt)
+  maxActive?: number,
+): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `INSERT INTO api_keys (id, account_id, name, prefix, last4, hash, created_at)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
+       WHERE ?8 IS NULL OR (SELECT COUNT(*) FROM api_keys WHERE account_id = ?2 AND revoked_at IS NULL) < ?8`,
+    )
+    .bind(key.id, key.accountId, key.name, key.prefix, key.last4, key.hash, key.createdAt, maxActive ?? null)
     .run();
+  return result.meta.changes > 0;
 }
 
 /** What authentication needs about a key, in one query. */

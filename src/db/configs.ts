@@ -46,34 +46,39 @@ export async function listConfigs(db: D1Database, accountId: string): Promise<Sa
   return results.map(configFromRow);
 }
 
-export async function countConfigs(db: D1Database, accountId: string): Promise<number> {
-  const row = await db.prepare(`SELECT COUNT(*) AS n FROM configs WHERE account_id = ?`).bind(accountId).first<{ n: number }>();
-  return row?.n ?? 0;
-}
-
-/** Creates or replaces; `created` tells which, for 201 vs 200. */
+/**
+ * Creates or replaces; `created` tells which, for 201 vs 200. A new name is
+ * only inserted while the account has fewer than `limit` configurations,
+ * checked in the INSERT itself, so concurrent creations cannot pass the
+ * limit together; `limitReached` when that refused it.
+ */
 export async function putConfig(
   db: D1Database,
   accountId: string,
   name: string,
   config: ClipConfig,
+  limit: number,
   now = new Date(),
-): Promise<{ created: boolean; saved: SavedConfig }> {
+): Promise<{ created: boolean; saved: SavedConfig; limitReached?: never } | { limitReached: true }> {
   const at = now.toISOString();
   const values = FIELDS.map((field) => toColumn(config[field]));
   const inserted = await db
     .prepare(
       `INSERT INTO configs (account_id, name, ${FIELDS.join(", ")}, created_at, updated_at)
-       VALUES (${Array(FIELDS.length + 4).fill("?").join(", ")}) ON CONFLICT (account_id, name) DO NOTHING`,
+       SELECT ${Array(FIELDS.length + 4).fill("?").join(", ")}
+       WHERE (SELECT COUNT(*) FROM configs WHERE account_id = ?1) < ?
+       ON CONFLICT (account_id, name) DO NOTHING`,
     )
-    .bind(accountId, name, ...values, at, at)
+    .bind(accountId, name, ...values, at, at, limit)
     .run();
   const created = inserted.meta.changes > 0;
   if (!created) {
-    await db
+    const updated = await db
       .prepare(`UPDATE configs SET ${FIELDS.map((field) => `${field} = ?`).join(", ")}, updated_at = ? WHERE account_id = ? AND name = ?`)
       .bind(...values, at, accountId, name)
       .run();
+    // Neither inserted nor there to update: the limit refused a new name.
+    if (updated.meta.changes === 0) return { limitReached: true };
   }
   const saved = await getConfig(db, accountId, name);
   if (!saved) throw new Error(`configuration ${name} vanished while being written`);

@@ -1,4 +1,4 @@
-/** The plans table (SPEC section 3): credits, request window and active-job limit per plan. */
+/** The plans table (SPEC section 3): credits, request window, active-job limit and upload limits per plan. */
 export interface PlanLimits {
   name: string;
   creditsPerPeriod: number;
@@ -6,6 +6,9 @@ export interface PlanLimits {
   maxActiveJobs: number;
   /** Largest direct upload (tus Tus-Max-Size), before the service-wide MAX_SOURCE_BYTES. */
   maxUploadBytes: number;
+  /** Uploads an account may hold at once (created and not yet deleted), and their declared bytes together. */
+  maxOpenUploads: number;
+  maxOpenUploadBytes: number;
 }
 
 export interface PlanRow {
@@ -14,9 +17,12 @@ export interface PlanRow {
   requests_per_minute: number;
   max_active_jobs: number;
   max_upload_bytes: number;
+  max_open_uploads: number;
+  max_open_upload_bytes: number;
 }
 
-export const PLAN_COLUMNS = "name, credits_per_period, requests_per_minute, max_active_jobs, max_upload_bytes";
+export const PLAN_COLUMNS =
+  "name, credits_per_period, requests_per_minute, max_active_jobs, max_upload_bytes, max_open_uploads, max_open_upload_bytes";
 
 export function planFromRow(row: PlanRow): PlanLimits {
   return {
@@ -25,6 +31,8 @@ export function planFromRow(row: PlanRow): PlanLimits {
     requestsPerMinute: row.requests_per_minute,
     maxActiveJobs: row.max_active_jobs,
     maxUploadBytes: row.max_upload_bytes,
+    maxOpenUploads: row.max_open_uploads,
+    maxOpenUploadBytes: row.max_open_upload_bytes,
   };
 }
 

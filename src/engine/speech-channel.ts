@@ -40,6 +40,7 @@ import { keepEngineAwake } from "../fleet/engine-host";
 import { liveProcessingJob } from "./live-job";
 import { inspectWav } from "./wav";
 import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable } from "./whisper";
+import { looksLikeCaptions } from "./caption-shape";
 
 interface ChannelEnv {
   Bindings: Env;
@@ -127,13 +128,8 @@ function decodeUtf8(bytes: Uint8Array, what: string): string {
   }
 }
 
-/** A light shape check: the engine writes these files, this only catches a wrong body sent to the wrong route. */
 function checkCaptions(format: CaptionFormat, text: string): void {
-  const ok =
-    format === "vtt"
-      ? /^WEBVTT(?:[ \t].*)?(?:\r?\n|$)/.test(text)
-      : text.trim() === "" || /^\s*\d+\s*\r?\n\s*\d{2}:\d{2}:\d{2},\d{3}\s*-->/.test(text);
-  if (!ok) {
+  if (!looksLikeCaptions(format, text)) {
     throw new AppError("invalid_request", format === "vtt" ? "The body is not a WebVTT file." : "The body is not a SubRip file.");
   }
 }

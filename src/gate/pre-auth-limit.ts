@@ -64,7 +64,9 @@ export async function admitClientAddress(c: Context<AppEnv>): Promise<void> {
   setHeaders(c, limit, result.remaining, result.resetSeconds);
   if (result.allowed) return;
   if (refusedUntil.size >= MAX_REMEMBERED) {
-    const oldest = refusedUntil.keys().next().value;
+    // Refusals that are over go first; only then the oldest one still running.
+    for (const [remembered, end] of refusedUntil) if (end <= now) refusedUntil.delete(remembered);
+    const oldest = refusedUntil.size >= MAX_REMEMBERED ? refusedUntil.keys().next().value : undefined;
     if (oldest !== undefined) refusedUntil.delete(oldest);
   }
   refusedUntil.set(key, now + result.retryAfterSeconds * 1000);

@@ -171,6 +171,12 @@ export const ERROR_CODES = {
     meaning:
       "The upload is the source of another job (queued or processing), or DELETE of an upload a job has taken.",
   },
+  upload_limit_reached: {
+    status: 409,
+    title: "Upload limit reached",
+    meaning:
+      "Uploads: the account already holds as many open uploads (created and not yet deleted), or as many bytes of them together, as its plan allows: `max_open_uploads`, `max_open_upload_bytes`, `open_uploads` and `open_upload_bytes` say how many. Delete an upload, or use one in a job (it is deleted when the job ends).",
+  },
   upload_expired: {
     status: 410,
     title: "Upload expired",
@@ -193,7 +199,7 @@ export const ERROR_CODES = {
     status: 413,
     title: "Upload length exceeded",
     meaning:
-      "Uploads: the PATCH would go past the upload's `Upload-Length`. Bytes up to the length are kept.",
+      "Uploads: the PATCH would go past the upload's `Upload-Length`. Nothing of it is stored: the offset stays where it was, also for a body sent without Content-Length.",
   },
   config_not_found: {
     status: 422,

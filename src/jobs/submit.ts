@@ -6,7 +6,7 @@
 import { accountState } from "../account/stub";
 import { getUsage } from "../db/accounts";
 import { getConfig } from "../db/configs";
-import { deleteIdempotencyRecord, storeIdempotentResponseStatement } from "../db/idempotency";
+import { claimHeldGuard, deleteIdempotencyRecord, holdsClaim, storeIdempotentResponseStatement } from "../db/idempotency";
 import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
 import { engineConfigProblem, engineLimits, maxQueueSeconds, misconfiguredVariable } from "../settings";
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type ClipConfig, type VideoType } from "#contract";
@@ -87,6 +87,8 @@ async function acquireSlot(env: Env, accountId: string, jobId: string, maxActive
  */
 export interface IdempotentAnswer {
   key: string;
+  /** This request's claim on the key: the job is only written while it still stands. */
+  claimId: string;
   /** The 201 body for the new job. */
   present(job: Job): unknown;
 }
@@ -160,7 +162,9 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
   ];
   if (idempotent) {
     const answer = JSON.stringify(idempotent.present(job));
-    writes.push(storeIdempotentResponseStatement(env.DB, submission.accountId, idempotent.key, 201, answer));
+    // First: the batch rolls back whole unless this request still holds the key.
+    writes.unshift(claimHeldGuard(env.DB, submission.accountId, idempotent.key, idempotent.claimId));
+    writes.push(storeIdempotentResponseStatement(env.DB, submission.accountId, idempotent.key, idempotent.claimId, 201, answer));
   }
   let written: boolean;
   try {
@@ -168,6 +172,11 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
   } catch (err) {
     await account.releaseSlot(jobId);
     await giveUploadBack();
+    if (idempotent && !(await holdsClaim(env.DB, submission.accountId, idempotent.key, idempotent.claimId).catch(() => true))) {
+      throw new AppError("conflict", "Another request with this Idempotency-Key took it over while this one was in progress; retry to get its answer.", {
+        headers: { "Retry-After": "1" },
+      });
+    }
     throw err;
   }
   const message: JobMessage = { job_id: jobId, account_id: submission.accountId };
@@ -182,7 +191,7 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     // Its event goes with it, undispatched: a job that was never created has no events.
     await env.DB.batch([deleteUndispatchedJobEvents(env.DB, jobId), deleteQueuedJob(env.DB, jobId)]);
     // The job is gone, so its stored answer must go too: the client may retry the key.
-    if (idempotent) await deleteIdempotencyRecord(env.DB, submission.accountId, idempotent.key);
+    if (idempotent) await deleteIdempotencyRecord(env.DB, submission.accountId, idempotent.key, idempotent.claimId);
     // Slot, deadline and live state go together.
     await account.jobEnded(jobId);
     await giveUploadBack();

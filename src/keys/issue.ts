@@ -2,13 +2,31 @@ import { insertApiKey, type ApiKeyRecord } from "../db/api-keys";
 import { generateApiKey } from "./api-key";
 import { newId } from "./random";
 
-/** Creates a key for the account; the secret is returned once and never stored. */
+/**
+ * Creates a key for the account; the secret is returned once and never
+ * stored. With `maxActive`, null when the account already has that many
+ * active keys (checked atomically with the insert).
+ */
+export async function issueApiKey(
+  db: D1Database,
+  accountId: string,
+  name: string,
+  now?: Date,
+): Promise<{ key: ApiKeyRecord; secret: string }>;
+export async function issueApiKey(
+  db: D1Database,
+  accountId: string,
+  name: string,
+  now: Date,
+  maxActive: number,
+): Promise<{ key: ApiKeyRecord; secret: string } | null>;
 export async function issueApiKey(
   db: D1Database,
   accountId: string,
   name: string,
   now = new Date(),
-): Promise<{ key: ApiKeyRecord; secret: string }> {
+  maxActive?: number,
+): Promise<{ key: ApiKeyRecord; secret: string } | null> {
   const generated = await generateApiKey();
   const key: ApiKeyRecord = {
     id: newId("key"),
@@ -20,6 +38,6 @@ export async function issueApiKey(
     lastUsedAt: null,
     revokedAt: null,
   };
-  await insertApiKey(db, { ...key, hash: generated.hash });
+  if (!(await insertApiKey(db, { ...key, hash: generated.hash }, maxActive))) return null;
   return { key, secret: generated.secret };
 }

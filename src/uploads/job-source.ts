@@ -8,6 +8,7 @@ import { AppError } from "../http/errors";
 import { isUploadId } from "./ids";
 import { notFound, uploadError } from "./service";
 import { uploadState } from "./stub";
+import { wellFormed } from "./tus-metadata";
 
 export interface ClaimedUpload {
   uploadId: string;
@@ -19,8 +20,9 @@ export interface ClaimedUpload {
 
 const UNNAMED = "Uploaded video";
 
+/** Never throws: a name stored before names were kept well-formed has its half pairs replaced. */
 export function uploadVideoUrl(uploadId: string, fileName: string | null): string {
-  return `upload://${uploadId}/${encodeURIComponent(fileName ?? UNNAMED)}`;
+  return `upload://${uploadId}/${encodeURIComponent(wellFormed(fileName ?? UNNAMED))}`;
 }
 
 /** Takes a complete upload of `accountId` for `jobId`, or throws the documented error. */
@@ -31,7 +33,13 @@ export async function claimUploadForJob(env: Env, accountId: string, uploadId: s
     const error = uploadError(uploadId, result);
     throw new AppError(error.code, error.message, { extra: error.extra, errors: [{ path: "upload_id", message: error.message }] });
   }
-  return { uploadId, videoUrl: uploadVideoUrl(uploadId, result.upload.fileName), title: result.upload.fileName ?? UNNAMED };
+  try {
+    return { uploadId, videoUrl: uploadVideoUrl(uploadId, result.upload.fileName), title: wellFormed(result.upload.fileName ?? UNNAMED) };
+  } catch (err) {
+    // Whatever fails after the claim gives the upload back: it must never stay taken by a job that does not exist.
+    await unclaimUpload(env, uploadId, jobId);
+    throw err;
+  }
 }
 
 /** The job was not created: the upload is free again. Best effort (its expiry still applies). */

@@ -13,6 +13,8 @@ export const MAX_PARTS = 10_000;
 export const STAGING_ROW_BYTES = 1024 * 1024;
 /** An upload no job has taken is deleted this long after its creation (tus expiration). */
 export const UPLOAD_TTL_MS = 24 * 60 * 60 * 1000;
+/** An open upload's place under the account's caps lapses this long after the upload would have (a release that never arrived). */
+export const OPEN_UPLOAD_MARGIN_MS = 60 * 60 * 1000;
 /** How long an expired upload still answers 410 instead of 404. */
 export const TOMBSTONE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** A claimed upload re-checks its job this often, in case the job's end did not release it. */

@@ -7,7 +7,8 @@
 import type { PlanLimits } from "../db/plans";
 import { AppError } from "../http/errors";
 import { isUploadId, newUploadId } from "./ids";
-import { MAX_PATCH_BYTES, maxUploadBytes, partSizeFor } from "./limits";
+import { accountState } from "../account/stub";
+import { MAX_PATCH_BYTES, maxUploadBytes, OPEN_UPLOAD_MARGIN_MS, partSizeFor, UPLOAD_TTL_MS } from "./limits";
 import { uploadState } from "./stub";
 import {
   checkTusVersion,
@@ -116,14 +117,35 @@ export async function createUpload(env: Env, caller: UploadCaller, req: TusReque
     throw new AppError("invalid_request", "POST creates an empty upload; send the bytes with PATCH.");
   }
   const uploadId = newUploadId();
-  return uploadState(env, uploadId).create({
-    uploadId,
-    accountId: caller.accountId,
-    length,
-    partSize: partSizeFor(length),
-    fileName: fileNameOf(metadata),
-    metadata: metadata.raw,
-  });
+  const fileName = fileNameOf(metadata);
+  // Its place under the plan's open-upload caps first, taken in one step so concurrent creations cannot pass them.
+  const account = accountState(env, caller.accountId);
+  const limits = { maxCount: caller.plan.maxOpenUploads, maxBytes: caller.plan.maxOpenUploadBytes };
+  const reserved = await account.reserveUpload(uploadId, length, Date.now() + UPLOAD_TTL_MS + OPEN_UPLOAD_MARGIN_MS, limits);
+  if (!reserved.ok) {
+    const what = reserved.reason === "count" ? `${limits.maxCount} open uploads` : `${limits.maxBytes} bytes of open uploads`;
+    throw new AppError("upload_limit_reached", `The ${caller.plan.name} plan allows ${what} at once; delete an upload or use it in a job first.`, {
+      extra: {
+        max_open_uploads: limits.maxCount,
+        max_open_upload_bytes: limits.maxBytes,
+        open_uploads: reserved.openCount,
+        open_upload_bytes: reserved.openBytes,
+      },
+    });
+  }
+  try {
+    return await uploadState(env, uploadId).create({
+      uploadId,
+      accountId: caller.accountId,
+      length,
+      partSize: partSizeFor(length),
+      fileName,
+      metadata: metadata.raw,
+    });
+  } catch (err) {
+    await account.releaseUpload(uploadId).catch(() => undefined);
+    throw err;
+  }
 }
 
 /** The upload's state (tus HEAD, and GET as JSON). */

@@ -4,6 +4,7 @@
  * integers, and Upload-Metadata as comma-separated `key base64value` pairs.
  */
 import { AppError } from "../http/errors";
+import { fileNameFromMetadata, parseMetadataHeader } from "./tus-metadata";
 
 export const TUS_VERSION = "1.0.0";
 export const TUS_EXTENSIONS = ["creation", "termination", "expiration"] as const;
@@ -36,47 +37,18 @@ export interface UploadMetadata {
   values: Map<string, string | null>;
 }
 
-const METADATA_KEY = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const MAX_METADATA_CHARS = 4096;
-
-function decodeBase64Utf8(value: string): string | null {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(value) || value.length % 4 !== 0) return null;
-  try {
-    const bytes = Uint8Array.from(atob(value), (ch) => ch.charCodeAt(0));
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    return null;
-  }
-}
-
 export function parseMetadata(header: string | undefined): UploadMetadata {
   if (header === undefined || header.trim() === "") return { raw: null, values: new Map() };
-  const invalid = (message: string) =>
-    new AppError("invalid_request", `Upload-Metadata: ${message}`, { errors: [{ path: "Upload-Metadata", message }] });
-  if (header.length > MAX_METADATA_CHARS) throw invalid(`at most ${MAX_METADATA_CHARS} characters.`);
-  const values = new Map<string, string | null>();
-  for (const pair of header.split(",")) {
-    const [key = "", encoded, ...extra] = pair.trim().split(" ");
-    if (!METADATA_KEY.test(key) || extra.length > 0) throw invalid(`"${pair.trim().slice(0, 40)}" is not a "key base64value" pair.`);
-    if (values.has(key)) throw invalid(`the key ${key} appears twice.`);
-    if (encoded === undefined || encoded === "") {
-      values.set(key, null);
-      continue;
-    }
-    const decoded = decodeBase64Utf8(encoded);
-    if (decoded === null) throw invalid(`the value of ${key} is not base64-encoded UTF-8.`);
-    values.set(key, decoded);
+  const parsed = parseMetadataHeader(header);
+  if (!parsed.ok) {
+    throw new AppError("invalid_request", `Upload-Metadata: ${parsed.message}`, { errors: [{ path: "Upload-Metadata", message: parsed.message }] });
   }
-  return { raw: header.trim(), values };
+  return { raw: header.trim(), values: parsed.values };
 }
 
-/** The file name a client gave (tus-js-client and Uppy send `filename` and/or `name`), without any path. */
+/** The file name a client gave, without any path, cut on code points (tus-metadata.ts). */
 export function fileNameOf(metadata: UploadMetadata): string | null {
-  const name = metadata.values.get("filename") ?? metadata.values.get("name") ?? null;
-  if (name === null) return null;
-  // eslint-disable-next-line no-control-regex
-  const base = name.split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, "").trim();
-  return base === "" ? null : base.slice(0, 255);
+  return fileNameFromMetadata(metadata.values);
 }
 
 export function isPatchContentType(header: string | undefined): boolean {

@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
+import { accountState } from "../account/stub";
 import { ACTIVE_STATUSES, findJob } from "../db/jobs";
 import { uploadKey } from "./ids";
-import { CLAIM_RECHECK_MS, MAX_PATCH_BYTES, STAGING_ROW_BYTES, TOMBSTONE_TTL_MS, UPLOAD_TTL_MS } from "./limits";
+import { CLAIM_RECHECK_MS, MAX_PATCH_BYTES, OPEN_UPLOAD_MARGIN_MS, STAGING_ROW_BYTES, TOMBSTONE_TTL_MS, UPLOAD_TTL_MS } from "./limits";
 import { createUploadTables, UploadTables, type UploadMeta } from "./upload-tables";
 
 export type UploadStatus = "uploading" | "complete" | "expired";
@@ -141,9 +142,11 @@ export class UploadState extends DurableObject<Env> {
   private async receive(meta: UploadMeta, start: number, body: ReadableStream<Uint8Array>): Promise<UploadResult> {
     const multipart = this.env.UPLOADS.resumeMultipartUpload(uploadKey(meta.uploadId), meta.multipartId);
     // The staged bytes come first: they are the beginning of the next part.
-    const buffered: Uint8Array[] = this.tables.stagedChunks();
+    const stagedBefore = this.tables.stagedChunks();
+    const partsBefore = this.tables.partCount();
+    const buffered: Uint8Array[] = [...stagedBefore];
     let bufferedBytes = buffered.reduce((sum, chunk) => sum + chunk.byteLength, 0);
-    let partNumber = this.tables.partCount() + 1;
+    let partNumber = partsBefore + 1;
     let received = 0;
     let failure: UploadFailure | null = null;
 
@@ -175,9 +178,11 @@ export class UploadState extends DurableObject<Env> {
         if (chunk.byteLength > room) {
           // Keep what fits; the rest of the body is refused.
           chunk = chunk.subarray(0, Math.max(0, room));
+          // Past the upload's length is a body this upload can never hold (refused whole, below);
+          // past the chunk cap only, what fits is kept and the client resumes after it.
           failure = {
             ok: false,
-            reason: MAX_PATCH_BYTES - received <= meta.length - start - received ? "chunk_too_large" : "length_exceeded",
+            reason: meta.length - start - received <= MAX_PATCH_BYTES - received ? "length_exceeded" : "chunk_too_large",
           };
         }
         received += chunk.byteLength;
@@ -203,6 +208,17 @@ export class UploadState extends DurableObject<Env> {
       reader.releaseLock();
     }
 
+    if (failure?.reason === "length_exceeded") {
+      // A body longer than what remains (sent chunked, so it was only found out while reading):
+      // nothing of it is kept, so the upload is exactly as before this PATCH. Parts it already
+      // sent to R2 are forgotten here and overwritten by the next PATCH under the same numbers.
+      this.ctx.storage.transactionSync(() => {
+        this.tables.deletePartsAfter(partsBefore);
+        this.tables.clearStaging();
+        for (const chunk of stagedBefore) this.tables.insertStaging(chunk.slice().buffer);
+      });
+      return { ...failure, offset: this.offsetOf(this.tables.meta()!) };
+    }
     try {
       this.stage(buffered);
       if (failure === null && start + received === meta.length) await this.complete(meta, multipart, partNumber, concat(buffered, bufferedBytes));
@@ -256,6 +272,7 @@ export class UploadState extends DurableObject<Env> {
     if (meta.status !== "complete") return { ok: false, reason: "incomplete", offset: this.offsetOf(meta) };
     this.tables.setJob(jobId);
     await this.ctx.storage.setAlarm(Date.now() + CLAIM_RECHECK_MS);
+    await this.keepCounted(meta);
     return { ok: true, upload: this.present(this.tables.meta()!) };
   }
 
@@ -285,6 +302,7 @@ export class UploadState extends DurableObject<Env> {
       const job = await findJob(this.env.DB, meta.jobId);
       if (job && ACTIVE_STATUSES.includes(job.status)) {
         await this.ctx.storage.setAlarm(Date.now() + CLAIM_RECHECK_MS);
+        await this.keepCounted(meta);
       } else {
         await this.discard(meta);
       }
@@ -307,6 +325,25 @@ export class UploadState extends DurableObject<Env> {
     } finally {
       this.closing = false;
     }
+    await this.uncount(meta);
+  }
+
+  /** While a job holds the upload, its place under the account's caps must not lapse. */
+  private async keepCounted(meta: UploadMeta): Promise<void> {
+    try {
+      await accountState(this.env, meta.accountId).extendUpload(meta.uploadId, Date.now() + CLAIM_RECHECK_MS + OPEN_UPLOAD_MARGIN_MS);
+    } catch (err) {
+      console.error(`upload ${meta.uploadId}: keeping its place under the account's caps failed`, err);
+    }
+  }
+
+  /** The bytes are gone: the account's open-upload caps get the place back (else it lapses on its own). */
+  private async uncount(meta: UploadMeta): Promise<void> {
+    try {
+      await accountState(this.env, meta.accountId).releaseUpload(meta.uploadId);
+    } catch (err) {
+      console.error(`upload ${meta.uploadId}: releasing its place under the account's caps failed`, err);
+    }
   }
 
   /** The R2 side of an upload: the unfinished multipart upload, or the finished object. */
@@ -326,6 +363,7 @@ export class UploadState extends DurableObject<Env> {
     } finally {
       this.closing = false;
     }
+    await this.uncount(meta);
   }
 
   private async purge(): Promise<void> {

@@ -97,6 +97,11 @@ export class UploadTables {
     this.sql.exec(`INSERT OR REPLACE INTO parts (part_number, etag, size) VALUES (?, ?, ?)`, partNumber, etag, size);
   }
 
+  /** Forgets the parts after `partNumber` (a PATCH that is refused whole). */
+  deletePartsAfter(partNumber: number): void {
+    this.sql.exec(`DELETE FROM parts WHERE part_number > ?`, partNumber);
+  }
+
   stagedBytes(): number {
     return this.sql.exec<{ n: number }>(`SELECT COALESCE(SUM(length(bytes)), 0) AS n FROM staging`).one().n;
   }

@@ -6,9 +6,16 @@
  * queue, and the job completes on the restarted engine, charged once.
  *
  * Runs on a stack of its own: it stops the engine.
+ *
+ * Every step waits on an event, never on timing: the sources are held
+ * downloads (the source server sends the first bytes, then nothing until the
+ * test releases it), so a job is known to be mid-work, and stays so, for as
+ * long as the test needs; the test then waits for the state it expects.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
+import type { HeldFile } from "../../scripts/local-stack/source-server.ts";
+import { pollUntil } from "../../scripts/local-stack/poll.ts";
 import { startLocalStack, type LocalStack } from "../../scripts/local-stack/stack.ts";
 import type { JobView } from "../../scripts/local-stack/api-types.ts";
 import { newAccount } from "./harness/accounts.ts";
@@ -19,22 +26,23 @@ const TEST_TIMEOUT = { timeout: 480_000 };
 /** The cheapest job that completes: one short square clip at 720. */
 const ONE_CLIP = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1 };
 
+/** Bytes a held download sends before it waits: the engine is then downloading, whatever the machine's speed. */
+const HOLD_AFTER = 64 * 1024;
+
 let stack: LocalStack;
 let sources: SourceServer;
-let shortUrl: string;
-let longUrl: string;
+let shortPath: string;
+let longPath: string;
 
 beforeAll(async () => {
-  const [started, server, short, long] = await Promise.all([
-    startLocalStack(stackOptions("fleet", { ENGINE_MAX_INSTANCES: "1" })),
-    startSourceServer(),
-    talkSource(TALK_20S),
-    talkSource(TALK_75S),
-  ]);
+  const options = stackOptions("fleet", { ENGINE_MAX_INSTANCES: "1" });
+  // A held download must outlast the engine's stall limit for as long as the test holds it.
+  options.engineEnv = { ...options.engineEnv, DOWNLOAD_STALL_TIMEOUT_SECONDS: "900" };
+  const [started, server, short, long] = await Promise.all([startLocalStack(options), startSourceServer(), talkSource(TALK_20S), talkSource(TALK_75S)]);
   stack = started;
   sources = server;
-  shortUrl = sources.addFile("short-talk.mp4", short.path);
-  longUrl = sources.addFile("long-talk.mp4", long.path);
+  shortPath = short.path;
+  longPath = long.path;
 });
 
 afterAll(async () => {
@@ -47,19 +55,27 @@ describe("one engine, two accounts", TEST_TIMEOUT, () => {
     for (const { client } of [a, b]) {
       expect([200, 201]).toContain((await client.request("PUT", "/api/v1/configs/one", { body: ONE_CLIP })).status);
     }
-    const body = { video_url: shortUrl, video_type: "vlog", config_name: "one" };
+    const held: HeldFile = sources.addHeldFile("short-talk-held.mp4", shortPath, HOLD_AFTER);
+    const body = { video_url: held.url, video_type: "vlog", config_name: "one" };
     const [first, second] = await Promise.all([a.client.submit(body), b.client.submit(body)]);
-    // Whichever got the engine, the other one shows where it stands.
-    const steps: string[] = [];
-    const onUpdate = (job: JobView) => {
-      if (job.status === "queued" && job.step) steps.push(job.step);
-    };
+    // Whichever got the engine is now downloading, and stays so until released.
+    await held.reached;
+    // The other one shows where it stands, for as long as the first one is held.
+    const isWaiting = (job: JobView) => job.status === "queued" && job.step === "Waiting for a free engine (position 1)";
+    const waiting = await pollUntil(
+      async () => {
+        const jobs = await Promise.all([a.client.getJob(first.job_id), b.client.getJob(second.job_id)]);
+        return jobs.find(isWaiting);
+      },
+      { timeoutMs: 120_000, intervalMs: 250, description: "one of the two jobs to wait for the engine at position 1" },
+    );
+    expect(waiting.step).toBe("Waiting for a free engine (position 1)");
+    held.release();
     const seen = await Promise.all([
-      a.client.waitForJob(first.job_id, { timeoutMs: 300_000, intervalMs: 250, onUpdate }),
-      b.client.waitForJob(second.job_id, { timeoutMs: 300_000, intervalMs: 250, onUpdate }),
+      a.client.waitForJob(first.job_id, { timeoutMs: 300_000 }),
+      b.client.waitForJob(second.job_id, { timeoutMs: 300_000 }),
     ]);
     for (const job of seen) expect(job.status, JSON.stringify(job.error)).toBe("completed");
-    expect(steps).toContain("Waiting for a free engine (position 1)");
   });
 });
 
@@ -68,14 +84,18 @@ describe("a redeploy", TEST_TIMEOUT, () => {
     const { client } = await newAccount(stack, "free");
     expect([200, 201]).toContain((await client.request("PUT", "/api/v1/configs/one", { body: ONE_CLIP })).status);
     const before = await client.usage();
-    const submitted = await client.submit({ video_url: longUrl, video_type: "podcast", config_name: "one" });
-    // Any moment of its work will do: stop the engine as soon as it has the job.
-    const running = await client.waitForJob(submitted.job_id, { timeoutMs: 120_000, intervalMs: 200, until: (job) => job.status !== "queued" });
+    const held: HeldFile = sources.addHeldFile("long-talk-held.mp4", longPath, HOLD_AFTER);
+    const submitted = await client.submit({ video_url: held.url, video_type: "podcast", config_name: "one" });
+    // Mid-job for certain: the engine is downloading the source, and cannot finish until the test says so.
+    await held.reached;
+    const running = await client.waitForJob(submitted.job_id, { timeoutMs: 120_000, until: (job) => job.status !== "queued" });
     expect(running.status).toBe("processing");
 
     await stack.stopEngine();
-    const requeued = await client.waitForJob(submitted.job_id, { timeoutMs: 30_000, until: (job) => job.status !== "processing" });
+    const requeued = await client.waitForJob(submitted.job_id, { timeoutMs: 120_000, until: (job) => job.status !== "processing" });
     expect(requeued.status).toBe("queued");
+    // The next download (by the restarted engine) gets the whole file.
+    held.release();
     // Whatever was reserved (if the probe had happened) stays reserved; nothing is charged twice.
     expect([before.credits_remaining, before.credits_remaining - 2]).toContain((await client.usage()).credits_remaining);
 

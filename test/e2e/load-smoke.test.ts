@@ -12,6 +12,8 @@ import type { SharedStackInfo } from "./harness/shared-stack-config.ts";
 
 const ACCOUNTS = 3;
 const REQUESTS = 80;
+/** The account request window (SPEC section 5). */
+const WINDOW_SECONDS = 60;
 
 let stack: SharedStackInfo;
 beforeAll(async () => {
@@ -32,7 +34,9 @@ describe("per-account request window under concurrent load", () => {
       Array.from({ length: ACCOUNTS }, (_, i) => admin.createAccount(`load-${Date.now()}-${i}-${randomBytes(3).toString("hex")}@example.test`, "free")),
     );
     const keys = created.map((account) => account.api_key);
+    const started = Date.now();
     const results = await Promise.all(keys.map((key) => Promise.all(Array.from({ length: REQUESTS }, () => hit(key)))));
+    const spanSeconds = (Date.now() - started) / 1000;
     const table = results.map((answers, i) => ({
       account: i + 1,
       ok: answers.filter((a) => a.status === 200).length,
@@ -40,6 +44,17 @@ describe("per-account request window under concurrent load", () => {
       other: answers.filter((a) => a.status !== 200 && a.status !== 429).length,
     }));
     console.log(["\nload smoke (account, 200, documented 429, other)", ...table.map((r) => `#${r.account}  ${r.ok}  ${r.limited}  ${r.other}`)].join("\n"));
-    for (const row of table) expect(row).toEqual({ account: row.account, ok: 60, limited: 20, other: 0 });
-  });
+    if (spanSeconds < WINDOW_SECONDS) {
+      for (const row of table) expect(row).toEqual({ account: row.account, ok: 60, limited: 20, other: 0 });
+    } else {
+      // The burst outlasted one window (a very loaded machine): the window rolled while it ran, so more
+      // than 60 may pass, never more than 60 per window begun, and every refusal is still the documented one.
+      console.log(`the burst took ${spanSeconds.toFixed(0)} s, longer than the ${WINDOW_SECONDS} s window`);
+      for (const row of table) {
+        expect(row.ok).toBeGreaterThanOrEqual(60);
+        expect(row.ok).toBeLessThanOrEqual(60 * Math.ceil(spanSeconds / WINDOW_SECONDS));
+        expect(row.ok + row.limited).toBe(REQUESTS);
+      }
+    }
+  }, 600_000);
 });

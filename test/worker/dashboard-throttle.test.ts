@@ -1,12 +1,13 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { SIGN_IN_FAILED, SIGN_UP_REDIRECT } from "../../src/dashboard/pages/auth";
-import { admitSignIn, ATTEMPT_LIMITS, progressiveDelayMs, signInSucceeded } from "../../src/dashboard/security/throttle";
+import { admitSignIn, admitSignUp, ATTEMPT_LIMITS, MAX_QUEUED_WAIT_MS, progressiveDelayMs, signInSucceeded } from "../../src/dashboard/security/throttle";
 import { countAttempt } from "../../src/db/auth-throttle";
+import { clientKey } from "../../src/gate/client-key";
 import { adminFetch } from "./helpers";
 import { alertText, PASSWORD, uniqueEmail, Visitor } from "./dashboard-helpers";
 
-const { perPair, perAccount, perAddress } = ATTEMPT_LIMITS;
+const { perPair, perAccount, perAddress, signUpsPerAddress } = ATTEMPT_LIMITS;
 
 async function attempt(email: string, password: string, address: string): Promise<{ status: number; alert: string; retryAfter: string | null }> {
   const res = await new Visitor(undefined, address).logIn(email, password);
@@ -14,9 +15,10 @@ async function attempt(email: string, password: string, address: string): Promis
 }
 
 let addressCounter = 0;
+/** An address in a /64 of its own (addresses in one /64 count as one client). */
 function freshAddress(): string {
   addressCounter += 1;
-  return `2001:db8::${addressCounter.toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}`;
+  return `2001:db8:${addressCounter.toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}::1`;
 }
 
 describe("generic sign-in errors", () => {
@@ -81,16 +83,20 @@ describe("sign-in throttling", () => {
   it("failures spread over many addresses only slow an e-mail down: a progressive delay, never a refusal", async () => {
     const { email } = await new Visitor().signUp();
     const delays: number[] = [];
+    // One attempt after the other, each made once the previous one's wait is over (as a client that waits).
+    // Started in the past, so the last turn is over before the owner's real sign-in below.
+    let now = Date.now() - 6000;
     for (let i = 0; i < perAccount.freeFailures + 5; i++) {
-      const verdict = await admitSignIn(env.DB, email, freshAddress());
+      const verdict = await admitSignIn(env.DB, email, freshAddress(), now);
       expect(verdict.allowed).toBe(true);
       if (verdict.allowed) delays.push(verdict.delayMs);
+      if (verdict.allowed) now += verdict.delayMs;
     }
     expect(delays).toEqual([0, 0, 0, 0, 0, 250, 500, 1000, 2000, 2000]);
     expect(progressiveDelayMs(1000)).toBe(perAccount.maxDelayMs);
     // The owner gets in (after the delay), and the success resets the e-mail's count.
     expect((await attempt(email, PASSWORD, freshAddress())).status).toBe(303);
-    const after = await admitSignIn(env.DB, email, freshAddress());
+    const after = await admitSignIn(env.DB, email, freshAddress(), now);
     expect(after).toEqual({ allowed: true, delayMs: 0 });
   });
 
@@ -148,5 +154,89 @@ describe("sign-in throttling", () => {
     const now = Date.now();
     const counts = await Promise.all(Array.from({ length: 12 }, () => countAttempt(env.DB, scope, 60, now)));
     expect([...counts].sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+  });
+});
+
+/** `count` addresses inside one /64, each different. */
+function addressesIn64(count: number): string[] {
+  addressCounter += 1;
+  const prefix = `2001:db8:ff${addressCounter.toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}`;
+  return Array.from({ length: count }, (_, i) => `${prefix}:${(i + 1).toString(16)}:0:${Math.floor(Math.random() * 0xffff).toString(16)}:1`);
+}
+
+describe("IPv6 is counted by /64, like the API's pre-authentication gate", { timeout: 60_000 }, () => {
+  it(`${perAddress.attempts} failures from ${perAddress.attempts} different addresses of one /64 use up that /64; the next address in it is refused, another /64 is not`, async () => {
+    const addresses = addressesIn64(perAddress.attempts + 1);
+    const { email } = await new Visitor(undefined, freshAddress()).signUp();
+    for (const address of addresses.slice(0, perAddress.attempts)) {
+      expect((await attempt(uniqueEmail(), PASSWORD, address)).status).toBe(401);
+    }
+    expect((await attempt(email, PASSWORD, addresses.at(-1)!)).status).toBe(429);
+    // The same /64 written another way (expanded, upper case) is the same client.
+    const expanded = addresses[0]!.replace("2001:db8:", "2001:0DB8:");
+    expect((await attempt(email, PASSWORD, expanded)).status).toBe(429);
+    expect((await attempt(email, PASSWORD, freshAddress())).status).toBe(303);
+  });
+
+  it("the (e-mail, client) pair is the /64 too: rotating addresses inside it does not reset the pair's count", async () => {
+    const { email } = await new Visitor().signUp();
+    const addresses = addressesIn64(perPair.attempts + 1);
+    for (const address of addresses.slice(0, perPair.attempts)) expect((await attempt(email, "wrong password!", address)).status).toBe(401);
+    expect((await attempt(email, PASSWORD, addresses.at(-1)!)).status).toBe(429);
+  });
+
+  it(`sign-ups: at most ${signUpsPerAddress.attempts} per /64 per hour, whatever the addresses inside it`, async () => {
+    const addresses = addressesIn64(signUpsPerAddress.attempts + 1);
+    for (const address of addresses.slice(0, signUpsPerAddress.attempts)) {
+      expect((await new Visitor(undefined, address).signUpOnly()).status).toBe(303);
+    }
+    const refused = await new Visitor(undefined, addresses.at(-1)!).signUpOnly();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(perAddress.windowSeconds);
+    expect((await new Visitor(undefined, freshAddress()).signUpOnly()).status).toBe(303);
+    // The counted client is the /64 (the key the API gate uses).
+    expect((await admitSignUp(env.DB, clientKey(addresses[0]!))).allowed).toBe(false);
+  });
+});
+
+describe("parallel guesses on one e-mail address take turns", { timeout: 60_000 }, () => {
+  it("concurrent attempts past the free failures each wait their own turn (one delay apart); past the longest wait they are refused and reserve nothing", async () => {
+    const email = uniqueEmail();
+    const now = Date.now();
+    for (let i = 0; i < perAccount.freeFailures; i++) expect(await admitSignIn(env.DB, email, freshAddress(), now)).toEqual({ allowed: true, delayMs: 0 });
+    // Twelve at once, from twelve clients: at the largest delay only MAX_QUEUED_WAIT_MS / 2 s of turns fit.
+    for (let i = 0; i < 3; i++) await admitSignIn(env.DB, email, freshAddress(), now - 60_000);
+    const verdicts = await Promise.all(Array.from({ length: 12 }, () => admitSignIn(env.DB, email, freshAddress(), now)));
+    const waits = verdicts.flatMap((v) => (v.allowed ? [v.delayMs] : [])).sort((a, b) => a - b);
+    const refused = verdicts.filter((v) => !v.allowed);
+    expect(waits.length).toBe(MAX_QUEUED_WAIT_MS / perAccount.maxDelayMs);
+    waits.forEach((wait, i) => expect(wait).toBe((i + 1) * perAccount.maxDelayMs));
+    for (const verdict of refused) expect(verdict.allowed === false && verdict.retryAfterSeconds >= 1).toBe(true);
+    // Nothing was reserved by the refused ones: once the queue has drained, an attempt waits one delay only.
+    const later = await admitSignIn(env.DB, email, freshAddress(), now + MAX_QUEUED_WAIT_MS);
+    expect(later).toEqual({ allowed: true, delayMs: perAccount.maxDelayMs });
+  });
+
+  it("the owner is slowed, not locked out: with no guessing going on, the right password gets in after one delay", async () => {
+    const { email } = await new Visitor().signUp();
+    for (let i = 0; i < perAccount.freeFailures + 3; i++) await admitSignIn(env.DB, email, freshAddress(), Date.now() - 30_000);
+    const started = Date.now();
+    expect((await attempt(email, PASSWORD, freshAddress())).status).toBe(303);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(perAccount.maxDelayMs - 50);
+  });
+});
+
+describe("counters are removed once their window is over", () => {
+  it("an attempt removes ended counters (and keeps running ones)", async () => {
+    const t0 = Date.now() - 2 * 60 * 60 * 1000;
+    const ended = Array.from({ length: 5 }, () => `test-ended:${crypto.randomUUID()}`);
+    for (const scope of ended) await countAttempt(env.DB, scope, 15 * 60, t0);
+    const running = `test-running:${crypto.randomUUID()}`;
+    await countAttempt(env.DB, running, 15 * 60, Date.now());
+    await admitSignUp(env.DB, freshAddress());
+    const left = await env.DB.prepare(`SELECT scope FROM auth_throttle WHERE scope IN (${[...ended, running].map(() => "?").join(",")})`)
+      .bind(...ended, running)
+      .all<{ scope: string }>();
+    expect(left.results.map((r) => r.scope)).toEqual([running]);
   });
 });

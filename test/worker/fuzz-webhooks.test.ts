@@ -87,7 +87,7 @@ async function storedEndpoints(accountId: string) {
 }
 
 describe("POST /api/v1/webhooks with generated bodies", () => {
-  it(`accepts exactly the valid ones and stores nothing for the rest (${RUNS} bodies)`, { timeout: 300_000 }, async () => {
+  it(`accepts exactly the valid ones and stores nothing for the rest (${RUNS} bodies)`, { timeout: 900_000 }, async () => {
     const account = await createAccount("unmetered");
     await fc.assert(
       fc.asyncProperty(body, async (generated) => {

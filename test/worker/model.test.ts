@@ -278,7 +278,7 @@ describe("an account's life, against a model", () => {
         const account = await createAccount("unmetered");
         const model: Model = { granted: 0, used: 0, reserved: 0, jobs: new Map(), active: null, revokedKeys: [] };
         const real: Real = { account, engine };
-        await withDeadline(fc.asyncModelRun(() => ({ model, real }), cmds), 60_000, () => `sequence did not finish: ${String(cmds)}`);
+        await withDeadline(fc.asyncModelRun(() => ({ model, real }), cmds), 600_000, () => `sequence did not finish: ${String(cmds)}`);
         // No job is left stuck: ending the active one, every job is final.
         const last = activeJob(model);
         if (last) await new Cancel().run(model, real);
@@ -287,5 +287,5 @@ describe("an account's life, against a model", () => {
       }),
       { numRuns: 20, endOnFailure: true },
     );
-  }, 180_000);
+  }, 900_000);
 });

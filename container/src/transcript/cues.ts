@@ -68,7 +68,9 @@ function strictDecode(encoding: string, bytes: Uint8Array): string {
   }
 }
 
-const TIMING = /^\s*((?:\d+:)?\d{1,2}:\d{1,2}[.,]\d{1,3})\s*-->\s*((?:\d+:)?\d{1,2}:\d{1,2}[.,]\d{1,3})(?:\s+.*)?$/;
+// The settings after the second time are ignored: `\s[^]*` never backtracks (`\s+.*` did,
+// quadratically, on a long run of spaces before a line separator).
+const TIMING = /^\s*((?:\d+:)?\d{1,2}:\d{1,2}[.,]\d{1,3})\s*-->\s*((?:\d+:)?\d{1,2}:\d{1,2}[.,]\d{1,3})(?:\s[^]*)?$/;
 const NEGATIVE_TIMING = /^\s*-\s*\d.*-->|-->\s*-\s*\d/;
 
 function parseTime(raw: string): number {
@@ -82,15 +84,82 @@ function parseTime(raw: string): number {
 
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", lrm: "", rlm: "" };
 
-/** Plain words from a cue's text lines: no markup of any subtitle dialect survives. */
+/**
+ * ASS override blocks: `{` up to the next `}` goes (a block may contain `{`,
+ * as it does for libass). A block that turns drawing mode on (`\p1` ... `\p9`)
+ * also takes the text after it up to the next `{`: drawings are vector
+ * shapes, not words. One left-to-right pass: every character is looked at a
+ * bounded number of times, whatever the file holds.
+ */
+function dropAssBlocks(raw: string): string {
+  let out = "";
+  let at = 0;
+  for (;;) {
+    const open = raw.indexOf("{", at);
+    if (open < 0) break;
+    const close = raw.indexOf("}", open + 1);
+    // No block closes after this point: the rest is text.
+    if (close < 0) break;
+    out += raw.slice(at, open);
+    at = close + 1;
+    if (/\\p[1-9]/.test(raw.slice(open, close))) {
+      const next = raw.indexOf("{", at);
+      at = next < 0 ? raw.length : next;
+    }
+  }
+  return out + raw.slice(at);
+}
+
+/**
+ * The WebVTT voice of a tag's inside (`v Name`, `v.loud Name`): the name, or
+ * undefined when the tag is not a voice. The name is what follows the
+ * whitespace, at most 60 characters.
+ */
+function voiceName(tag: string): string | undefined {
+  if (tag[0] !== "v") return undefined;
+  let at = 1;
+  if (tag[1] === ".") {
+    at = 2;
+    while (at < tag.length && !/\s/.test(tag[at]!)) at += 1;
+  }
+  if (at >= tag.length || !/\s/.test(tag[at]!)) return undefined;
+  while (at < tag.length && /\s/.test(tag[at]!)) at += 1;
+  const name = tag.slice(at);
+  return name.length <= 60 ? name.trim() || undefined : undefined;
+}
+
+/**
+ * Markup tags (`<i>`, `<c.loud>`, `<00:01.000>`, `<v Speaker>`): `<` up to the
+ * next `>` goes. Returns the text without them and the first voice named.
+ * One pass: once no `>` follows, no later `<` can close either.
+ */
+function dropTags(raw: string): { text: string; speaker?: string } {
+  let out = "";
+  let at = 0;
+  let speaker: string | undefined;
+  for (;;) {
+    const open = raw.indexOf("<", at);
+    if (open < 0) break;
+    const close = raw.indexOf(">", open + 1);
+    if (close < 0) break;
+    out += raw.slice(at, open);
+    speaker ??= voiceName(raw.slice(open + 1, close));
+    at = close + 1;
+  }
+  out += raw.slice(at);
+  return speaker === undefined ? { text: out } : { text: out, speaker };
+}
+
+/**
+ * Plain words from a cue's text lines: no markup of any subtitle dialect
+ * survives. Runs in time linear in the text: the block and tag scanners are
+ * hand-written (a regex such as `\{[^}]*\\p[1-9][^}]*\}` backtracks
+ * cubically on `{\p1{\p1...`), and every regex left has no nested or
+ * adjacent unbounded quantifiers.
+ */
 export function plainCueText(raw: string): { text: string; speaker?: string } {
-  const voice = /<v(?:\.[^\s>]*)?\s+([^>]{1,60})>/.exec(raw);
-  const text = raw
-    // ASS drawing mode ({\p1} ... {\p0}) is vector shapes, not words.
-    .replace(/\{[^}]*\\p[1-9][^}]*\}[^{]*/g, "")
-    .replace(/\{[^}]*\}/g, "")
-    .replace(/\\[Nnh]/g, " ")
-    .replace(/<[^>]*>/g, "")
+  const { text: untagged, speaker } = dropTags(dropAssBlocks(raw).replace(/\\[Nnh]/g, " "));
+  const text = untagged
     .replace(/&(#\d{1,6}|#x[0-9a-f]{1,6}|[a-z]{2,6});/gi, (whole, name: string) => {
       if (name.startsWith("#")) {
         const code = name[1] === "x" || name[1] === "X" ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
@@ -102,7 +171,6 @@ export function plainCueText(raw: string): { text: string; speaker?: string } {
     .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, " ")
     .replace(/\s+/g, " ")
     .trim();
-  const speaker = voice?.[1]?.trim();
   return speaker ? { text, speaker } : { text };
 }
 

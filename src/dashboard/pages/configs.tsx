@@ -2,7 +2,7 @@
 import { Hono, type Context } from "hono";
 import { ConfigName, MAX_CONFIGS_PER_ACCOUNT } from "../../api/configs";
 import { findLogo } from "../../db/logos";
-import { countConfigs, deleteConfig, getConfig, listConfigs, putConfig, type SavedConfig } from "../../db/configs";
+import { deleteConfig, getConfig, listConfigs, putConfig, type SavedConfig } from "../../db/configs";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { ConfigForm, valuesOf, type ConfigFormProps } from "../components/config-form";
 import { ConfirmForm, Notice } from "../components/form";
@@ -119,10 +119,10 @@ export const configPages = new Hono<DashboardEnv>()
     if (await getConfig(c.env.DB, accountId, name.data)) {
       return renderList(c, { values: valuesOf(input.config), errors: { name: "A configuration with this name already exists." }, general: [], typedName }, undefined, 409);
     }
-    if ((await countConfigs(c.env.DB, accountId)) >= MAX_CONFIGS_PER_ACCOUNT) {
+    const saved = await putConfig(c.env.DB, accountId, name.data, input.config, MAX_CONFIGS_PER_ACCOUNT);
+    if (saved.limitReached) {
       return renderList(c, { ...EMPTY_FORM, general: [`An account can save at most ${MAX_CONFIGS_PER_ACCOUNT} configurations.`] }, undefined, 409);
     }
-    await putConfig(c.env.DB, accountId, name.data, input.config);
     return renderList(c, EMPTY_FORM, `Configuration “${name.data}” saved.`);
   })
   .get("/:name", async (c) => {
@@ -137,7 +137,8 @@ export const configPages = new Hono<DashboardEnv>()
     if (!name || !(await getConfig(c.env.DB, accountId, name))) return c.redirect("/dashboard/configs", 303);
     const input = configFromForm(await c.req.parseBody());
     if (!input.ok) return renderEdit(c, name, input, 400);
-    await putConfig(c.env.DB, accountId, name, input.config);
+    // An existing name: replaced, whatever the count.
+    await putConfig(c.env.DB, accountId, name, input.config, MAX_CONFIGS_PER_ACCOUNT);
     return renderList(c, EMPTY_FORM, `Configuration “${name}” saved.`);
   })
   .get("/:name/delete", async (c) => {

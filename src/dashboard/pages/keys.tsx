@@ -130,12 +130,12 @@ export const keysPages = new Hono<DashboardEnv>()
     const body = await c.req.parseBody();
     const name = KeyName.safeParse(typeof body.name === "string" ? body.name : "");
     if (!name.success) return renderKeysPage(c, { errors: name.error.issues.map((i) => i.message) }, 400);
-    const active = (await listApiKeys(c.env.DB, accountId)).filter((key) => key.revokedAt === null).length;
-    if (active >= MAX_ACTIVE_KEYS) {
+    // The limit is checked by the insert itself: concurrent creations cannot pass it together.
+    const issued = await issueApiKey(c.env.DB, accountId, name.data, new Date(), MAX_ACTIVE_KEYS);
+    if (!issued) {
       return renderKeysPage(c, { errors: [`An account can have at most ${MAX_ACTIVE_KEYS} active keys: revoke one first.`] }, 409);
     }
-    const { key, secret } = await issueApiKey(c.env.DB, accountId, name.data);
-    return renderKeysPage(c, { created: { secret, name: key.name } });
+    return renderKeysPage(c, { created: { secret: issued.secret, name: issued.key.name } });
   })
   .get("/:id/revoke", async (c) => {
     const session = sessionOf(c);

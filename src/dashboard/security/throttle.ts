@@ -6,16 +6,28 @@
  *   that address is refused for that e-mail until the window ends;
  * - per client address: 30 failed sign-ins or sign-ups in 15 minutes, then the
  *   address is refused for every e-mail;
- * - per e-mail address, from anywhere: never refused, only slowed: after 5
- *   failures in 15 minutes each further attempt waits a delay that doubles up
- *   to 2 s (a distributed guesser is slowed, the owner still gets in).
+ * - per e-mail address, from anywhere: slowed, not locked: after 5 failures
+ *   in 15 minutes each further attempt waits a delay that doubles up to 2 s,
+ *   and the delays queue: concurrent attempts on one e-mail address take
+ *   turns (each waits for the ones before it), so parallel requests cannot
+ *   go faster than one per delay. An attempt that would have to wait more
+ *   than MAX_QUEUED_WAIT_MS is refused with a Retry-After of seconds (the
+ *   queue is only that full while someone is guessing right now);
+ * - sign-ups per client address: at most 10 an hour, on top of the shared
+ *   30 in 15 minutes.
+ *
+ * A client address is counted as the API gate counts it (src/gate/client-key.ts):
+ * an IPv4 address, or the /64 of an IPv6 address, so one subscriber's prefix
+ * cannot rotate through addresses. Counters are removed once their window is
+ * over (a bounded number per attempt).
  *
  * Attempts are counted before the password is checked (concurrent guesses
  * cannot slip past a limit) and a successful sign-in takes its own attempt
  * back, so what remains counted are failures. An unknown e-mail address is
  * treated exactly like a known one, so nothing here reveals which have accounts.
  */
-import { clearAttempts, countAttempt, takeBackAttempt, windowEndOf } from "../../db/auth-throttle";
+import { clearAttempts, countAttempt, purgeExpiredAttempts, reserveSlot, takeBackAttempt, windowEndOf } from "../../db/auth-throttle";
+import { clientKey } from "../../gate/client-key";
 import { sha256Url } from "./tokens";
 
 export interface AttemptLimit {
@@ -31,17 +43,25 @@ export interface DelayRule {
   maxDelayMs: number;
 }
 
-export const ATTEMPT_LIMITS: { perPair: AttemptLimit; perAddress: AttemptLimit; perAccount: DelayRule } = {
+export const ATTEMPT_LIMITS: { perPair: AttemptLimit; perAddress: AttemptLimit; signUpsPerAddress: AttemptLimit; perAccount: DelayRule } = {
   perPair: { attempts: 5, windowSeconds: 15 * 60 },
   perAddress: { attempts: 30, windowSeconds: 15 * 60 },
+  signUpsPerAddress: { attempts: 10, windowSeconds: 60 * 60 },
   perAccount: { freeFailures: 5, windowSeconds: 15 * 60, firstDelayMs: 250, maxDelayMs: 2000 },
 };
+
+/** Longest wait an attempt may queue for on one e-mail address before it is refused instead. */
+export const MAX_QUEUED_WAIT_MS = 8000;
+/** Expired counters removed per attempt: more than attempts create, so the table stays small. */
+const PURGE_ROWS = 20;
 
 /** Stand-in client address where the edge gives none (local development). */
 export const LOCAL_CLIENT_ADDRESS = "local";
 
+/** The counted client address: IPv4 as is, IPv6 as its /64 (the API gate's key). */
 export function clientAddress(request: Request): string {
-  return request.headers.get("CF-Connecting-IP")?.trim() || LOCAL_CLIENT_ADDRESS;
+  const address = request.headers.get("CF-Connecting-IP")?.trim();
+  return address ? clientKey(address) : LOCAL_CLIENT_ADDRESS;
 }
 
 function normalEmail(email: string): string {
@@ -58,6 +78,10 @@ async function pairScope(email: string, address: string): Promise<string> {
 
 async function addressScope(address: string): Promise<string> {
   return `address:${await sha256Url(`address\u0000${address}`)}`;
+}
+
+async function signUpScope(address: string): Promise<string> {
+  return `signup:${await sha256Url(`signup\u0000${address}`)}`;
 }
 
 /** The wait before checking a password, given the e-mail address's attempts in the window (this one included). */
@@ -94,14 +118,38 @@ export async function admitSignIn(db: D1Database, email: string, address: string
   );
   if (retryAt !== 0) return refusal(retryAt, nowMs);
   const rule = ATTEMPT_LIMITS.perAccount;
-  const onAccount = await countAttempt(db, await accountScope(email), rule.windowSeconds, nowMs);
-  return { allowed: true, delayMs: progressiveDelayMs(onAccount, rule) };
+  const scope = await accountScope(email);
+  const onAccount = await countAttempt(db, scope, rule.windowSeconds, nowMs);
+  const delay = progressiveDelayMs(onAccount, rule);
+  await purgeQuietly(db, nowMs);
+  if (delay === 0) return { allowed: true, delayMs: 0 };
+  // Concurrent attempts take turns: this one's turn starts after the turns already given out.
+  const turn = await reserveSlot(db, scope, delay, MAX_QUEUED_WAIT_MS, nowMs);
+  if (!turn.reserved) return refusal(turn.retryAtMs, nowMs);
+  return { allowed: true, delayMs: Math.max(0, turn.goAtMs - nowMs) };
 }
 
 /** Counts one sign-up against the client address (sign-ups are never limited per e-mail: that would reveal it). */
 export async function admitSignUp(db: D1Database, address: string, nowMs = Date.now()): Promise<AttemptVerdict> {
-  const retryAt = await countLimited(db, [[await addressScope(address), ATTEMPT_LIMITS.perAddress]], nowMs);
+  const retryAt = await countLimited(
+    db,
+    [
+      [await addressScope(address), ATTEMPT_LIMITS.perAddress],
+      [await signUpScope(address), ATTEMPT_LIMITS.signUpsPerAddress],
+    ],
+    nowMs,
+  );
+  await purgeQuietly(db, nowMs);
   return retryAt === 0 ? { allowed: true, delayMs: 0 } : refusal(retryAt, nowMs);
+}
+
+/** Removes a few counters whose window is over; a failure here never fails an attempt. */
+async function purgeQuietly(db: D1Database, nowMs: number): Promise<void> {
+  try {
+    await purgeExpiredAttempts(db, nowMs, PURGE_ROWS);
+  } catch (err) {
+    console.error("purging expired sign-in counters failed", err);
+  }
 }
 
 /** A successful sign-in: its pair and e-mail counts start over, and the client address gets its attempt back. */
@@ -111,7 +159,7 @@ export async function signInSucceeded(db: D1Database, email: string, address: st
   await takeBackAttempt(db, await addressScope(address));
 }
 
-/** Waits out a progressive delay (wall time only: a Worker waiting costs no CPU). */
+/** Waits out a progressive delay or a queued turn (wall time only: a Worker waiting costs no CPU). */
 export function waitDelay(ms: number): Promise<void> {
   return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
 }
