@@ -156,10 +156,8 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
   const job = queuedJob(row);
   // The job and its job.queued event in one batch (the outbox); the event goes out once the job is queued.
   const transitionId = newTransitionId();
-  const writes = [
-    insertJobStatement(env.DB, row, transitionId),
-    jobEventStatement(env, { id: transitionId, type: "job.queued", job, at: row.now }),
-  ];
+  const event = jobEventStatement(env, { id: transitionId, type: "job.queued", job, at: row.now });
+  const writes = [insertJobStatement(env.DB, row, transitionId), event];
   if (idempotent) {
     const answer = JSON.stringify(idempotent.present(job));
     // First: the batch rolls back whole unless this request still holds the key.
@@ -168,7 +166,7 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
   }
   let written: boolean;
   try {
-    written = eventWritten((await env.DB.batch(writes))[1]);
+    written = eventWritten((await env.DB.batch(writes))[writes.indexOf(event)]);
   } catch (err) {
     await account.releaseSlot(jobId);
     await giveUploadBack();
