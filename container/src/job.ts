@@ -3,6 +3,7 @@ import { MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipReport, type StartJo
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
 import { loadSpeechModel, type SpeechModelLoad } from "./analyse/speech-model.ts";
 import { SENTENCE_SNAPPED_TYPES, snapToSentences } from "./analyse/sentence-cuts.ts";
+import { prepareBrand } from "./brand/prepare.ts";
 import { prepareClipCaptions, type ClipCaptions } from "./captions/index.ts";
 import type { EngineConfig } from "./config.ts";
 import { JobAborted, JobFailure, abortKindOf, errorMessage } from "./errors.ts";
@@ -99,7 +100,7 @@ function clipReport(clip: RenderedClip): ClipReport {
     faces_count: clip.plan.facesCount,
     text: clip.captions.text,
     title: clip.captions.title,
-    captions_burned: clip.captions.assPath !== null,
+    captions_burned: clip.captions.captionsBurned,
     sidecars: clip.captions.vttPath !== null && clip.captions.srtPath !== null,
     prompt_match: clip.promptMatch,
     removed: clip.removal.removed,
@@ -315,6 +316,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       onProgress: (f) => progress.update(f),
     });
     let transcript: Transcript | null = transcriptInWindow(heard.transcript, window, wholeSource);
+    // A source that does not say its language (a captions file) is in the one the job was told (issue 29).
+    if (transcript && transcript.language === null && job.config.language) transcript = { ...transcript, language: job.config.language };
     let transcriptReason = heard.transcript && !transcript ? "No words were spoken inside time_range." : heard.reason;
     signal.throwIfAborted();
     const limits = { min: job.config.min_clip_seconds, max: job.config.max_clip_seconds, duration: window.end };
@@ -365,6 +368,19 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     // Face detection (reframe faces/auto) takes the first DETECT_SHARE of each clip's progress.
     const detectShare = job.config.reframe === "center" ? 0 : DETECT_SHARE;
     const planned = outputSize(job.config, source);
+    // Brand and language (issue 29): translated captions and the logo, once for all clips.
+    const brand = await prepareBrand({
+      job,
+      runner,
+      reporter,
+      progress,
+      transcript: heardTranscript,
+      clips: candidates,
+      output: planned,
+      logoPath: workDir.file("logo.image"),
+      signal,
+    });
+    signal.throwIfAborted();
     const render = async (index: number, renderSignal: AbortSignal): Promise<RenderedClip> => {
       const candidate = candidates[index]!;
       const videoPath = workDir!.file(`clip-${index}.mp4`);
@@ -403,6 +419,9 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         canBurn: runner.backend === "native",
         file: (name) => workDir!.file(name),
         index,
+        translation: brand.translation,
+        videoTitle: source.title,
+        hookTop: brand.hookTop,
       });
       const size = await renderClip(runner, {
         source,
@@ -414,6 +433,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         onProgress: (f) => renderProgress(index, detectShare + (1 - detectShare) * f),
         plan,
         captionsPath: captions.assPath,
+        logo: brand.logo,
         thumbnailFrom: thumbnailFrom(source, candidate, keyframes),
         kept: removal.kept,
       });
@@ -452,7 +472,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
           transcriptReason = unstored;
         }
       },
-      onRendering: (running) => progress.enter("render", `${renderingStep(running, count)}${note}`),
+      onRendering: (running) => progress.enter("render", `${renderingStep(running, count)}${brand.note}${note}`),
       onRendersDone: () => {
         progress.enter("upload", "Uploading clips");
         uploadsOnly = true;
@@ -467,7 +487,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       clips: rendered.map(clipReport),
       transcript: transcript ? { source: transcript.source, language: transcript.language, word_count: transcript.words.length } : null,
       transcript_unavailable_reason: transcript ? null : (transcriptReason ?? "No transcript.").slice(0, 300),
-      translation: null,
+      translation: brand.translationOutcome,
     });
     log.info("job_completed", { job_id: jobId, clips: rendered.length, seconds: Math.round((Date.now() - started) / 1000) });
     return "completed";

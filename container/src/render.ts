@@ -23,7 +23,8 @@
 import { stat } from "node:fs/promises";
 import { MAX_CLIP_UPLOAD_BYTES, type ClipConfig } from "#contract";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";
-import { assFilter } from "./captions/ass.ts";
+import { brandStage } from "./brand/stage.ts";
+import type { LogoPlacement } from "./brand/logo.ts";
 import { pinnedDemuxer } from "./probe.ts";
 import { reframeGraph } from "./reframe/filter.ts";
 import { cutStage } from "./render-cuts.ts";
@@ -48,8 +49,10 @@ export interface RenderArgs {
   onProgress: StageProgress;
   /** The crop's camera paths (reframe/plan.ts); without it, the centre or the activity plan. */
   plan?: Pick<ReframePlan, "views">;
-  /** ASS captions to burn in this same encode (see captions/), or none. */
+  /** ASS captions (and hook title) to burn in this same encode (see captions/), or none. */
   captionsPath?: string | null;
+  /** The account's logo and its place (brand/logo.ts), drawn in this same encode, or none. */
+  logo?: { path: string; demuxer: string; placement: LogoPlacement } | null;
   /** Where the thumbnail comes from (thumbnail.ts picks the cheaper); default the source. */
   thumbnailFrom?: ThumbnailFrom;
   /**
@@ -76,9 +79,9 @@ function inputArgs(source: SourceInfo, seekSeconds: number): string[] {
   ];
 }
 
-/** Burned captions: libass draws the clip's ASS file onto the final picture, in the same encode. */
-function captionStep(captionsPath: string | null | undefined): string {
-  return captionsPath ? `,${assFilter(captionsPath)}` : "";
+/** The logo as the second input: one still image, its demuxer pinned like the source's. */
+function logoInputArgs(logo: RenderArgs["logo"]): string[] {
+  return logo ? ["-protocol_whitelist", "file", "-f", logo.demuxer, "-i", logo.path] : [];
 }
 
 /** The clip's length once rendered: its span, less what the removal stage cuts. */
@@ -90,28 +93,30 @@ export function renderedSeconds(args: Pick<RenderArgs, "candidate" | "kept">): n
 
 /**
  * The graph: picture (reframe), then the removal stage when something is
- * cut (render-cuts.ts, its own separate stage), then burned captions.
+ * cut (render-cuts.ts, its own separate stage), then the brand stage: the
+ * logo and libass's captions and hook title (brand/stage.ts, issue 29).
  */
-function clipGraph(args: Pick<RenderArgs, "source" | "candidate" | "config" | "plan" | "captionsPath" | "kept">, size: ReturnType<typeof outputSize>): { graph: string; audio: string } {
+function clipGraph(args: Pick<RenderArgs, "source" | "candidate" | "config" | "plan" | "captionsPath" | "kept" | "logo">, size: ReturnType<typeof outputSize>): { graph: string; audio: string } {
   const { source, candidate, config } = args;
   const framed = reframeGraph(size, viewsOf(args.plan, config, candidate));
+  const brand = { logo: args.logo ? { input: "1:v", placement: args.logo.placement } : null, assPath: args.captionsPath };
   const kept = args.kept ?? [];
   if (kept.length <= 1 || !source.hasAudio) {
-    const graph = [`${framed}${captionStep(args.captionsPath)}[clip]`, ...(source.hasAudio ? [] : ["anullsrc=r=48000:cl=stereo[silence]"])].join(";");
+    const graph = [`${brandStage(framed, brand)}[clip]`, ...(source.hasAudio ? [] : ["anullsrc=r=48000:cl=stereo[silence]"])].join(";");
     return { graph, audio: source.hasAudio ? "0:a:0" : "[silence]" };
   }
   const pieces = kept.map((piece) => ({ start: piece.start - candidate.start, end: piece.end - candidate.start }));
   const cut = cutStage("[framed]", "[0:a:0]", pieces);
-  const captioned = args.captionsPath ? `${cut.video}${assFilter(args.captionsPath)}[clip]` : `${cut.video}null[clip]`;
-  return { graph: [`${framed}[framed]`, ...cut.chains, captioned].join(";"), audio: cut.audio };
+  return { graph: [`${framed}[framed]`, ...cut.chains, `${brandStage(`${cut.video}null`, brand)}[clip]`].join(";"), audio: cut.audio };
 }
 
-export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath" | "plan" | "captionsPath" | "kept">): { ffmpegArgs: string[]; width: number; height: number } {
+export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath" | "plan" | "captionsPath" | "kept" | "logo">): { ffmpegArgs: string[]; width: number; height: number } {
   const { source, candidate } = args;
   const size = outputSize(args.config, source);
   const { graph, audio } = clipGraph(args, size);
   const ffmpegArgs = [
     ...inputArgs(source, candidate.start),
+    ...logoInputArgs(args.logo),
     "-filter_complex", graph,
     "-map", "[clip]",
     "-map", audio,
@@ -132,7 +137,7 @@ export async function renderClip(runner: FfmpegRunner, args: RenderArgs): Promis
   let reported = 0;
   const result = await runner.ffmpeg({
     args: ffmpegArgs,
-    inputs: args.captionsPath ? [args.source.path, args.captionsPath] : [args.source.path],
+    inputs: [args.source.path, ...(args.captionsPath ? [args.captionsPath] : []), ...(args.logo ? [args.logo.path] : [])],
     outputs: [args.outPath],
     timeoutMs: renderTimeoutMs(duration),
     signal: args.signal,

@@ -12,7 +12,9 @@ import {
   ProbeAck,
   SimilarityResult,
   TranscribeResult,
+  TranslateResult,
   callbackUrl,
+  type TranslateRequest,
   type CompleteReport,
   type FailReport,
   type InterruptedReport,
@@ -70,10 +72,20 @@ export type SimilarityOutcome =
   | { kind: "unavailable" }
   | { kind: "failed"; detail: string };
 
+export type TranslateOutcome =
+  | { kind: "ok"; texts: string[] }
+  | { kind: "unavailable" }
+  | { kind: "failed"; detail: string };
+
 interface RawAnswer {
   status: number;
   body: string;
+  /** The body's bytes, up to the request's limit. */
+  bytes: Buffer;
 }
+
+/** Answers are small acks; a body longer than this is cut (the logo route asks for more). */
+const ANSWER_BYTES = 65536;
 
 function problemCode(body: string): string | null {
   try {
@@ -184,6 +196,45 @@ export class JobReporter {
   }
 
   /**
+   * Translates texts through the Worker's /translate route (Workers AI). 503
+   * means the deployment cannot translate (local dev) and 502 that the
+   * Worker already retried the model: both are answers, not errors to retry.
+   */
+  async translate(request: TranslateRequest): Promise<TranslateOutcome> {
+    const payload = Buffer.from(JSON.stringify(request));
+    return this.withRetries(async (signal) => {
+      const answer = await this.send("POST", "translate", { "content-type": "application/json", "content-length": String(payload.length) }, signal, async (req) => {
+        req.end(payload);
+      });
+      // 404: a Worker without the route (older than issue 29) cannot translate either.
+      if (answer.status === 503 || answer.status === 404) return { kind: "unavailable" } as const;
+      if (answer.status === 502) return { kind: "failed", detail: answer.body.slice(0, 200) } as const;
+      const { texts } = this.parse(answer, TranslateResult);
+      if (texts.length !== request.texts.length) throw new CallbackError("the translation answered a different number of texts", answer.status);
+      return { kind: "ok", texts } as const;
+    });
+  }
+
+  /**
+   * Reads the account's logo from the job channel (the image's bytes and
+   * type), or null when the Worker has none for this job (404). Refuses an
+   * answer over `maxBytes`.
+   */
+  async getLogo(maxBytes: number): Promise<{ bytes: Buffer; contentType: string } | null> {
+    return this.withRetries(async (signal) => {
+      const answer = await this.send("GET", "logo", {}, signal, async (req) => {
+        req.end();
+      }, maxBytes);
+      if (answer.status === 404) return null;
+      if (answer.status === 200 && answer.bytes.length > maxBytes) throw new CallbackError(`the logo is over ${maxBytes} bytes`, 200);
+      if (answer.status === 409 || answer.status >= 300 || answer.status < 200) {
+        this.parse(answer, CallbackAck); // throws the matching error (409 silences the job)
+      }
+      return { bytes: answer.bytes, contentType: answer.contentType ?? "" };
+    });
+  }
+
+  /**
    * PUTs a file streamed from disk; onBytes sees each chunk's size as it goes
    * out. `stop` ends the upload (and its retries) at once with its reason: the
    * clip pipeline stops an upload when a render fails.
@@ -276,15 +327,16 @@ export class JobReporter {
   }
 
   private send(
-    method: "POST" | "PUT",
+    method: "POST" | "PUT" | "GET",
     suffix: string,
     headers: Record<string, string>,
     signal: AbortSignal,
     writeBody: (req: http.ClientRequest) => Promise<void>,
-  ): Promise<RawAnswer> {
+    maxBytes = ANSWER_BYTES,
+  ): Promise<RawAnswer & { contentType?: string }> {
     const url = new URL(callbackUrl(this.opts.callbackBase, this.opts.jobId, suffix));
     const transport = url.protocol === "https:" ? https : http;
-    return new Promise<RawAnswer>((resolve, reject) => {
+    return new Promise<RawAnswer & { contentType?: string }>((resolve, reject) => {
       const req = transport.request(url, {
         method,
         headers: { ...headers, authorization: `Bearer ${this.opts.token}` },
@@ -294,13 +346,16 @@ export class JobReporter {
         const chunks: Buffer[] = [];
         let kept = 0;
         res.on("data", (chunk: Buffer) => {
-          // Answers are small acks; keep at most 64 KiB of whatever arrives.
-          if (kept < 65536) {
+          // Keep at most maxBytes (+1, so a longer answer shows) of whatever arrives.
+          if (kept <= maxBytes) {
             chunks.push(chunk);
             kept += chunk.length;
           }
         });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("end", () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, body: bytes.subarray(0, ANSWER_BYTES).toString("utf8"), bytes, contentType: res.headers["content-type"] });
+        });
         res.on("error", reject);
       });
       req.on("error", reject);

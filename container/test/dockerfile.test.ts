@@ -56,6 +56,9 @@ describe("container/Dockerfile", () => {
 
   it("installs the font burned captions are drawn with", () => {
     expect(dockerfile).toMatch(/apt-get install[^\n]*\bfonts-dejavu-core\b/);
+    // Issue 29: the caption fonts for every script (Noto core and CJK).
+    expect(dockerfile).toMatch(/apt-get install[^\n]*\bfonts-noto-core\b/);
+    expect(dockerfile).toMatch(/apt-get install[^\n]*\bfonts-noto-cjk\b/);
   });
 
   it("copies only files that exist after npm run build:engine", () => {

@@ -61,7 +61,7 @@ export const BRAND_FIELDS = {
   /** The word being said (style `bold`). */
   caption_highlight_color: HexColor.default("#FFE500"),
   caption_outline_color: HexColor.default("#000000"),
-  /** The box behind the text (style `boxed`), drawn half transparent. */
+  /** The box behind the text (style `boxed`), drawn translucent. */
   caption_box_color: HexColor.default("#000000"),
   logo_position: LogoPosition.default("off"),
   /** The logo's width as a percent of the clip's width. */

@@ -1,6 +1,6 @@
 /**
  * The retry policy of the Worker's Workers AI calls on the engine channel
- * (speech-to-text, text embeddings): model errors, timeouts and answers of
+ * (speech-to-text, text embeddings, translation): model errors, timeouts and answers of
  * the wrong shape are retried inside a time budget that ends before the
  * engine's own callback timeout (30 s), so the engine sees one answer per
  * request, never a duplicate model run caused by its own retry.
@@ -27,14 +27,15 @@ function sleep(ms: number): Promise<void> {
 
 /** One model call that rejects after `timeoutMs` even if the binding never answers. */
 export async function withTimeout<T>(timeoutMs: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | null = null;
+  // undefined, not null: the module also runs in Node (the engine's suites), whose clearTimeout takes no null.
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   });
   try {
     return await Promise.race([run(AbortSignal.timeout(timeoutMs)), timeout]);
   } finally {
-    clearTimeout(timer);
+    if (timer !== undefined) clearTimeout(timer);
   }
 }
 

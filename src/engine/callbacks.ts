@@ -35,6 +35,7 @@ import { silenceTimeoutSeconds } from "../settings";
 import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from "./live-job";
 import { similarityChannel } from "./similarity-channel";
 import { rememberJobAccount } from "./job-accounts";
+import { brandChannel } from "./brand-channel";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { scopeOf } from "./scopes";
 import { verifyEngineToken } from "./token";
@@ -214,6 +215,7 @@ export const callbacks = new Hono<CallbackEnv>()
   })
   .route("/", speechChannel)
   .route("/", similarityChannel)
+  .route("/", brandChannel) // issue 29: POST /:job_id/translate, GET /:job_id/logo
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
     await storeUpload(c.env, jobId, c.req.raw, stagedKey(jobId, index, "clip"), CLIP_CONTENT_TYPE);

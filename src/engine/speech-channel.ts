@@ -12,10 +12,8 @@
  * published with their clip at completion, the transcript never is.
  */
 import { Hono, type Context } from "hono";
-import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { Job } from "../db/jobs";
-import type { AppEnv } from "../http/app-env";
 import { mediaType, readBodyCapped } from "../http/capped-body";
 import { AppError } from "../http/errors";
 import { validate } from "../http/validate";
@@ -33,19 +31,17 @@ import {
   MAX_TRANSCRIPT_UPLOAD_BYTES,
   Transcript,
   TRANSCRIBE_MAX_CHUNK_BYTES,
+  whisperLanguageCode,
   type CallbackAck,
   type CompleteReport,
 } from "#contract";
 import { keepEngineAwake } from "../fleet/engine-host";
+import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job";
 import { liveProcessingJob } from "./live-job";
 import { inspectWav } from "./wav";
 import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable } from "./whisper";
 import { looksLikeCaptions } from "./caption-shape";
 
-interface ChannelEnv {
-  Bindings: Env;
-  Variables: AppEnv["Variables"] & { job?: Job };
-}
 
 /** A clip's captions are a few kilobytes; this leaves room for word-level cues of a 3-minute clip. */
 export const MAX_CAPTIONS_UPLOAD_BYTES = 2 * 1024 * 1024;
@@ -70,23 +66,6 @@ const StoredTranscript = Transcript.superRefine((t, ctx) => {
   }
 });
 
-/** The job must be processing (409 job_not_active otherwise); the parent checked the token already. */
-const liveJob = createMiddleware<ChannelEnv>(async (c, next) => {
-  c.set("job", await liveProcessingJob(c.env, c.req.param("job_id") ?? "", null));
-  await next();
-});
-
-function jobOf(c: Context<ChannelEnv>): Job {
-  const job = c.get("job");
-  if (!job) throw new AppError("unauthorized", "A valid engine token for this job is required.");
-  return job;
-}
-
-/** Like every other report, these re-arm the watchdog (in the Durable Object) and keep the engine's container awake. */
-async function noteSignOfLife(env: Env, job: Job): Promise<void> {
-  await liveProcessingJob(env, job.id, {});
-  await keepEngineAwake(env, job.id);
-}
 
 function requireMediaType(c: Context<ChannelEnv>, allowed: readonly string[]): void {
   if (!allowed.includes(mediaType(c.req.header("Content-Type")))) {
@@ -162,7 +141,9 @@ export const speechChannel = new Hono<ChannelEnv>()
     if ("problem" in wav) throw new AppError("invalid_request", wav.problem);
     await noteSignOfLife(c.env, job);
     try {
-      return c.json(await transcribeChunk(c.env.AI, audio, chunkStart, wav.durationSeconds));
+      // The job's `language` hint (issue 29); jobs stored before it have none.
+      const hint = job.config.language ?? null;
+      return c.json(await transcribeChunk(c.env.AI, audio, chunkStart, wav.durationSeconds, undefined, hint ? whisperLanguageCode(hint) : null));
     } catch (err) {
       if (err instanceof TranscriptionUnavailable) {
         throw new AppError("transcription_unavailable", `${err.message} Use the other transcript sources.`);

@@ -137,8 +137,11 @@ function toBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-async function runOnce(ai: Ai, base64: string, timeoutMs: number): Promise<WhisperOutput> {
-  const answer: unknown = await withTimeout(timeoutMs, (signal) => ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe" }, { signal }));
+async function runOnce(ai: Ai, base64: string, timeoutMs: number, language: string | null): Promise<WhisperOutput> {
+  // `language` (issue 29): the job's hint; without it the model detects the language.
+  const answer: unknown = await withTimeout(timeoutMs, (signal) =>
+    ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe", ...(language ? { language } : {}) }, { signal }),
+  );
   const parsed = WhisperOutput.safeParse(answer);
   if (!parsed.success) throw new Error("the model answered in an unexpected shape");
   return parsed.data;
@@ -155,10 +158,12 @@ export async function transcribeChunk(
   chunkStart: number,
   chunkSeconds: number,
   policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  /** The job's spoken-language hint, in Whisper's code. */
+  language: string | null = null,
 ): Promise<TranscribeResult> {
   if (!ai) throw new TranscriptionUnavailable("No Workers AI binding is configured.");
   const base64 = toBase64(wav);
-  const outcome = await retrying(policy, async (timeoutMs) => toTranscribeResult(await runOnce(ai, base64, timeoutMs), chunkStart, chunkSeconds));
+  const outcome = await retrying(policy, async (timeoutMs) => toTranscribeResult(await runOnce(ai, base64, timeoutMs, language), chunkStart, chunkSeconds));
   if (outcome.ok) return outcome.value;
   if (outcome.local) throw new TranscriptionUnavailable("Workers AI is not reachable from local development.");
   const failures = outcome.failures;

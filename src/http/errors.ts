@@ -233,11 +233,23 @@ export const ERROR_CODES = {
     meaning:
       "Engine channel only: Workers AI speech-to-text kept failing after the Worker's retries; the engine goes on without that audio.",
   },
+  translation_failed: {
+    status: 502,
+    title: "Translation failed",
+    meaning:
+      "Engine channel only: Workers AI translation kept failing after the Worker's retries; the job's captions stay in the spoken language.",
+  },
   transcription_unavailable: {
     status: 503,
     title: "Transcription unavailable",
     meaning:
       "Engine channel only: this deployment has no Workers AI binding (local development); the engine uses the other transcript sources.",
+  },
+  translation_unavailable: {
+    status: 503,
+    title: "Translation unavailable",
+    meaning:
+      "Engine channel only: this deployment has no Workers AI binding (local development); the job's captions stay in the spoken language.",
   },
   embedding_failed: {
     status: 502,

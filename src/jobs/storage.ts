@@ -7,6 +7,8 @@
  *     deterministic per (job, clip, kind), so an engine retry overwrites.
  *   - `transcripts/{job_id}.json`: the whole transcript, served only by the
  *     authenticated API and dashboard; never published.
+ *   - `logos/{account_id}/{sha256}`: each account's logo (issue 29,
+ *     src/logos/service.ts), read by its owner and by its jobs' engine channel.
  * - Public bucket (CLIPS, served at CDN_URL): `c/{id}/clip.mp4|thumbnail.jpg|
  *   captions.vtt|captions.srt`, copied there at completion (publication.ts),
  *   each object under its own unguessable id.

@@ -2,14 +2,15 @@
  * An account's logo (issue 29), shared by the API (/api/v1/logo), the
  * dashboard's logo page and the engine channel's logo route.
  *
- * The image lives in the private UPLOADS bucket, never in the bucket served
- * on {cdn_url}: `logos/{account_id}/{sha256}`. A replacement is written
+ * The image lives in the private bucket (src/jobs/storage.ts), never in the
+ * bucket served on {cdn_url}: `logos/{account_id}/{sha256}`. A replacement is written
  * under its own key before the record moves to it, and the old object is
  * deleted after, so a job reading the logo meanwhile gets one whole image.
  */
 import { MAX_LOGO_BYTES, type LogoContentType } from "#contract";
 import { deleteLogo, findLogo, putLogo, type Logo } from "../db/logos";
 import { AppError } from "../http/errors";
+import { privateBucket } from "../jobs/storage";
 import { checkLogoImage } from "./image";
 
 export function logoKey(accountId: string, sha256: string): string {
@@ -33,10 +34,10 @@ export async function storeLogo(env: Env, accountId: string, bytes: Uint8Array):
   if (!check.ok) throw new AppError("invalid_logo", check.problem);
   const sha256 = await sha256Hex(bytes);
   const objectKey = logoKey(accountId, sha256);
-  await env.UPLOADS.put(objectKey, bytes, { httpMetadata: { contentType: check.contentType }, customMetadata: { account_id: accountId } });
+  await privateBucket(env).put(objectKey, bytes, { httpMetadata: { contentType: check.contentType }, customMetadata: { account_id: accountId } });
   const previous = await findLogo(env.DB, accountId);
   const saved = await putLogo(env.DB, { accountId, objectKey, contentType: check.contentType, width: check.width, height: check.height, sizeBytes: bytes.byteLength, sha256 });
-  if (previous && previous.objectKey !== objectKey) await env.UPLOADS.delete(previous.objectKey);
+  if (previous && previous.objectKey !== objectKey) await privateBucket(env).delete(previous.objectKey);
   return saved;
 }
 
@@ -44,7 +45,7 @@ export async function storeLogo(env: Env, accountId: string, bytes: Uint8Array):
 export async function removeLogo(env: Env, accountId: string): Promise<boolean> {
   const deleted = await deleteLogo(env.DB, accountId);
   if (!deleted) return false;
-  await env.UPLOADS.delete(deleted.objectKey);
+  await privateBucket(env).delete(deleted.objectKey);
   return true;
 }
 
@@ -52,7 +53,7 @@ export async function removeLogo(env: Env, accountId: string): Promise<boolean> 
 export async function readLogo(env: Env, accountId: string): Promise<{ logo: Logo; body: ReadableStream; contentType: LogoContentType } | null> {
   const logo = await findLogo(env.DB, accountId);
   if (!logo) return null;
-  const object = await env.UPLOADS.get(logo.objectKey);
+  const object = await privateBucket(env).get(logo.objectKey);
   if (!object) return null;
   return { logo, body: object.body, contentType: logo.contentType };
 }

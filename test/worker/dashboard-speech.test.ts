@@ -117,4 +117,15 @@ describe("dashboard: captions and transcripts", () => {
     expect(page.status).toBe(404);
     expect(await page.text()).toContain(reason);
   });
+  it("says when a job's captions could not be translated, and when they were (issue 29)", async () => {
+    const { visitor, account } = await signedIn();
+    const client = await processingJob(engine, account);
+    await client.uploadClip(0, 512);
+    const detail = "Translation is not available on this deployment (no Workers AI binding); captions are in the spoken language.";
+    await expectAck(await client.complete({ title: "Talk", source_duration_seconds: 60, clips: [clipReport(0)], translation: { language: "fr", status: "unavailable", detail } }));
+    const html = await (await visitor.get("/dashboard/jobs")).text();
+    expect(html).toContain(`data-translation="unavailable"`);
+    expect(html).toContain(`Captions not in French: ${detail}`);
+    expect(await (await api(account, `/api/v1/jobs/${client.jobId}`)).json()).toMatchObject({ translation: { language: "fr", status: "unavailable", detail } });
+  });
 });

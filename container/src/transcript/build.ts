@@ -20,7 +20,8 @@ import type { Cue } from "./cues.ts";
 const SENTENCE_GAP_SECONDS = 1.2;
 /** Unpunctuated speech is cut into sentences of at most this many seconds. */
 const MAX_SENTENCE_SECONDS = 20;
-const SENTENCE_END = /[.?!…。？！]["'”’)\]]*$/;
+// Latin, CJK, Devanagari (danda) and Arabic-script (question mark, full stop) sentence ends.
+const SENTENCE_END = /[.?!…。？！।॥؟۔]["'”’)\]]*$/;
 
 function round3(value: number): number {
   return Math.round(value * 1000) / 1000;

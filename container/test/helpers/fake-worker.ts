@@ -12,7 +12,7 @@ import { CALLBACK_PREFIX, CHUNK_START_HEADER, type ProbeAck } from "#contract";
  */
 export interface RecordedCall {
   jobId: string;
-  /** progress, probe, complete, fail, interrupted, clip, thumbnail, captions_vtt, captions_srt, transcript, transcribe */
+  /** progress, probe, complete, fail, interrupted, clip, thumbnail, captions_vtt, captions_srt, transcript, transcribe, translate, logo */
   kind: string;
   index?: number;
   body?: unknown;
@@ -34,6 +34,13 @@ export interface FakeWorkerBehaviour {
    * Worker answers without an AI binding (local development).
    */
   transcribe?: (call: { jobId: string; startSeconds: number; wav: Buffer }) => { status: number; body: unknown };
+  /**
+   * The translation route (issue 29). Default: 503 translation_unavailable, as
+   * the Worker answers without an AI binding (local development).
+   */
+  translate?: (call: { jobId: string; body: unknown }) => Promise<{ status: number; body: unknown }>;
+  /** The logo route (issue 29): the image and its type, or none (404). */
+  logo?: (jobId: string) => { bytes: Buffer; contentType: string } | null;
   /** Milliseconds to hold the answer after the body arrived (a slow store, e.g. R2 across the world). */
   answerDelayMs?: (call: { jobId: string; kind: string; count: number }) => number;
 }
@@ -52,7 +59,7 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
   const counts = new Map<string, number>();
   const state = { unauthorized: 0 };
   const behaviour: FakeWorkerBehaviour = {};
-  const route = new RegExp(`^${CALLBACK_PREFIX}/([^/]+)/(progress|probe|complete|fail|interrupted|transcript|transcribe|clips/(\\d+)(/thumbnail|/captions\\.vtt|/captions\\.srt)?)$`);
+  const route = new RegExp(`^${CALLBACK_PREFIX}/([^/]+)/(progress|probe|complete|fail|interrupted|transcript|transcribe|translate|logo|clips/(\\d+)(/thumbnail|/captions\\.vtt|/captions\\.srt)?)$`);
 
   const server = http.createServer((req, res) => {
     void (async () => {
@@ -97,6 +104,26 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
         };
         const type = answer.status === 200 ? "application/json" : "application/problem+json";
         res.writeHead(answer.status, { "content-type": type }).end(JSON.stringify(answer.body));
+        return;
+      }
+      if (kind === "translate") {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        call.body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        calls.push(call);
+        const answer = (await behaviour.translate?.({ jobId, body: call.body })) ?? {
+          status: 503,
+          body: { type: "/docs/errors#translation_unavailable", title: "Translation unavailable", status: 503, code: "translation_unavailable" },
+        };
+        res.writeHead(answer.status, { "content-type": answer.status === 200 ? "application/json" : "application/problem+json" }).end(JSON.stringify(answer.body));
+        return;
+      }
+      if (kind === "logo") {
+        req.resume();
+        calls.push(call);
+        const logo = behaviour.logo?.(jobId) ?? null;
+        if (!logo) res.writeHead(404, { "content-type": "application/problem+json" }).end(JSON.stringify({ code: "not_found", status: 404 }));
+        else res.writeHead(200, { "content-type": logo.contentType, "content-length": String(logo.bytes.length) }).end(logo.bytes);
         return;
       }
       if (EXTENSIONS[kind]) {

@@ -31,7 +31,7 @@ const COLOR_FIELDS = [
   ["caption_color", "Caption text colour", "The words' colour."],
   ["caption_highlight_color", "Highlight colour", "The word being said (bold style)."],
   ["caption_outline_color", "Outline colour", "Around the letters (bold and clean styles)."],
-  ["caption_box_color", "Box colour", "Behind the text (boxed style), half transparent."],
+  ["caption_box_color", "Box colour", "Behind the text (boxed style), translucent."],
 ] as const;
 
 function languageOptions(codes: readonly LanguageCode[], none: string): [string, string][] {

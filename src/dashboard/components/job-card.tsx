@@ -1,3 +1,4 @@
+import { LANGUAGE_NAMES, type LanguageCode } from "#contract";
 import type { Clip } from "../../db/clips";
 import type { Job } from "../../db/jobs";
 import { reasonsInWords } from "../../jobs/reason-words";
@@ -87,6 +88,11 @@ export function isActive(job: Job): boolean {
 }
 
 /** One job: status, live progress while active, failure reason, or its clips once completed. */
+/** "French" for "fr"; the code itself for one the service does not name. */
+function languageName(code: string): string {
+  return code in LANGUAGE_NAMES ? LANGUAGE_NAMES[code as LanguageCode] : code;
+}
+
 export function JobCard({ job, clips, cdnBase }: { job: Job; clips: Clip[]; cdnBase: string }) {
   const active = isActive(job);
   return (
@@ -150,9 +156,21 @@ export function JobCard({ job, clips, cdnBase }: { job: Job; clips: Clip[]; cdnB
               `No transcript${job.transcriptUnavailableReason ? `: ${job.transcriptUnavailableReason}` : "."}`
             )}
           </p>
+          {job.translation ? (
+            <p class="meta" data-translation={job.translation.status}>
+              {job.translation.status === "translated" || job.translation.status === "not_needed"
+                ? `Captions in ${languageName(job.translation.language)}.`
+                : `Captions not in ${languageName(job.translation.language)}${job.translation.detail ? `: ${job.translation.detail}` : "."}`}
+            </p>
+          ) : null}
           <ol class="clips">
             {clips.map((clip) => (
-              <ClipView cdnBase={cdnBase} clip={clip} position={clip.index + 1} language={job.transcript?.language ?? null} />
+              <ClipView
+                cdnBase={cdnBase}
+                clip={clip}
+                position={clip.index + 1}
+                language={job.translation?.status === "translated" ? job.translation.language : (job.transcript?.language ?? null)}
+              />
             ))}
           </ol>
         </>

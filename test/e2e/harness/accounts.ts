@@ -8,10 +8,12 @@ export interface TestAccount {
   accountId: string;
   email: string;
   client: ApiClient;
+  /** The account's API key (for clients other than ApiClient, e.g. the typed client). */
+  apiKey: string;
 }
 
 export async function newAccount(stack: Pick<SharedStackInfo, "workerUrl" | "adminToken">, plan: "free" | "pro" = "pro"): Promise<TestAccount> {
   const email = `e2e-${Date.now()}-${randomBytes(4).toString("hex")}@example.test`;
   const created = await new AdminClient(stack.workerUrl, stack.adminToken).createAccount(email, plan);
-  return { accountId: created.account_id, email, client: new ApiClient(stack.workerUrl, created.api_key) };
+  return { accountId: created.account_id, email, client: new ApiClient(stack.workerUrl, created.api_key), apiKey: created.api_key };
 }
