@@ -20,7 +20,11 @@ export const SCOPES = {
   /** the job's uploaded source: only a job made from a direct upload has one. */
   source: (job: Pick<Job, "uploadId">) => job.uploadId !== null,
   /** prompt-to-sentence similarity (Workers AI embeddings, issue 27): only a job with a prompt asks. */
-  similarity: (job: Pick<Job, "config">) => job.config.prompt !== null,
+  similarity: (job: Pick<Job, "config">) => (job.config.prompt ?? null) !== null,
+  /** caption translation (Workers AI m2m100, issue 29): only a job with a caption_language asks. */
+  translate: (job: Pick<Job, "config">) => (job.config.caption_language ?? null) !== null,
+  /** the account's logo, from the private bucket (issue 29): only a job whose configuration places one. Jobs stored before issue 29 have no logo_position. */
+  logo: (job: Pick<Job, "config">) => (job.config.logo_position ?? "off") !== "off",
 } satisfies Record<string, (job: Pick<Job, "uploadId" | "videoType" | "config">) => boolean>;
 
 export type Scope = keyof typeof SCOPES;
@@ -49,6 +53,8 @@ export const CHANNEL_ROUTES: readonly ChannelRoute[] = [
   { method: "POST", path: /^transcribe$/, scope: "transcribe" },
   { method: "GET", path: /^source$/, scope: "source" },
   { method: "POST", path: /^similarity$/, scope: "similarity" },
+  { method: "POST", path: /^translate$/, scope: "translate" },
+  { method: "GET", path: /^logo$/, scope: "logo" },
 ];
 
 /** The scopes a job's token carries. */

@@ -9,7 +9,9 @@ import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { fromBase64, importVerifyKey, toBase64Url } from "#contract";
 import { engineEnvironment } from "../../src/engine/container";
-import { SCOPES } from "../../src/engine/scopes";
+import type { Job } from "../../src/db/jobs";
+import { callbacks } from "../../src/engine/callbacks";
+import { CHANNEL_ROUTES, grantedScopes, SCOPES, scopeOf } from "../../src/engine/scopes";
 import { clipReport, FakeEngine } from "./engine-stub";
 import { createAccount, expectProblem } from "./helpers";
 import { deliver, getJob, startJob, submitUndelivered } from "./jobs-helpers";
@@ -99,9 +101,38 @@ describe("an engine given everything in its environment", () => {
     await expectProblem(await client.send("source"), 401, "unauthorized");
     // Nor, without a prompt, the embeddings route (Workers AI, billed to the service).
     await expectProblem(await client.postJson("similarity", { query: "x", texts: ["a"] }), 401, "unauthorized");
+    // Nor, without a caption_language, translation (Workers AI); nor, placing no logo, the account's logo.
+    await expectProblem(await client.postJson("translate", { source_language: "en", target_language: "fr", texts: ["a"] }), 401, "unauthorized");
+    await expectProblem(await client.send("logo"), 401, "unauthorized");
     // A route that belongs to no scope is opened by no token.
     await expectProblem(await client.postJson("admin", {}), 401, "unauthorized");
     expect((await client.progress({ progress: 1, step: "Downloading video" })).status).toBe(200);
+  });
+});
+
+describe("the scope list", () => {
+  it("holds every route of the engine channel: no route is left that no token opens", () => {
+    const prefix = "/:job_id/";
+    const channel = callbacks.routes.filter((route) => route.path.startsWith(prefix) && route.method !== "ALL");
+    // The channel's routes as mounted (issue 29's translate and logo among them), each with a sample path.
+    const missing = channel
+      .map((route) => ({ method: route.method, sub: route.path.slice(prefix.length).replaceAll(":index", "0") }))
+      .filter((route) => scopeOf(route.method, route.sub) === null);
+    expect(channel.length).toBeGreaterThanOrEqual(CHANNEL_ROUTES.length);
+    expect(missing).toEqual([]);
+    for (const sub of ["translate", "logo", "similarity", "source", "transcribe"]) expect(channel.map((r) => r.path)).toContain(prefix + sub);
+  });
+
+  it("grants each job only the scopes its configuration needs", () => {
+    const config = (over: Record<string, unknown>) => ({ prompt: null, caption_language: null, logo_position: "off", ...over }) as unknown as Job["config"];
+    const plain = { uploadId: null, videoType: "podcast", config: config({}) } as Pick<Job, "uploadId" | "videoType" | "config">;
+    expect(grantedScopes(plain).sort()).toEqual(["report", "transcribe", "upload"]);
+    expect(grantedScopes({ ...plain, uploadId: "upl_1" })).toContain("source");
+    expect(grantedScopes({ ...plain, config: config({ prompt: "why" }) })).toContain("similarity");
+    expect(grantedScopes({ ...plain, config: config({ caption_language: "fr" }) })).toContain("translate");
+    expect(grantedScopes({ ...plain, config: config({ logo_position: "top-left" }) })).toContain("logo");
+    // A job stored before issues 27 and 29 (no such members) asks for none of them.
+    expect(grantedScopes({ ...plain, config: {} as unknown as Job["config"] }).sort()).toEqual(["report", "transcribe", "upload"]);
   });
 });
 
