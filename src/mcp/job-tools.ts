@@ -109,7 +109,8 @@ export const getJobTool = defineTool({
   description:
     "A job's status and details. While queued or processing: progress (0-100) and step (what it is doing now). " +
     "When completed: clips, best first, each with url (MP4), thumbnail_url, start_seconds/end_seconds in the source, score, reasons, title and text (the words spoken in it), caption links, prompt_match (0-1, when the job had a prompt) and what was cut out of it (removed). " +
-    "When failed: error.code and error.message (no credits are charged for a failed job).",
+    "When failed: error.code and error.message (no credits are charged for a failed job). " +
+    "A job that asked for caption_language has translation {language, status, detail} once completed: status translated means captions and clip text are in that language; otherwise they stay in the spoken language and detail says why.",
   input: z.strictObject({ job_id: JobId }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ job_id: jobId }, { env, auth, waitUntil }) {
