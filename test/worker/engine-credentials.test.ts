@@ -14,7 +14,8 @@ import { callbacks } from "../../src/engine/callbacks";
 import { CHANNEL_ROUTES, grantedScopes, SCOPES, scopeOf } from "../../src/engine/scopes";
 import { clipReport, FakeEngine } from "./engine-stub";
 import { createAccount, expectProblem } from "./helpers";
-import { deliver, getJob, startJob, submitUndelivered } from "./jobs-helpers";
+import { deliver as deliverTo, recordingQueue } from "./fleet/harness";
+import { getJob, startJob, submitUndelivered } from "./jobs-helpers";
 
 let engine: FakeEngine;
 beforeEach(() => {
@@ -140,11 +141,13 @@ describe("signed requests to the engine", () => {
   it("carry a fresh nonce each: a second dispatch of the same job is a new request the engine accepts, never a replay", async () => {
     const account = await createAccount();
     const jobId = await submitUndelivered(account);
-    // No instance free at first: the job goes back to queued, then is dispatched again.
+    // No instance free at first: the job goes back to queued, and its dispatch chain's next message dispatches it again.
     engine.mode = "busy";
-    await deliver(account, jobId);
+    const queue = recordingQueue();
+    await deliverTo({ ...env, JOBS: queue.queue }, { job_id: jobId, account_id: account.accountId });
     engine.mode = "up";
-    await deliver(account, jobId, 2);
+    expect(queue.sent).toHaveLength(1);
+    await deliverTo(env, queue.sent[0]!.body);
     const starts = engine.requests.filter((r) => r.path === "/jobs" && r.body.includes(jobId));
     expect(starts).toHaveLength(2);
     expect(starts[0]!.body).toBe(starts[1]!.body.replace(/"token":"[^"]+"/, starts[0]!.body.match(/"token":"[^"]+"/)![0]));
