@@ -391,6 +391,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         candidate,
         config: job.config,
         output: planned,
+        speech: speechSpans,
         rawPath: workDir!.file(`faces-${index}.rgb`),
         signal: renderSignal,
         onProgress: (f) => renderProgress(index, detectShare * f),
