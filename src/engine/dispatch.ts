@@ -33,7 +33,7 @@ export async function jobToken(env: Env, job: Pick<Job, "id" | "uploadId" | "vid
  * platform's refusals, an engine that cannot be reached, or the engine's own
  * refusal of this job) when no engine accepted it.
  */
-export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepted> {
+export async function startOnEngine(env: Env, job: Job, dispatchedAt: number = Date.now()): Promise<StartJobAccepted> {
   const problem = engineConfigProblem(env);
   if (problem) throw new EngineMisconfiguredError(problem);
   const body: StartJobBody = StartJob.parse({
@@ -45,6 +45,8 @@ export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepte
     config: job.config,
     limits: engineLimits(env),
     captions_url: job.captionsUrl,
+    // Handed back in the complete report, for the completion log line's queued and dispatch stages.
+    timeline: { submitted_at: Date.parse(job.createdAt), dispatched_at: dispatchedAt },
     time_range: job.timeRange ?? null,
   });
   let response: Response;

@@ -52,6 +52,8 @@ export function isJobMessage(body: unknown): body is JobMessage {
 const ENDED = new Set(["completed", "failed", "canceled"]);
 
 async function handleMessage(message: Message<unknown>, env: Env): Promise<void> {
+  // The dispatch stage of the completion log line starts here (engine/stage-timings.ts).
+  const received = Date.now();
   if (!isJobMessage(message.body)) {
     console.error(`dropping malformed jobs message ${message.id}`);
     message.ack();
@@ -109,7 +111,7 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     console.error(`recording ${jobId} as processing in its account's object failed`, err);
   }
   try {
-    await startOnEngine(env, processing);
+    await startOnEngine(env, processing, received);
   } catch (err) {
     await startFailed(env, processing, claim.dispatch, err);
     message.ack();
