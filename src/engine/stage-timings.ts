@@ -9,8 +9,8 @@
  *     dispatch: fleet grant    the consumer took it -> the fleet granted an engine
  *     dispatch: bookkeeping    other jobs' grants sent, the job processing in D1
  *                              and in its account's object, its token signed
- *     dispatch: StartJob       StartJob sent -> the engine took the job (an
- *                              instance start included)
+ *     dispatch: StartJob       StartJob built -> the engine took the job (its
+ *                              signature, an instance start included)
  *   download, probe, analysis, transcript, prompt, brand, render N, upload N,
  *   upload transcript   the engine's (StageTiming), overlapping
  *   publish   the complete call arriving -> the job completed in D1 (clips
