@@ -31,6 +31,7 @@ export default defineConfig(async () => {
                   ALLOW_PRIVATE_SOURCES: "false",
                   // Suites that are not about capacity never wait for an engine; the fleet suites set their own.
                   ENGINE_MAX_INSTANCES: "10000",
+                  ENGINE_VCPU_LIMIT: "40000",
                   FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
                   // Small, so the pre-authentication limit's suite needs few requests.
                   PRE_AUTH_REQUESTS_PER_MINUTE: "20",

@@ -18,6 +18,8 @@ Commands:
   grant-credits <account_id> <credits> [--reason <text>]
                                                Add credits to the current period
   plans                                        The plans table
+  fleet                                        Engines running, starting, stopping; jobs waiting, the oldest
+                                               wait, grants per minute, failures by code (last hour)
   help                                         This text
 
 Options:
@@ -131,6 +133,23 @@ async function run(args: ParsedArgs, client: AdminClient): Promise<{ json: unkno
         (p) => `${String(p.name).padEnd(12)} ${String(p.credits_per_period).padStart(9)} credits/month  ${p.requests_per_minute} req/min  ${p.max_active_jobs} active job(s)`,
       );
       return { json: { plans }, text: lines.join("\n") };
+    }
+    case "fleet": {
+      const fleet = await client.request<Json & { settings: Json; job_failures_last_hour: Record<string, number>; start_failures_last_hour: Record<string, number> }>("GET", "/fleet");
+      const counts = (c: Record<string, number>) => {
+        const entries = Object.entries(c).sort((a, b) => b[1] - a[1]);
+        return entries.length > 0 ? entries.map(([code, n]) => `${code} ${n}`).join(", ") : "none";
+      };
+      return {
+        json: fleet,
+        text: [
+          `engines   ${fleet.running} running, ${fleet.starting} starting, ${fleet.stopping} stopping, ${fleet.free} free of ${fleet.capacity}`,
+          `line      ${fleet.waiting} waiting, oldest ${fleet.oldest_wait_seconds === null ? "-" : `${fleet.oldest_wait_seconds} s`}`,
+          `grants    ${fleet.grants_last_minute} in the last minute, ${fleet.grants_per_minute_last_hour}/min over the last hour`,
+          `failed    ${counts(fleet.job_failures_last_hour)} (jobs, last hour)`,
+          `refused   ${counts(fleet.start_failures_last_hour)} (starts retried, last hour)`,
+        ].join("\n"),
+      };
     }
     default:
       throw new UsageError(command ? `unknown command: ${command}` : "no command given");

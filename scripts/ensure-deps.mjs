@@ -16,7 +16,10 @@ export function ensureDependencies() {
   const stale = !existsSync(marker) || statSync(marker).mtimeMs < statSync(lock).mtimeMs;
   if (!stale) return;
   console.log("Installing dependencies (npm ci)...");
-  const res = spawnSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: root, stdio: "inherit" });
+  // package.json's allowScripts already keeps onnxruntime-node from fetching CUDA libraries (npm 11.16+);
+  // the variable its install script reads does the same for an older npm.
+  const env = { ...process.env, ONNXRUNTIME_NODE_INSTALL: "skip" };
+  const res = spawnSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: root, stdio: "inherit", env });
   if (res.status !== 0) {
     console.error("npm ci failed: see the output above.");
     process.exit(res.status ?? 1);

@@ -18,6 +18,7 @@ import { webhooks } from "./webhooks/routes";
 import { apiApp } from "./http/api-app";
 import { apiGuard } from "./http/api-guard";
 import { handleError, handleNotFound } from "./http/problem";
+import { MCP_PATH, mcp } from "./mcp/route";
 import { requestId } from "./http/request-id";
 
 /**
@@ -45,6 +46,9 @@ app.route("/api/v1/webhooks", webhooks);
 app.route("/api/v1/uploads", uploads);
 app.route("/api/v1/jobs", transcript);
 app.route("/api/v1/logo", logo);
+
+// The remote MCP server: the same keys and request window, tools over the same services (src/mcp/).
+app.route(MCP_PATH, mcp);
 
 // Web dashboard (session cookie), and the bare origin leads there.
 app.get("/", (c) => c.redirect("/dashboard", 302));

@@ -53,3 +53,36 @@ export function maxQueueSeconds(env: Env): number {
   return Math.floor(positiveNumber(env.MAX_QUEUE_SECONDS, 24 * 3600));
 }
 
+
+/**
+ * Engines the fleet grants at once: ENGINE_MAX_INSTANCES, and never more
+ * than the account's vCPU allows (ENGINE_VCPU_LIMIT / ENGINE_INSTANCE_VCPU;
+ * Cloudflare's account limit is 1,500 concurrent vCPU and a standard-4 has
+ * 4, so 375). ENGINE_MAX_INSTANCES stays below the container's
+ * `max_instances` by a headroom (wrangler.toml; a test checks), because the
+ * platform counts instances the fleet can only estimate: stopping ones.
+ */
+export function fleetCapacity(env: Env): number {
+  const configured = Math.floor(positiveNumber(env.ENGINE_MAX_INSTANCES, 1));
+  const byVcpu = Math.floor(positiveNumber(env.ENGINE_VCPU_LIMIT, 1500) / positiveNumber(env.ENGINE_INSTANCE_VCPU, 4));
+  return Math.max(1, Math.min(configured, byVcpu));
+}
+
+/**
+ * How long a job keeps retrying a start that failed for reasons not its own
+ * (no instance, rate limits, a port that did not open, a stopping
+ * instance): twice a rollout's 15-minute grace by default, so a rollout
+ * never fails a job.
+ */
+export function engineStartBudgetSeconds(env: Env): number {
+  return Math.floor(positiveNumber(env.ENGINE_START_BUDGET_SECONDS, 1800));
+}
+
+/**
+ * How long an instance may keep its slot after SIGTERM: the platform kills
+ * it after 15 minutes; a minute more covers the platform's own bookkeeping.
+ * Used only when the exit notice (ClipEngine.onStop) is lost.
+ */
+export function engineStopGraceSeconds(env: Env): number {
+  return Math.floor(positiveNumber(env.ENGINE_STOP_GRACE_SECONDS, 16 * 60));
+}

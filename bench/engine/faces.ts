@@ -1,80 +1,274 @@
 /**
- * `npm run bench:faces`: what face reframing costs, side by side in one run.
+ * `npm run bench:faces`: what face reframing costs and how well it frames,
+ * measured in one run.
  *
- * One 60 s 1280x720 source composed from a photograph shipped in
- * @vladmandic/face-api (a person walking to and fro, a larger, faster orange
- * block as a distractor, a tone for audio; generated into .tmp/bench-faces).
- * The same job steps the engine runs (probe, analysis, then per clip: face
- * plan and render) run in this process twice: reframe=faces and
- * reframe=center, 9:16 1080x1920, two clips of 20-30 s.
+ * Sources (composed from the photographs shipped in @vladmandic/face-api,
+ * generated into .tmp/bench-faces and kept there between runs):
+ * - walk: 60 s 1280x720, one person walking to and fro, a larger, faster
+ *   orange block as a distractor, a tone for audio;
+ * - talk: about 60 s 1280x720, two people far apart taking turns, each mouth
+ *   opening and closing with its own espeak-ng voice, with quick exchanges;
+ * - drift: 40 s 1920x1080, the issue's case: a face about 1/8 of the width,
+ *   head tilted, in a coloured border, drifting slowly left to right past the
+ *   distractor, over speech;
+ * - pair: 30 s 1920x1080, two still faces far apart (the issue's split case).
  *
- * Prints per clip the face detection time (sampling + detection), its render
- * time, and per job the total and the share detection takes of it.
+ * Cost: for walk and talk, the job steps the engine runs (probe, analysis,
+ * then per clip: face plan and render), in this process, for reframe=faces
+ * and reframe=center, side by side: 9:16 1080x1920, two clips of 20-30 s.
+ * Wall and CPU time (this process and the ffmpeg it ran) per step; the share
+ * detection (sampling + tracking) takes of the faces job; frames tracked per
+ * second of wall and of CPU time.
+ *
+ * Framing, judged from rendered clips (720x1280) by the known face positions
+ * (output frames sampled twice a second): drift, the face inside the crop;
+ * pair, both faces one per half (layout split); talk, the speaking face
+ * framed from 1 s after each turn starts (turns of at least the minimum shot).
+ *
  * Writes the figures to bench/results/faces-<time>.json.
  */
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
-import { compose, PEOPLE } from "../../container/test/helpers/faces-media.ts";
-import { nativeRunner } from "../../container/test/helpers/media.ts";
+import { ClipConfig } from "#contract";
 import { analyse } from "../../container/src/analyse/index.ts";
 import { probeSource } from "../../container/src/probe.ts";
 import { faceApi } from "../../container/src/reframe/detector.ts";
-import { planReframe } from "../../container/src/reframe/plan.ts";
+import { planReframe, windowFractions, type ReframePlan } from "../../container/src/reframe/plan.ts";
+import { MIN_SHOT_SECONDS } from "../../container/src/reframe/speaker.ts";
 import { renderClip } from "../../container/src/render.ts";
 import { outputSize } from "../../container/src/render-geometry.ts";
+import type { Candidate, SourceInfo } from "../../container/src/types.ts";
+import { cameraTrack, decodeFrames, framedTurns, heldShare, splitFrames } from "../../container/test/helpers/faces-judge.ts";
+import { compose, conversation, PEOPLE, type Composition, type Placement, type Turn } from "../../container/test/helpers/faces-media.ts";
+import { nativeRunner } from "../../container/test/helpers/media.ts";
 import { PROJECT_ROOT } from "../../scripts/local-stack/paths.ts";
-import { ClipConfig } from "#contract";
+import { processTreeCpuSeconds } from "./cpu.ts";
 
 const WORK = path.join(PROJECT_ROOT, ".tmp", "bench-faces");
-const BASE = { aspect_ratio: "9:16", resolution: 1080, min_clip_seconds: 20, max_clip_seconds: 30, max_clips: 2 } as const;
+/** Bump when a source's recipe changes, so cached sources are made again. */
+const SOURCES_VERSION = 2;
+const COST_CONFIG = { aspect_ratio: "9:16", resolution: 1080, min_clip_seconds: 20, max_clip_seconds: 30, max_clips: 2, captions: "off" } as const;
+const runner = nativeRunner();
+const signal = new AbortController().signal;
 
-function seconds(ms: number): number {
-  return Math.round(ms / 100) / 10;
+function round(value: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/** Wall seconds and CPU seconds (this process and its exited children) of `fn`. */
+async function measured<T>(fn: () => Promise<T>): Promise<{ value: T; wall: number; cpu: number }> {
+  const cpu = processTreeCpuSeconds(process.pid);
+  const wall = performance.now();
+  const value = await fn();
+  return { value, wall: (performance.now() - wall) / 1000, cpu: processTreeCpuSeconds(process.pid) - cpu };
+}
+
+interface Made {
+  path: string;
+  width: number;
+  height: number;
+  people: Placement[];
+  turns: Turn[];
+}
+
+/** A source composed once into WORK (with what the judges need to know about it beside it). */
+async function made(name: string, recipe: () => Promise<{ composition: Composition; turns: Turn[] }>): Promise<Made> {
+  const file = path.join(WORK, `${name}-v${SOURCES_VERSION}.mp4`);
+  if (existsSync(file) && existsSync(`${file}.json`)) {
+    const known = JSON.parse(await readFile(`${file}.json`, "utf8")) as Omit<Made, "people"> & { people: (Omit<Placement, "person" | "mouth"> & { person: keyof typeof PEOPLE })[] };
+    return { ...known, people: known.people.map((p) => ({ ...p, person: PEOPLE[p.person] })) };
+  }
+  console.log(`bench:faces: composing ${name}...`);
+  const { composition, turns } = await recipe();
+  await compose(file, composition);
+  const names = Object.entries(PEOPLE);
+  const people = composition.people.map(({ mouth: _mouth, ...p }) => ({ ...p, person: names.find(([, v]) => v === p.person)![0] }));
+  await writeFile(`${file}.json`, JSON.stringify({ path: file, width: composition.width, height: composition.height, turns, people }));
+  return { path: file, width: composition.width, height: composition.height, people: composition.people, turns };
+}
+
+async function probe(file: string): Promise<SourceInfo> {
+  return probeSource({ runner, path: file, sizeBytes: (await stat(file)).size, videoUrl: "https://bench.test/source.mp4", platformTitle: null, maxSourceSeconds: 3600, signal });
+}
+
+const LINES = [
+  "Welcome back to the show, it is good to have you here.",
+  "Thank you, I am very glad to be here with you today.",
+  "Tell me how the whole project started for you and the team.",
+  "It began with a small idea, a garage, and a lot of coffee.",
+  "That sounds like a story worth telling from the beginning.",
+  "We built the first version in a single long weekend.",
+  "Really?",
+  "Yes.",
+  "In one weekend?",
+  "Every line of it.",
+  "What was the hardest part of those first months?",
+  "Finding people who believed in it as much as we did.",
+  "And how did you find them in the end, if you did?",
+  "Mostly by showing the thing working, again and again.",
+  "What would you tell someone starting out this year?",
+  "Start small, ship early, and listen to your first users.",
+  "That is good advice for almost anything, I think.",
+  "It is, and it took me far too long to learn it myself.",
+  "Where do you see all of this going next spring?",
+  "A bigger launch, a bigger team, and hopefully less coffee.",
+];
+
+async function sources(): Promise<Record<"walk" | "talk" | "drift" | "pair", Made>> {
+  const walk = await made("walk-60s", async () => ({
+    turns: [],
+    composition: {
+      seconds: 60, width: 1280, height: 720, fps: 30, distractor: true,
+      people: [{ person: PEOPLE.anna, width: 260, path: [[0, 60, 220], [12, 960, 260], [20, 960, 260], [34, 100, 240], [45, 100, 240], [60, 700, 220]], hidden: [40, 41] }],
+    },
+  }));
+  const talk = await made("talk-60s", async () => {
+    const spoken = await conversation(LINES.map((text, i) => ({ speaker: i % 2, text })), ["en-us", "en-gb+f3"], { fps: 30, gap: 0.7, lead: 1, tail: 1 });
+    return {
+      turns: spoken.turns,
+      composition: {
+        seconds: spoken.seconds, width: 1280, height: 720, fps: 30, audio: spoken.audio,
+        people: [
+          { person: PEOPLE.bea, width: 300, path: [[0, 80, 220]], mouth: spoken.mouths[0] },
+          { person: PEOPLE.cara, width: 300, path: [[0, 900, 230]], mouth: spoken.mouths[1] },
+        ],
+      },
+    };
+  });
+  const drift = await made("drift-40s", async () => {
+    const spoken = await conversation(LINES.slice(0, 12).map((text) => ({ speaker: 0, text })), ["en-us"], { fps: 25, gap: 0.8, lead: 1, tail: 1 });
+    // A face 1/8 of the width: bea's face is about half her cut-out.
+    return {
+      turns: [],
+      composition: {
+        seconds: 40, width: 1920, height: 1080, fps: 25, distractor: true, audio: spoken.audio.subarray(0, 40 * 22050),
+        people: [{ person: PEOPLE.bea, width: 480, path: [[0, 60, 300], [40, 1300, 360]], rotate: 12, border: { color: "0x20a0ff", size: 14 } }],
+      },
+    };
+  });
+  const pair = await made("pair-30s", async () => ({
+    turns: [],
+    composition: {
+      seconds: 30, width: 1920, height: 1080, fps: 25,
+      people: [
+        { person: PEOPLE.bea, width: 420, path: [[0, 80, 300]], border: { color: "0xe0c020", size: 14 } },
+        { person: PEOPLE.cara, width: 420, path: [[0, 1400, 320]], rotate: -10, border: { color: "0x20c060", size: 14 } },
+      ],
+    },
+  }));
+  return { walk, talk, drift, pair };
+}
+
+/** One job's steps as the engine runs them, measured. */
+async function costJob(source: Made, reframe: "faces" | "center"): Promise<Record<string, unknown>> {
+  const config = ClipConfig.parse({ ...COST_CONFIG, reframe });
+  const job = await measured(async () => {
+    const info = await probe(source.path);
+    let speech: { start: number; end: number }[] | null = null;
+    const analysis = await measured(() => analyse(runner, info, "vlog", config, { signal, onProgress: () => {}, onSpeech: (spans) => (speech = spans) }));
+    const clips: Record<string, unknown>[] = [];
+    for (const [index, candidate] of analysis.value.slice(0, config.max_clips).entries()) {
+      const plan = await measured(() => planReframe({ runner, source: info, candidate, config, output: outputSize(config, info), speech, rawPath: path.join(WORK, `${reframe}-${index}.rgb`), signal, onProgress: () => {} }));
+      const render = await measured(() =>
+        renderClip(runner, { source: info, candidate, config, outPath: path.join(WORK, `cost-${reframe}-${index}.mp4`), thumbnailPath: path.join(WORK, `cost-${reframe}-${index}.jpg`), signal, onProgress: () => {}, plan: plan.value }),
+      );
+      clips.push({
+        clip_s: round(candidate.end - candidate.start),
+        reframe: plan.value.used,
+        faces: plan.value.facesCount,
+        frames: plan.value.frames,
+        looks: plan.value.looks,
+        detection_wall_s: round(plan.wall, 2),
+        detection_cpu_s: round(plan.cpu, 2),
+        render_wall_s: round(render.wall),
+        render_cpu_s: round(render.cpu),
+      });
+    }
+    return { analysis, clips };
+  });
+  const clips = job.value.clips;
+  const sum = (key: string) => clips.reduce((s, c) => s + Number(c[key]), 0);
+  const frames = sum("frames");
+  return {
+    reframe,
+    job_wall_s: round(job.wall),
+    job_cpu_s: round(job.cpu),
+    analysis_wall_s: round(job.value.analysis.wall),
+    detection_wall_s: round(sum("detection_wall_s"), 2),
+    detection_cpu_s: round(sum("detection_cpu_s"), 2),
+    detection_share_wall: round(sum("detection_wall_s") / job.wall, 3),
+    detection_share_cpu: round(sum("detection_cpu_s") / job.cpu, 3),
+    frames_per_wall_s: frames > 0 ? round(frames / sum("detection_wall_s")) : 0,
+    frames_per_cpu_s: frames > 0 ? round(frames / sum("detection_cpu_s")) : 0,
+    clips,
+  };
+}
+
+function whole(info: SourceInfo): Candidate {
+  return { start: 0, end: info.durationSeconds, score: 1, reasons: ["bench"], crop: [{ fromSeconds: 0, toSeconds: info.durationSeconds, centerX: 0.5, centerY: 0.5 }] };
+}
+
+/** Plans and renders the whole source at 720x1280 and decodes the output twice a second at 180x320. */
+async function rendered(source: Made, name: string, layout: "single" | "split", speech: boolean): Promise<{ plan: ReframePlan; out: Awaited<ReturnType<typeof decodeFrames>> }> {
+  const info = await probe(source.path);
+  const config = ClipConfig.parse({ aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 180, reframe: "faces", layout, captions: "off" });
+  let spans: { start: number; end: number }[] | null = null;
+  if (speech) await analyse(runner, info, "vlog", config, { signal, onProgress: () => {}, onSpeech: (s) => (spans = s) });
+  const plan = await planReframe({ runner, source: info, candidate: whole(info), config, output: outputSize(config, info), speech: spans, rawPath: path.join(WORK, `${name}.rgb`), signal, onProgress: () => {} });
+  const file = path.join(WORK, `judge-${name}.mp4`);
+  await renderClip(runner, { source: info, candidate: whole(info), config, outPath: file, thumbnailPath: path.join(WORK, `judge-${name}.jpg`), signal, onProgress: () => {}, plan });
+  return { plan, out: await decodeFrames(file, 2, 180, 320) };
+}
+
+async function framing(all: Awaited<ReturnType<typeof sources>>): Promise<Record<string, unknown>> {
+  const single = (s: Made) => windowFractions(9 / 16, s.width, s.height).width;
+  const half = (s: Made) => windowFractions(180 / 160, s.width, s.height).width;
+
+  const drift = await rendered(all.drift, "drift", "single", true);
+  const driftCamera = await cameraTrack(all.drift, drift.out, single(all.drift));
+  const held = heldShare(all.drift.people[0]!, drift.out, driftCamera, single(all.drift), all.drift.width);
+
+  const pair = await rendered(all.pair, "pair", "split", false);
+  const split = splitFrames(pair.out);
+  const top = await cameraTrack(all.pair, pair.out, half(all.pair), 0, 160);
+  const bottom = await cameraTrack(all.pair, pair.out, half(all.pair), 160, 160);
+  const both = pair.out.times.filter((_, i) =>
+    split[i] &&
+    heldShare(all.pair.people[0]!, { ...pair.out, times: [pair.out.times[i]!], frames: [pair.out.frames[i]!] }, [top[i]!], half(all.pair), all.pair.width) === 1 &&
+    heldShare(all.pair.people[1]!, { ...pair.out, times: [pair.out.times[i]!], frames: [pair.out.frames[i]!] }, [bottom[i]!], half(all.pair), all.pair.width) === 1,
+  ).length;
+
+  const talk = await rendered(all.talk, "talk", "single", true);
+  const talkCamera = await cameraTrack(all.talk, talk.out, single(all.talk));
+  const turns = framedTurns({ turns: all.talk.turns, placements: all.talk.people, out: talk.out, camera: talkCamera, split: splitFrames(talk.out), window: single(all.talk), sourceWidth: all.talk.width, shortest: MIN_SHOT_SECONDS, within: 1 });
+  return {
+    drift: { faces: drift.plan.facesCount, frames_judged: drift.out.frames.length, face_in_crop: round(held, 3) },
+    pair_split: { faces: pair.plan.facesCount, frames_judged: pair.out.frames.length, both_one_per_half: round(both / pair.out.frames.length, 3) },
+    talk: { faces: talk.plan.facesCount, turns_judged: turns.length, speaker_framed_within_1s: round(turns.filter(Boolean).length / turns.length, 3) },
+  };
 }
 
 async function main(): Promise<void> {
   await mkdir(WORK, { recursive: true });
-  const sourcePath = path.join(WORK, "walk-60s.mp4");
-  if (!(await stat(sourcePath).catch(() => null))) {
-    console.log("bench:faces: composing the 60 s source...");
-    await compose(sourcePath, {
-      seconds: 60,
-      width: 1280,
-      height: 720,
-      fps: 30,
-      distractor: true,
-      people: [{ person: PEOPLE.anna, width: 260, path: [[0, 60, 220], [12, 960, 260], [20, 960, 260], [34, 100, 240], [45, 100, 240], [60, 700, 220]], hidden: [40, 41] }],
-    });
+  const all = await sources();
+  // Loading the models is once per engine process, not per job: done before any clock starts, reported apart.
+  const load = await measured(() => faceApi());
+  const cost: Record<string, unknown>[] = [];
+  for (const name of ["walk", "talk"] as const) {
+    const faces = await costJob(all[name], "faces");
+    const center = await costJob(all[name], "center");
+    cost.push({ source: name, faces, center, faces_vs_center_wall: round(Number(faces.job_wall_s) / Number(center.job_wall_s), 2), faces_vs_center_cpu: round(Number(faces.job_cpu_s) / Number(center.job_cpu_s), 2) });
   }
-  const runner = nativeRunner();
-  const signal = new AbortController().signal;
-  // Loading the model is once per engine process, not per job: done before the clock starts, reported apart.
-  const loadStart = performance.now();
-  await faceApi();
-  const modelLoadMs = performance.now() - loadStart;
-
-  const results: Record<string, unknown>[] = [];
-  for (const reframe of ["faces", "center"] as const) {
-    const config = ClipConfig.parse({ ...BASE, reframe });
-    const jobStart = performance.now();
-    const source = await probeSource({ runner, path: sourcePath, sizeBytes: (await stat(sourcePath)).size, videoUrl: "https://bench.test/walk.mp4", platformTitle: null, maxSourceSeconds: 3600, signal });
-    const analysisStart = performance.now();
-    const candidates = await analyse(runner, source, "vlog", config, { signal, onProgress: () => {} });
-    const analysisMs = performance.now() - analysisStart;
-    const clips: Record<string, unknown>[] = [];
-    for (const [index, candidate] of candidates.entries()) {
-      const plan = await planReframe({ runner, source, candidate, config, output: outputSize(config, source), rawPath: path.join(WORK, `faces-${index}.rgb`), signal, onProgress: () => {} });
-      const renderStart = performance.now();
-      await renderClip(runner, { source, candidate, config, outPath: path.join(WORK, `${reframe}-${index}.mp4`), thumbnailPath: path.join(WORK, `${reframe}-${index}.jpg`), signal, onProgress: () => {}, plan });
-      const renderMs = performance.now() - renderStart;
-      clips.push({ index, clip_seconds: Math.round((candidate.end - candidate.start) * 10) / 10, reframe: plan.used, faces: plan.facesCount, detection_s: seconds(plan.detectionMs), render_s: seconds(renderMs) });
-    }
-    const jobMs = performance.now() - jobStart;
-    const detectionMs = clips.reduce((sum, c) => sum + Number(c.detection_s) * 1000, 0);
-    results.push({ reframe, job_s: seconds(jobMs), analysis_s: seconds(analysisMs), detection_s: seconds(detectionMs), detection_share: Math.round((detectionMs / jobMs) * 1000) / 1000, clips });
-  }
-  const [faces, center] = results as [{ job_s: number }, { job_s: number }];
-  const summary = { model_load_s: seconds(modelLoadMs), jobs: results, faces_vs_center: Math.round((faces.job_s / center.job_s) * 100) / 100 };
+  const summary = {
+    machine: { cpus: os.cpus().length, load_average_at_end: os.loadavg().map((l) => round(l)) },
+    model_load_wall_s: round(load.wall, 2),
+    model_load_cpu_s: round(load.cpu, 2),
+    cost,
+    framing: await framing(all),
+  };
   console.log(JSON.stringify(summary, null, 2));
   const out = path.join(PROJECT_ROOT, "bench", "results");
   await mkdir(out, { recursive: true });

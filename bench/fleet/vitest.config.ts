@@ -30,6 +30,11 @@ export default defineConfig(async () => {
       include: ["bench/fleet/**/*.bench-run.ts"],
       setupFiles: ["./test/worker/setup.ts"],
       testTimeout: 3_600_000,
+      // One simulation at a time: they share the machine's two cores.
+      fileParallelism: false,
+      // The Worker's warnings (every refused start is retried and logged) would be thousands of lines: the
+      // figures are printed on stdout.
+      onConsoleLog: (_log: string, type: "stdout" | "stderr") => type === "stdout",
     },
   };
 });

@@ -5,23 +5,21 @@
  * complete, 2 a usage mistake.
  */
 import { createWriteStream } from "node:fs";
-import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, stat } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import { parseArgs, type ParseArgsConfig } from "node:util";
-import { ClipjobsClient, DEFAULT_BASE_URL, type Job, type SubmitJobBody } from "./client.ts";
+import { parseArgs } from "node:util";
+import { ClipjobsClient, DEFAULT_BASE_URL, type Job, type SubmitJobBody, type TranscriptTextFormat } from "./client.ts";
+import { exactlyOne, limitOption, OPTIONS, printJson, UsageError, type Context, type Io, type Values } from "./cli-context.ts";
+import { jobProgress, uploadProgress } from "./cli-progress.ts";
+import { webhooks, WEBHOOKS_HELP } from "./cli-webhooks.ts";
 import { ClipjobsError } from "./errors.ts";
-import { clock, progressBar, seconds, table } from "./format.ts";
+import { clock, seconds, table } from "./format.ts";
+import { uploadFile } from "./upload.ts";
 
-export interface Io {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  /** True when stderr is a terminal: the progress bar then redraws one line. */
-  interactive: boolean;
-  env: Record<string, string | undefined>;
-}
+export type { Io } from "./cli-context.ts";
 
 const processIo: Io = {
   stdout: (text) => process.stdout.write(text),
@@ -33,34 +31,47 @@ const processIo: Io = {
 const HELP = `clipjobs: long video in, short ready-to-post clips out.
 
 Usage:
-  clipjobs submit <video_url> --type <video_type> [--config NAME] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--wait] [--download DIR] [--json]
+  clipjobs submit <video_url | ./file.mp4> --type <video_type> [--config NAME] [--captions-url URL] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--language CODE] [--caption-language CODE] [--wait] [--download DIR] [--json]
   clipjobs jobs [--status STATUS] [--limit N] [--json]
   clipjobs job <job_id> [--json]
   clipjobs cancel <job_id> [--json]
+  clipjobs transcript <job_id> [--format txt|vtt|srt] [--json]
+  clipjobs download <job_id> [DIR] [--json]
   clipjobs usage [--json]
   clipjobs configs [--json]
+  clipjobs webhooks list|add|remove|test|deliveries [...] [--json]
   clipjobs <command> --help
 
 Environment:
-  CLIPJOBS_URL       API origin (default ${DEFAULT_BASE_URL})
-  CLIPJOBS_API_KEY   your API key (ck_live_...)
+  CLIPJOBS_URL        API origin (default ${DEFAULT_BASE_URL})
+  CLIPJOBS_API_KEY    your API key (ck_live_...)
+  CLIPJOBS_STATE_DIR  where unfinished uploads are remembered (default ~/.local/state/clipjobs)
 
-Errors print the problem's code and detail; the exit status is 1 (2 for a usage mistake).
+Errors print the problem's code and detail (with --json: the problem document, on stderr);
+the exit status is 1 (2 for a usage mistake).
 `;
 
 const COMMAND_HELP: Record<string, string> = {
-  submit: `clipjobs submit <video_url> --type <video_type> [--config NAME] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--wait] [--download DIR] [--json]
+  submit: `clipjobs submit <video_url | ./file.mp4> --type <video_type> [--config NAME] [--captions-url URL] [--prompt TEXT] [--from T --to T] [--remove-silence MODE] [--remove-fillers|--keep-fillers] [--language CODE] [--caption-language CODE] [--wait] [--download DIR] [--json]
+
+  A local file is uploaded first (tus, resumable: after an interruption, run the
+  same command again and the upload continues where it stopped), then submitted.
 
   --type      podcast, lecture, gaming, sports, vlog or general
   --config    a saved configuration (see: clipjobs configs)
+  --captions-url  an SRT or WebVTT file of the speech, used when the video has no better transcript
   --prompt    clip only moments about this topic, e.g. "the parts about pricing"
   --from, --to  analyse and clip only this part (seconds, mm:ss or h:mm:ss); charged on its length
   --remove-silence  off, pauses or tight: shorten pauses inside each clip
   --remove-fillers, --keep-fillers  cut (or keep) um, uh, erm...
-              (steering options left out take the configuration's values)
-  --wait      wait for the job, with a progress bar, then list its clips
+  --language  the language spoken (ISO 639-1, e.g. en, de, ja), a hint for speech-to-text;
+              auto: detect it
+  --caption-language  translate captions and clip text into this language (ISO 639-1);
+              spoken: keep the spoken language
+              (options left out here take the configuration's values)
+  --wait      wait for the job, with a progress bar and its current step, then list its clips
   --download  with --wait: save every clip into DIR (implies --wait)
-  --json      print the job as JSON (the final job with --wait)
+  --json      print the job as JSON (the final job with --wait); no progress output
 `,
   jobs: `clipjobs jobs [--status STATUS] [--limit N] [--json]
 
@@ -69,46 +80,23 @@ const COMMAND_HELP: Record<string, string> = {
 `,
   job: `clipjobs job <job_id> [--json]\n\n  Shows one job, with its clips when it completed.\n`,
   cancel: `clipjobs cancel <job_id> [--json]\n\n  Cancels a queued or processing job.\n`,
+  transcript: `clipjobs transcript <job_id> [--format txt|vtt|srt] [--json]
+
+  What is said in a completed job's video.
+  --format    txt: one sentence per line (default); vtt: WebVTT; srt: SubRip
+  --json      words and sentences with their times, as JSON (with --format: {job_id, format, content})
+`,
+  download: `clipjobs download <job_id> [DIR] [--json]
+
+  Saves a completed job's clips (and their caption files, when it has them)
+  into DIR (default: the current directory) as <job_id>-01.mp4, ...; prints each path.
+`,
   usage: `clipjobs usage [--json]\n\n  Credits of the current period.\n`,
   configs: `clipjobs configs [--json]\n\n  Saved configurations.\n`,
+  webhooks: WEBHOOKS_HELP,
 };
 
-const OPTIONS = {
-  type: { type: "string" },
-  config: { type: "string" },
-  prompt: { type: "string" },
-  from: { type: "string" },
-  to: { type: "string" },
-  "remove-silence": { type: "string" },
-  "remove-fillers": { type: "boolean" },
-  "keep-fillers": { type: "boolean" },
-  wait: { type: "boolean" },
-  download: { type: "string" },
-  json: { type: "boolean" },
-  status: { type: "string" },
-  limit: { type: "string" },
-  help: { type: "boolean", short: "h" },
-} satisfies ParseArgsConfig["options"];
-
-class UsageError extends Error {}
-
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
-
-interface Context {
-  client: ClipjobsClient;
-  io: Io;
-  values: Values;
-  args: string[];
-}
-
-function json(io: Io, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
-}
-
-function one(args: string[], what: string): string {
-  if (args.length !== 1) throw new UsageError(`expected exactly one ${what}`);
-  return args[0]!;
-}
+const TRANSCRIPT_FORMATS: readonly TranscriptTextFormat[] = ["txt", "vtt", "srt"];
 
 function clipTable(job: Job): string {
   if (job.status !== "completed") return "";
@@ -131,44 +119,36 @@ function clipTable(job: Job): string {
 }
 
 function describeJob(job: Job): string {
-  const lines = [`${job.job_id}  ${job.status}${"title" in job && job.title ? `  "${job.title}"` : ""}`, `  video   ${job.video_url} (${job.video_type})`];
+  const lines = [`${job.job_id}  ${job.status}${"title" in job && job.title ? `  "${job.title}"` : ""}`, `  video   ${job.video_url ?? `upload ${job.upload_id ?? ""}`} (${job.video_type})`];
   if (job.status === "queued" || job.status === "processing") lines.push(`  progress ${job.progress}%  ${job.step}`);
   if (job.status === "failed") lines.push(`  error   ${job.error.code}: ${job.error.message}`);
   if (job.status === "completed") lines.push(`  credits ${job.credits_charged}`, "", clipTable(job));
   return `${lines.join("\n")}\n`;
 }
 
-/** Redraws one line on a terminal; otherwise one line per change. */
-function progressReporter(io: Io): { update: (job: Job) => void; end: () => void } {
-  let drawn = false;
-  return {
-    update(job) {
-      const percent = job.status === "queued" || job.status === "processing" ? job.progress : 100;
-      const step = job.status === "queued" || job.status === "processing" ? job.step : job.status;
-      const line = `${progressBar(percent)}  ${step}`;
-      if (io.interactive) {
-        io.stderr(`\r\x1b[2K${line}`);
-        drawn = true;
-      } else {
-        io.stderr(`${line}\n`);
-      }
-    },
-    end() {
-      if (drawn) io.stderr("\n");
-    },
-  };
+async function saveUrl(url: string, file: string): Promise<void> {
+  const response = await fetch(url);
+  if (!response.ok || !response.body) throw new ClipjobsError("download_failed", `${url} answered HTTP ${response.status}.`, response.status);
+  await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), createWriteStream(file));
 }
 
-async function download(job: Job, dir: string, io: Io): Promise<void> {
-  if (job.status !== "completed") return;
-  await mkdir(dir, { recursive: true });
-  for (const [i, clip] of job.clips.entries()) {
-    const response = await fetch(clip.url);
-    if (!response.ok || !response.body) throw new ClipjobsError("download_failed", `Clip ${i + 1} answered HTTP ${response.status}.`, response.status);
-    const file = join(dir, `${job.job_id}-${String(i + 1).padStart(2, "0")}.mp4`);
-    await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), createWriteStream(file));
-    io.stderr(`saved ${file}\n`);
+/** Saves every clip of a completed job (and its caption files) into `dir`; returns the paths. */
+async function downloadClips(job: Job, dir: string): Promise<string[]> {
+  if (job.status !== "completed") {
+    throw new ClipjobsError("job_not_completed", `Job ${job.job_id} is ${job.status}; only a completed job has clips to download.`, null);
   }
+  await mkdir(dir, { recursive: true });
+  const saved: string[] = [];
+  for (const [i, clip] of job.clips.entries()) {
+    const stem = join(dir, `${job.job_id}-${String(i + 1).padStart(2, "0")}`);
+    const files: [string, string][] = [[clip.url, `${stem}.mp4`]];
+    if (clip.captions) files.push([clip.captions.vtt_url, `${stem}.vtt`], [clip.captions.srt_url, `${stem}.srt`]);
+    for (const [url, file] of files) {
+      await saveUrl(url, file);
+      saved.push(file);
+    }
+  }
+  return saved;
 }
 
 /** --prompt, --from/--to, --remove-silence, --remove-fillers/--keep-fillers as submission fields (issue 27). */
@@ -190,40 +170,93 @@ function steeringOptions(values: Values): Partial<SubmitJobBody> {
   return out;
 }
 
-async function submit({ client, io, values, args }: Context): Promise<number> {
-  const videoUrl = one(args, "video URL");
+/**
+ * --language and --caption-language as submission fields (issue 29). The
+ * words auto and spoken send null, which overrides a configuration's language
+ * with "detected" or "as spoken"; any other text goes to the API, which answers
+ * unsupported_language naming the allowed values.
+ */
+function languageOptions(values: Values): Partial<SubmitJobBody> {
+  const out: Partial<SubmitJobBody> = {};
+  const language = values.language;
+  if (language !== undefined) out.language = language === "auto" ? null : (language as SubmitJobBody["language"]);
+  const captions = values["caption-language"];
+  if (captions !== undefined) out.caption_language = captions === "spoken" ? null : (captions as SubmitJobBody["caption_language"]);
+  return out;
+}
+
+function isUrl(text: string): boolean {
+  return /^https?:\/\//i.test(text);
+}
+
+/** Where unfinished uploads are remembered between runs; undefined when there is no home to keep them in. */
+function uploadStateFile(env: Io["env"]): string | undefined {
+  const home = env.HOME || undefined;
+  const dir = env.CLIPJOBS_STATE_DIR || (env.XDG_STATE_HOME ? join(env.XDG_STATE_HOME, "clipjobs") : home && join(home, ".local", "state", "clipjobs"));
+  return dir === undefined ? undefined : join(dir, "uploads.json");
+}
+
+/** Uploads a local file (resuming an earlier run's upload of it) and answers its upload_id. */
+async function uploadLocalFile(path: string, { client, io, values }: Context): Promise<string> {
+  const info = await stat(path).catch(() => null);
+  if (!info?.isFile()) throw new UsageError(`${path} is neither an http(s) URL nor a file`);
+  const name = basename(path);
+  const reporter = values.json ? null : uploadProgress(io, name);
+  if (!values.json) io.stderr(`Uploading ${name}; if interrupted, run the same command again to resume.\n`);
+  const uploaded = await uploadFile(path, {
+    baseUrl: client.baseUrl,
+    apiKey: io.env.CLIPJOBS_API_KEY,
+    stateFile: uploadStateFile(io.env),
+    onResume: (offset, total) => {
+      if (!values.json) io.stderr(`Resuming the earlier upload at ${offset} of ${total} bytes.\n`);
+    },
+    onProgress: (sent, total) => reporter?.update({ sent, total }),
+  });
+  reporter?.end();
+  return uploaded.uploadId;
+}
+
+async function submit(context: Context): Promise<number> {
+  const { client, io, values, args } = context;
+  const source = exactlyOne(args, "video URL or file");
   if (!values.type) throw new UsageError("--type is required (podcast, lecture, gaming, sports, vlog or general)");
   const wait = values.wait === true || values.download !== undefined;
   // Any text goes to the API, which answers invalid_video_type naming the allowed values.
   const videoType = values.type as SubmitJobBody["video_type"];
+  // Checked before an upload, so a mistake costs no upload.
+  const steering = steeringOptions(values);
+  const sourceField = isUrl(source) ? { video_url: source } : { upload_id: await uploadLocalFile(source, context) };
   const submitted = await client.submitJob({
-    video_url: videoUrl,
+    ...sourceField,
     video_type: videoType,
     ...(values.config ? { config_name: values.config } : {}),
-    ...steeringOptions(values),
+    ...(values["captions-url"] ? { captions_url: values["captions-url"] } : {}),
+    ...steering,
+    ...languageOptions(values),
   });
   if (!wait) {
-    if (values.json) json(io, submitted);
+    if (values.json) printJson(io, submitted);
     else io.stdout(`${submitted.job_id}  ${submitted.status}\n`);
     return 0;
   }
   if (!values.json) io.stderr(`${submitted.job_id} submitted\n`);
-  const reporter = values.json ? null : progressReporter(io);
+  const reporter = values.json ? null : jobProgress(io);
   const job = await client.waitForJob(submitted.job_id, { onProgress: (j) => reporter?.update(j) });
   reporter?.end();
-  if (values.download !== undefined) await download(job, values.download, io);
-  if (values.json) json(io, job);
+  if (values.download !== undefined && job.status === "completed") {
+    for (const file of await downloadClips(job, values.download)) io.stderr(`saved ${file}\n`);
+  }
+  if (values.json) printJson(io, job);
   else io.stdout(describeJob(job));
   return job.status === "completed" ? 0 : 1;
 }
 
 async function listJobs({ client, io, values, args }: Context): Promise<number> {
   if (args.length > 0) throw new UsageError("jobs takes no arguments");
-  const limit = values.limit === undefined ? undefined : Number(values.limit);
-  if (limit !== undefined && !Number.isInteger(limit)) throw new UsageError("--limit must be a whole number");
+  const limit = limitOption(values);
   const status = values.status as "all" | Job["status"] | undefined;
   const page = await client.listJobs({ ...(status ? { status } : {}), ...(limit !== undefined ? { limit } : {}) });
-  if (values.json) return json(io, page), 0;
+  if (values.json) return printJson(io, page), 0;
   if (page.jobs.length === 0) {
     io.stdout("No jobs.\n");
     return 0;
@@ -234,23 +267,48 @@ async function listJobs({ client, io, values, args }: Context): Promise<number> 
 }
 
 async function showJob({ client, io, values, args }: Context): Promise<number> {
-  const job = await client.getJob(one(args, "job id"));
-  if (values.json) json(io, job);
+  const job = await client.getJob(exactlyOne(args, "job id"));
+  if (values.json) printJson(io, job);
   else io.stdout(describeJob(job));
   return 0;
 }
 
 async function cancel({ client, io, values, args }: Context): Promise<number> {
-  const job = await client.cancelJob(one(args, "job id"));
-  if (values.json) json(io, job);
+  const job = await client.cancelJob(exactlyOne(args, "job id"));
+  if (values.json) printJson(io, job);
   else io.stdout(`${job.job_id}  ${job.status}\n`);
+  return 0;
+}
+
+function transcriptFormat(values: Values): TranscriptTextFormat | null {
+  if (values.format === undefined) return values.json ? null : "txt";
+  if (!(TRANSCRIPT_FORMATS as readonly string[]).includes(values.format)) throw new UsageError("--format must be txt, vtt or srt");
+  return values.format as TranscriptTextFormat;
+}
+
+async function transcript({ client, io, values, args }: Context): Promise<number> {
+  const jobId = exactlyOne(args, "job id");
+  const format = transcriptFormat(values);
+  if (format === null) return printJson(io, await client.getTranscript(jobId)), 0;
+  const content = await client.getTranscriptText(jobId, format);
+  if (values.json) printJson(io, { job_id: jobId, format, content });
+  else io.stdout(content);
+  return 0;
+}
+
+async function download({ client, io, values, args }: Context): Promise<number> {
+  if (args.length < 1 || args.length > 2) throw new UsageError("expected a job id and at most one directory");
+  const [jobId, dir = "."] = args as [string, string?];
+  const saved = await downloadClips(await client.getJob(jobId), dir);
+  if (values.json) printJson(io, { job_id: jobId, files: saved });
+  else io.stdout(saved.length > 0 ? `${saved.join("\n")}\n` : "No clips.\n");
   return 0;
 }
 
 async function usage({ client, io, values, args }: Context): Promise<number> {
   if (args.length > 0) throw new UsageError("usage takes no arguments");
   const current = await client.usage();
-  if (values.json) return json(io, current), 0;
+  if (values.json) return printJson(io, current), 0;
   io.stdout(
     `${table(["plan", "remaining", "total", "used", "reserved", "period ends"], [
       [current.plan, String(current.credits_remaining), String(current.credits_total), String(current.credits_used), String(current.credits_reserved), current.period_end],
@@ -262,7 +320,7 @@ async function usage({ client, io, values, args }: Context): Promise<number> {
 async function configs({ client, io, values, args }: Context): Promise<number> {
   if (args.length > 0) throw new UsageError("configs takes no arguments");
   const list = await client.listConfigs();
-  if (values.json) return json(io, list), 0;
+  if (values.json) return printJson(io, list), 0;
   if (list.configs.length === 0) {
     io.stdout("No saved configurations.\n");
     return 0;
@@ -272,7 +330,17 @@ async function configs({ client, io, values, args }: Context): Promise<number> {
   return 0;
 }
 
-const COMMANDS: Record<string, (context: Context) => Promise<number>> = { submit, jobs: listJobs, job: showJob, cancel, usage, configs };
+const COMMANDS: Record<string, (context: Context) => Promise<number>> = {
+  submit,
+  jobs: listJobs,
+  job: showJob,
+  cancel,
+  transcript,
+  download,
+  usage,
+  configs,
+  webhooks,
+};
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   let parsed: { values: Values; positionals: string[] };
@@ -305,6 +373,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       return 2;
     }
     if (error instanceof ClipjobsError) {
+      // With --json a script reads the problem document (code, detail, field errors) from stderr; stdout stays empty.
+      if (parsed.values.json) {
+        io.stderr(`${JSON.stringify(error.problem ?? { code: error.code, detail: error.detail, status: error.status }, null, 2)}\n`);
+        return 1;
+      }
       io.stderr(`error: ${error.code}: ${error.detail}\n`);
       for (const field of error.problem?.errors ?? []) {
         if (field.message !== error.detail) io.stderr(`  ${field.path}: ${field.message}\n`);

@@ -24,6 +24,15 @@ export type Logo = Schemas["Logo"];
 export type VideoTypes = Schemas["VideoTypes"];
 export type JobStatus = Job["status"];
 export type ListJobsQuery = NonNullable<paths["/api/v1/jobs"]["get"]["parameters"]["query"]>;
+export type Transcript = Schemas["Transcript"];
+export type TranscriptTextFormat = "vtt" | "srt" | "txt";
+export type Webhook = Schemas["Webhook"];
+export type WebhookWithSecret = Schemas["WebhookWithSecret"];
+export type WebhookList = Schemas["WebhookList"];
+export type CreateWebhookBody = Schemas["CreateWebhookBody"];
+export type WebhookDelivery = Schemas["WebhookDelivery"];
+export type WebhookDeliveryList = Schemas["WebhookDeliveryList"];
+export type ListDeliveriesQuery = NonNullable<paths["/api/v1/webhooks/{webhook_id}/deliveries"]["get"]["parameters"]["query"]>;
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:8787";
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
@@ -46,6 +55,16 @@ export interface WaitOptions {
   /** Give up (ClipjobsError `wait_timeout`) after this long; default: wait for as long as it takes. */
   timeoutMs?: number;
   signal?: AbortSignal;
+}
+
+/** A problem+json body read as text (a route asked for as text answers its problems as JSON all the same). */
+function parsedProblem(body: unknown): unknown {
+  if (typeof body !== "string") return body;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return body;
+  }
 }
 
 /** Unwraps an openapi-fetch result: the data, or the problem as a ClipjobsError. */
@@ -144,6 +163,43 @@ export class ClipjobsClient {
   async deleteConfig(name: string): Promise<void> {
     const { error, response } = await this.api.DELETE("/api/v1/configs/{name}", { params: { path: { name } } });
     if (error !== undefined || !response.ok) throw ClipjobsError.fromResponse(response, error);
+  }
+
+  /** A completed job's transcript: words and sentences with times in the source. */
+  async getTranscript(jobId: string): Promise<Transcript> {
+    const result = await this.api.GET("/api/v1/jobs/{job_id}/transcript", { params: { path: { job_id: jobId }, query: { format: "json" } } });
+    return unwrap(result) as Transcript;
+  }
+
+  /** The transcript rendered as WebVTT, SubRip or plain text (one sentence per line). */
+  async getTranscriptText(jobId: string, format: TranscriptTextFormat): Promise<string> {
+    const result = await this.api.GET("/api/v1/jobs/{job_id}/transcript", { params: { path: { job_id: jobId }, query: { format } }, parseAs: "text" });
+    if (result.error !== undefined || result.data === undefined) throw ClipjobsError.fromResponse(result.response, parsedProblem(result.error));
+    return result.data;
+  }
+
+  async listWebhooks(): Promise<WebhookList> {
+    return unwrap(await this.api.GET("/api/v1/webhooks"));
+  }
+
+  /** Creates an endpoint; the answer carries its signing secret, shown this once. */
+  async createWebhook(body: CreateWebhookBody): Promise<WebhookWithSecret> {
+    return unwrap(await this.api.POST("/api/v1/webhooks", { body }));
+  }
+
+  async deleteWebhook(webhookId: string): Promise<void> {
+    const { error, response } = await this.api.DELETE("/api/v1/webhooks/{webhook_id}", { params: { path: { webhook_id: webhookId } } });
+    if (error !== undefined || !response.ok) throw ClipjobsError.fromResponse(response, error);
+  }
+
+  /** Queues a webhook.test event to the endpoint; the answer is its delivery. */
+  async testWebhook(webhookId: string): Promise<WebhookDelivery> {
+    return unwrap(await this.api.POST("/api/v1/webhooks/{webhook_id}/test", { params: { path: { webhook_id: webhookId } } }));
+  }
+
+  /** The endpoint's delivery log, newest first. */
+  async listWebhookDeliveries(webhookId: string, query: ListDeliveriesQuery = {}): Promise<WebhookDeliveryList> {
+    return unwrap(await this.api.GET("/api/v1/webhooks/{webhook_id}/deliveries", { params: { path: { webhook_id: webhookId }, query } }));
   }
 
   /**

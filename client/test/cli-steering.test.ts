@@ -77,3 +77,21 @@ describe("clipjobs submit steering flags", () => {
     expect(seconds("")).toBeNull();
   });
 });
+
+describe("clipjobs submit language flags (issue 29)", () => {
+  it("sends language and caption_language as given", async () => {
+    expect(await main(["submit", "https://example.com/talk.mp4", "--type", "lecture", "--language", "de", "--caption-language", "ja"], io())).toBe(0);
+    expect(bodies.at(-1)).toEqual({ video_url: "https://example.com/talk.mp4", video_type: "lecture", language: "de", caption_language: "ja" });
+  });
+
+  it("auto and spoken send null, overriding a configuration's languages", async () => {
+    expect(await main(["submit", "https://example.com/talk.mp4", "--type", "lecture", "--config", "dubbed", "--language", "auto", "--caption-language", "spoken"], io())).toBe(0);
+    expect(bodies.at(-1)).toEqual({ video_url: "https://example.com/talk.mp4", video_type: "lecture", config_name: "dubbed", language: null, caption_language: null });
+  });
+
+  it("leaves both out when not given, so the configuration's apply", async () => {
+    expect(await main(["submit", "https://example.com/talk.mp4", "--type", "lecture", "--caption-language", "fr"], io())).toBe(0);
+    expect(bodies.at(-1)).toEqual({ video_url: "https://example.com/talk.mp4", video_type: "lecture", caption_language: "fr" });
+    expect(bodies.at(-1)).not.toHaveProperty("language");
+  });
+});

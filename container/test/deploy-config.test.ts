@@ -1,4 +1,4 @@
-/** The fleet's capacity (a Worker var) must be what the Container binding allows (wrangler.toml). */
+/** The fleet's capacity (Worker vars) must fit what the Container binding and the account allow (wrangler.toml). */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -16,7 +16,7 @@ function value(block: string, key: string): string | undefined {
 }
 
 describe("wrangler.toml", () => {
-  it("sets ENGINE_MAX_INSTANCES to the container's max_instances", () => {
+  it("keeps ENGINE_MAX_INSTANCES below the container's max_instances by a headroom, within the vCPU limit", () => {
     const vars = blocks("[vars]");
     const containers = blocks("[[containers]]");
     expect(vars).toHaveLength(1);
@@ -24,7 +24,26 @@ describe("wrangler.toml", () => {
     const capacity = Number(value(vars[0]!, "ENGINE_MAX_INSTANCES"));
     const maxInstances = Number(value(containers[0]!, "max_instances"));
     expect(Number.isInteger(capacity) && capacity > 0).toBe(true);
-    expect(capacity).toBe(maxInstances);
+    // The platform counts instances the fleet only estimates (stopping ones): at least 1, and 5%.
+    expect(maxInstances - capacity).toBeGreaterThanOrEqual(Math.max(1, Math.ceil(maxInstances * 0.05)));
+    // Cloudflare's account limit is 1,500 concurrent vCPU; the configured limit is at most that, and one
+    // instance's vCPU is its instance type's (standard-4: 4).
+    const vcpuLimit = Number(value(vars[0]!, "ENGINE_VCPU_LIMIT"));
+    const instanceVcpu = Number(value(vars[0]!, "ENGINE_INSTANCE_VCPU"));
+    expect(vcpuLimit).toBeLessThanOrEqual(1500);
+    expect(value(containers[0]!, "instance_type")).toBe("standard-4");
+    expect(instanceVcpu).toBe(4);
+    expect(Math.min(capacity, Math.floor(vcpuLimit / instanceVcpu))).toBeGreaterThan(0);
+  });
+
+  it("bounds the jobs consumers' concurrency (every delivery calls the one FleetScheduler)", () => {
+    const consumers = blocks("[[queues.consumers]]");
+    const jobs = consumers.find((b) => value(b, "queue") === "clipjobs-jobs")!;
+    const concurrency = Number(value(jobs, "max_concurrency"));
+    expect(concurrency).toBeGreaterThan(0);
+    expect(concurrency).toBeLessThanOrEqual(50);
+    // Capacity failures never use the queue's retries (the fleet's start budget does); the queue's are for crashes.
+    expect(Number(value(jobs, "max_retries"))).toBe(5);
   });
 
   it("consumes the jobs dead-letter queue and keeps private sources off", () => {

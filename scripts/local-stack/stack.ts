@@ -68,6 +68,8 @@ export interface LocalStack {
   restartEngine(): Promise<void>;
   /** Stops both processes and everything they started; resolves once they are gone. */
   stop(): Promise<void>;
+  /** Process ids of wrangler dev and the engine (null without one), for a bench's CPU figures. */
+  pids(): { worker: number; engine: number | null };
 }
 
 function secret(prefix: string): string {
@@ -199,6 +201,7 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
       engine = await launchEngine();
       watchEngine(engine);
     },
+    pids: () => ({ worker: worker.process.pid, engine: engine?.process.pid ?? null }),
     async stop() {
       stopping = true;
       await Promise.all([engine?.process.stop(), worker.process.stop()]);

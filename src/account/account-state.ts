@@ -253,10 +253,14 @@ export class AccountState extends DurableObject<Env> {
       }
       try {
         if (!accountId) throw new Error("account id unknown to this Durable Object");
-        await expireOverdueJob(this.env, accountId, jobId);
-        watchdog.clearDeadline(sql, jobId);
-        slots.releaseSlot(sql, jobId);
-        live.endJob(sql, jobId, Date.now());
+        if ((await expireOverdueJob(this.env, accountId, jobId)) === "ended") {
+          watchdog.clearDeadline(sql, jobId);
+          slots.releaseSlot(sql, jobId);
+          live.endJob(sql, jobId, Date.now());
+        } else if ((watchdog.deadlineOf(sql, jobId) ?? 0) <= Date.now()) {
+          // Repaired (fleet/repair.ts) and re-armed by that repair; if its call here failed, look again later.
+          watchdog.setDeadline(sql, jobId, Date.now() + EXPIRY_RETRY_MS);
+        }
       } catch (err) {
         console.error(`watchdog: expiring job ${jobId} failed, retrying later`, err);
         watchdog.setDeadline(sql, jobId, Date.now() + EXPIRY_RETRY_MS);

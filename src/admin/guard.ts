@@ -11,15 +11,19 @@ function adminUnauthorized(): AppError {
 }
 
 /**
- * Only the ADMIN_TOKEN secret opens the operator API; API keys never do. Both
- * sides are hashed first so the constant-time compare sees equal lengths.
+ * Whether `presented` is this deployment's ADMIN_TOKEN. Both sides are hashed
+ * first so the constant-time compare sees equal lengths; an unset or
+ * trivially short secret opens nothing.
  */
-export const adminGuard = createMiddleware<AppEnv>(async (c, next) => {
-  const expected = c.env.ADMIN_TOKEN;
-  const presented = bearerToken(c.req.header("Authorization"));
-  // An unset or trivially short secret disables the operator API rather than opening it.
-  if (!expected || expected.length < 16 || !presented) throw adminUnauthorized();
+export async function isAdminToken(env: Env, presented: string | null | undefined): Promise<boolean> {
+  const expected = env.ADMIN_TOKEN;
+  if (!expected || expected.length < 16 || !presented) return false;
   const [presentedHash, expectedHash] = await Promise.all([sha256Hex(presented), sha256Hex(expected)]);
-  if (!timingSafeEqualText(presentedHash, expectedHash)) throw adminUnauthorized();
+  return timingSafeEqualText(presentedHash, expectedHash);
+}
+
+/** Only the ADMIN_TOKEN secret opens the operator API; API keys never do. */
+export const adminGuard = createMiddleware<AppEnv>(async (c, next) => {
+  if (!(await isAdminToken(c.env, bearerToken(c.req.header("Authorization"))))) throw adminUnauthorized();
   await next();
 });

@@ -11,6 +11,7 @@ import { validate } from "../http/validate";
 import { adminGuard } from "./guard";
 import { revokeKey } from "../keys/revoke";
 import { issueApiKey } from "../keys/issue";
+import { fleetOverview } from "../fleet/overview";
 
 const CreateAccountBody = z.object({
   email: z.email().max(254),
@@ -59,6 +60,8 @@ async function revoke(env: Env, keyId: string) {
 export const admin = new Hono<AppEnv>()
   .use("*", adminGuard, jsonBodyGuard)
   .get("/plans", async (c) => c.json({ plans: (await listPlans(c.env.DB)).map(planToJson) }))
+  // The fleet as operators see it: engines running, starting, stopping; the line; grants and failures.
+  .get("/fleet", async (c) => c.json(await fleetOverview(c.env)))
   .post("/accounts", validate("json", CreateAccountBody), async (c) => {
     const { email, plan } = c.req.valid("json");
     await requirePlan(c.env.DB, plan);

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { deleteConfig, getConfig, listConfigs, putConfig, savedConfigToJson } from "../db/configs";
+import { saveConfig } from "../configs/save";
+import { deleteConfig, getConfig, listConfigs, savedConfigToJson } from "../db/configs";
 import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app";
 import { AppError } from "../http/errors";
 import { requireJsonBody } from "../http/json-body";
@@ -10,8 +11,7 @@ export const CONFIG_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const ConfigName = z.string().regex(CONFIG_NAME_PATTERN, {
   message: "must be 1-64 characters: lower-case letters, digits, '_' or '-', starting with a letter or digit",
 });
-/** Keeps one account's saved configurations a list a person can manage. */
-export const MAX_CONFIGS_PER_ACCOUNT = 100;
+export { MAX_CONFIGS_PER_ACCOUNT } from "../configs/save";
 
 const NameParam = z.object({ name: ConfigName.openapi({ param: { name: "name", in: "path" }, example: "shorts" }) });
 
@@ -81,11 +81,8 @@ export const configs = apiApp()
   })
   .openapi(putRoute, async (c) => {
     const { name } = c.req.valid("param");
-    const { accountId } = c.get("auth");
-    // The limit is checked by the insert itself: concurrent PUTs of new names cannot pass it together.
-    const result = await putConfig(c.env.DB, accountId, name, c.req.valid("json"), MAX_CONFIGS_PER_ACCOUNT);
-    if (result.limitReached) throw new AppError("conflict", `An account can save at most ${MAX_CONFIGS_PER_ACCOUNT} configurations.`);
-    return c.json(savedConfigToJson(result.saved), result.created ? 201 : 200);
+    const { created, saved } = await saveConfig(c.env, c.get("auth").accountId, name, c.req.valid("json"));
+    return c.json(savedConfigToJson(saved), created ? 201 : 200);
   })
   .openapi(deleteRoute, async (c) => {
     const { name } = c.req.valid("param");

@@ -1,38 +1,17 @@
 /** The jobs resource (SPEC section 4): submit, status, list, cancel, delete. */
 import { z } from "@hono/zod-openapi";
 import { accountState } from "../account/stub";
-import { deleteClipsOfJob, listClipsOfJobs } from "../db/clips";
-import {
-  claimIdempotencyKey,
-  findIdempotencyRecord,
-  PENDING_STATUS,
-  releaseIdempotencyKey,
-} from "../db/idempotency";
-import {
-  ACTIVE_STATUSES,
-  deleteFinishedJob,
-  findAccountJob,
-  JOB_STATUSES,
-  listJobs,
-  type Job,
-} from "../db/jobs";
+import { deleteClipsOfJob } from "../db/clips";
+import { ACTIVE_STATUSES, deleteFinishedJob, JOB_STATUSES } from "../db/jobs";
 import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app";
 import { AppError } from "../http/errors";
-import { decodeCursor, encodeCursor } from "../jobs/cursor";
-import { isJobId } from "../jobs/ids";
-import { cancelJob } from "../jobs/lifecycle";
-import { presentJob, presentListItem } from "../jobs/present";
-import { readJob, withLiveStates } from "../jobs/read-path";
-import { checkCaptionsUrl, checkVideoUrl } from "../jobs/source-url";
+import { cancelOwnJob, jobNotFound, listJobPage, loadOwnJob } from "../jobs/account-jobs";
+import { readJob } from "../jobs/read-path";
 import { deleteAllJobObjects } from "../jobs/job-objects";
-import { checkVideoType, createJob, type Submission } from "../jobs/submit";
+import { MAX_IDEMPOTENCY_KEY_LENGTH, submitJobRequest } from "../jobs/submit-request";
 import { Job as JobSchema, JobList, SubmitJobBody, SubmitJobResponse } from "./openapi-schemas";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
-const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
-/** A claim older than this belongs to a request that died before answering. */
-const ABANDONED_CLAIM_MS = 60 * 1000;
 
 const ListQuery = z.object({
   status: z
@@ -134,156 +113,23 @@ const deleteRoute = apiRoute({
   errors: ["not_found", "job_not_deletable"],
 });
 
-function jobNotFound(jobId: string): AppError {
-  return new AppError("not_found", `No job ${jobId}.`);
-}
-
-async function loadOwnJob(db: D1Database, accountId: string, jobId: string): Promise<Job> {
-  const job = isJobId(jobId) ? await findAccountJob(db, accountId, jobId) : null;
-  if (!job) throw jobNotFound(jobId);
-  return job;
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-/** The steering fields as sent, for the request hash; nothing when none was sent. */
-function steeringHashPart(body: z.output<typeof SubmitJobBody>): unknown[] {
-  const sent = {
-    prompt: body.prompt,
-    time_range: body.time_range,
-    remove_silence: body.remove_silence,
-    remove_fillers: body.remove_fillers,
-  };
-  return Object.values(sent).every((v) => v === undefined) ? [] : [{ steering: sent }];
-}
-
-function submitResponse(env: Env, job: Job) {
-  const shaped = presentJob(env.CDN_URL, job, []);
-  // createJob inserts the job queued; anything else would be a bug worth a 500.
-  if (shaped.status !== "queued") throw new AppError("internal_error", `A new job is ${shaped.status}, not queued.`);
-  return { ...shaped, status: shaped.status, message: "Job queued. Poll GET /api/v1/jobs/" + job.id + " for its status." };
-}
-
 export const jobs = apiApp()
   .openapi(submitRoute, async (c) => {
-    const body = c.req.valid("json");
-    const { accountId, plan } = c.get("auth");
-    const submission: Submission = {
-      accountId,
-      maxActiveJobs: plan.maxActiveJobs,
-      videoUrl: body.video_url === undefined ? "" : checkVideoUrl(body.video_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
-      uploadId: body.upload_id ?? null,
-      videoType: checkVideoType(body.video_type),
-      configName: body.config_name ?? null,
-      captionsUrl: body.captions_url == null ? null : checkCaptionsUrl(body.captions_url, c.env.ALLOW_PRIVATE_SOURCES === "true"),
-      steering: {
-        prompt: body.prompt,
-        timeRange: body.time_range,
-        removeSilence: body.remove_silence,
-        removeFillers: body.remove_fillers,
-      },
-      // Omitted: the configuration's; null: none (detected / as spoken).
-      languages: {
-        ...(body.language !== undefined ? { language: body.language } : {}),
-        ...(body.caption_language !== undefined ? { caption_language: body.caption_language } : {}),
-      },
-    };
-
-    const key = c.req.valid("header")[IDEMPOTENCY_HEADER];
-    if (key === undefined) {
-      const job = await createJob(c.env, submission);
-      return c.json(submitResponse(c.env, job), 201);
-    }
-    // The request as submitted (before normalisation), so "same body" means what the client sent.
-    const requestHash = await sha256Hex(
-      // captions_url joins the hash only when sent, so keys stored before it existed still match.
-      JSON.stringify([
-        ...(body.upload_id === undefined
-          ? [body.video_url, body.video_type, body.config_name ?? null]
-          : [null, body.video_type, body.config_name ?? null, body.upload_id]),
-        ...(body.captions_url == null ? [] : [body.captions_url]),
-        // The steering fields join it only when sent, for the same reason (issue 27).
-        ...steeringHashPart(body),
-        // Likewise the language fields (issue 29), only when sent.
-        ...(body.language === undefined && body.caption_language === undefined ? [] : [{ l: body.language, c: body.caption_language }]),
-      ]),
-    );
-    const now = new Date();
-    const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
-    const abandonedBefore = new Date(now.getTime() - ABANDONED_CLAIM_MS).toISOString();
-    const claimId = crypto.randomUUID();
-    const claimed = await claimIdempotencyKey(c.env.DB, accountId, key, requestHash, claimId, now.toISOString(), expiredBefore, abandonedBefore);
-    if (!claimed) {
-      const record = await findIdempotencyRecord(c.env.DB, accountId, key);
-      if (!record || record.requestHash !== requestHash) {
-        throw new AppError("idempotency_key_reused", `${IDEMPOTENCY_HEADER} was already used with a different request body.`);
-      }
-      if (record.status === PENDING_STATUS) {
-        throw new AppError("conflict", `A request with this ${IDEMPOTENCY_HEADER} is still in progress; retry shortly.`, {
-          headers: { "Retry-After": "1" },
-        });
-      }
-      c.header("Idempotent-Replayed", "true");
-      // Stored by this handler from a SubmitJobResponse; re-serialising yields the same bytes.
-      return c.json(JSON.parse(record.responseJson) as z.output<typeof SubmitJobResponse>, 201);
-    }
-    try {
-      const job = await createJob(c.env, submission, { key, claimId, present: (created) => submitResponse(c.env, created) });
-      return c.json(submitResponse(c.env, job), 201);
-    } catch (err) {
-      // Failures are not remembered: the client may retry the same key. A stored
-      // answer (the job's batch committed) is kept: only a pending claim is dropped.
-      await releaseIdempotencyKey(c.env.DB, accountId, key, claimId);
-      throw err;
-    }
+    const { answer, replayed } = await submitJobRequest(c.env, c.get("auth"), c.req.valid("json"), c.req.valid("header")[IDEMPOTENCY_HEADER]);
+    if (replayed) c.header("Idempotent-Replayed", "true");
+    return c.json(answer, 201);
   })
   .openapi(listRoute, async (c) => {
-    const query = c.req.valid("query");
-    const { accountId } = c.get("auth");
-    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-    if (query.cursor !== undefined && after === null) {
-      throw new AppError("invalid_request", "cursor is not a cursor this API issued.", {
-        errors: [{ path: "cursor", message: "unrecognised cursor" }],
-      });
-    }
-    const rows = await listJobs(c.env.DB, {
-      accountId,
-      status: query.status === "all" ? null : query.status,
-      limit: query.limit + 1,
-      after,
-    });
-    const page = await withLiveStates(c.env, accountId, rows.slice(0, query.limit));
-    const last = page.at(-1);
-    const clipsByJob = await listClipsOfJobs(
-      c.env.DB,
-      page.filter((job) => job.status === "completed").map((job) => job.id),
-    );
-    const items = page.map((job) => presentListItem(c.env.CDN_URL, job, clipsByJob.get(job.id) ?? []));
-    return c.json({
-      jobs: items,
-      count: items.length,
-      next_cursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
-    });
+    const { status, limit, cursor } = c.req.valid("query");
+    const page = await listJobPage(c.env, c.get("auth").accountId, { status: status === "all" ? null : status, limit, ...(cursor === undefined ? {} : { cursor }) });
+    return c.json(page);
   })
   // Answered from the account's Durable Object where it can be (src/jobs/read-path.ts).
-  .openapi(getRoute, async (c) => c.json(await readJob(c, c.req.valid("param").job_id)))
-  .openapi(cancelRoute, async (c) => {
-    const { accountId } = c.get("auth");
-    const job = await loadOwnJob(c.env.DB, accountId, c.req.valid("param").job_id);
-    if (!ACTIVE_STATUSES.includes(job.status)) {
-      throw new AppError("job_not_cancelable", `Job ${job.id} is ${job.status}; only queued or processing jobs can be canceled.`);
-    }
-    await cancelJob(c.env, job);
-    // Whoever won the race, answer with the job as it now stands.
-    const current = await loadOwnJob(c.env.DB, accountId, job.id);
-    if (current.status !== "canceled") {
-      throw new AppError("job_not_cancelable", `Job ${job.id} is ${current.status}; it finished before the cancel.`);
-    }
-    return c.json(presentJob(c.env.CDN_URL, current, []));
+  .openapi(getRoute, async (c) => {
+    const scope = { env: c.env, accountId: c.get("auth").accountId, waitUntil: (work: Promise<unknown>) => c.executionCtx.waitUntil(work) };
+    return c.json(await readJob(scope, c.req.valid("param").job_id, c.get("liveJob")));
   })
+  .openapi(cancelRoute, async (c) => c.json(await cancelOwnJob(c.env, c.get("auth").accountId, c.req.valid("param").job_id)))
   .openapi(deleteRoute, async (c) => {
     const { accountId } = c.get("auth");
     const job = await loadOwnJob(c.env.DB, accountId, c.req.valid("param").job_id);

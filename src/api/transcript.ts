@@ -4,13 +4,12 @@
  * (stored in R2 by the engine), as JSON or rendered as subtitles or text.
  */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { findAccountJob } from "../db/jobs";
 import { TranscriptSentence, TranscriptSource, TranscriptWord } from "#contract";
 import type { AppEnv } from "../http/app-env";
 import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors";
 import { fieldErrors } from "../http/validate";
-import { isJobId } from "../jobs/ids";
-import { loadTranscript, noTranscriptReason, TRANSCRIPT_RENDERINGS } from "../jobs/transcript-store";
+import { readOwnTranscript } from "../jobs/transcript-read";
+import { TRANSCRIPT_RENDERINGS } from "../jobs/transcript-store";
 
 export const TRANSCRIPT_FORMATS = ["json", "vtt", "srt", "txt"] as const;
 
@@ -73,10 +72,7 @@ export const transcript = new OpenAPIHono<AppEnv>({
 }).openapi(getTranscriptRoute, async (c) => {
   const { job_id: jobId } = c.req.valid("param");
   const { format } = c.req.valid("query");
-  const job = isJobId(jobId) ? await findAccountJob(c.env.DB, c.get("auth").accountId, jobId) : null;
-  if (!job) throw new AppError("not_found", `No job ${jobId}.`);
-  const stored = await loadTranscript(c.env, job);
-  if (!stored) throw new AppError("transcript_not_found", noTranscriptReason(job));
+  const { job, transcript: stored } = await readOwnTranscript(c.env, c.get("auth").accountId, jobId);
   c.header("Cache-Control", "private, max-age=300");
   if (format === "json") {
     return c.json({ job_id: job.id, ...stored }, 200);

@@ -11,6 +11,7 @@ import { Layout } from "./components/layout";
 import type { DashboardEnv } from "./env";
 import { authPages } from "./pages/auth";
 import { configPages } from "./pages/configs";
+import { fleetPages } from "./pages/fleet";
 import { jobPages } from "./pages/jobs";
 import { keysPages } from "./pages/keys";
 import { LOGO_FORM_BYTES, LOGO_PAGE_PATH, logoPages } from "./pages/logo";
@@ -50,6 +51,8 @@ export const dashboard = new Hono<DashboardEnv>()
   .route("/keys", signedIn(keysPages))
   .route("/usage", signedIn(usagePages))
   .route("/webhooks", signedIn(webhookPages))
+  // Operators: opened by the ADMIN_TOKEN, not by an account session.
+  .route("/fleet", fleetPages)
   .all("*", (c) =>
     c.html(
       <Layout title="Page not found" nonce={c.get("nonce")} session={c.get("session")}>

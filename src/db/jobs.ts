@@ -289,14 +289,23 @@ export function revertToQueued(db: D1Database, jobId: string, now: string): D1Pr
 export function requeueInterrupted(db: D1Database, jobId: string, maxRestarts: number, now: string, transitionId: string): D1PreparedStatement {
   return db
     .prepare(
-      `UPDATE jobs SET status = 'queued', step = ?, restarts = restarts + 1, updated_at = ?, transition_id = ?
+      `UPDATE jobs SET status = 'queued', step = ?, restarts = restarts + 1, updated_at = ?, requeued_at = ?, transition_id = ?
        WHERE id = ? AND status = 'processing' AND restarts < ?
        RETURNING id`,
     )
-    .bind(RESTART_STEP, now, transitionId, jobId, maxRestarts);
+    .bind(RESTART_STEP, now, now, transitionId, jobId, maxRestarts);
 }
 
 export const RESTART_STEP = "Engine restarted; waiting to resume";
+
+/**
+ * When the job's current wait for an engine began: its last requeue after an
+ * interruption, else its submission. Its queue deadline counts from here; a
+ * start that failed and put it back in the queue does not move it.
+ */
+export async function queuedSince(db: D1Database, jobId: string): Promise<string | null> {
+  return db.prepare(`SELECT COALESCE(requeued_at, created_at) AS since FROM jobs WHERE id = ?`).bind(jobId).first<string>("since");
+}
 
 // Progress, heartbeats and uploads are not written here: they live in the
 // account's Durable Object (src/account/live-jobs.ts) between transitions.
@@ -459,4 +468,13 @@ export async function claimPublicationKey(db: D1Database, jobId: string, candida
 export async function findPublicationKey(db: D1Database, jobId: string): Promise<string | null> {
   const row = await db.prepare(`SELECT publication_key FROM jobs WHERE id = ?`).bind(jobId).first<{ publication_key: string | null }>();
   return row?.publication_key ?? null;
+}
+
+/** Failed jobs by error code since `sinceIso` (index jobs_status_completed): what operators see of the fleet. */
+export async function failuresByCodeSince(db: D1Database, sinceIso: string): Promise<Record<string, number>> {
+  const { results } = await db
+    .prepare(`SELECT COALESCE(error_code, 'unknown') AS code, COUNT(*) AS n FROM jobs WHERE status = 'failed' AND completed_at >= ? GROUP BY code`)
+    .bind(sinceIso)
+    .all<{ code: string; n: number }>();
+  return Object.fromEntries(results.map((r) => [r.code, r.n]));
 }

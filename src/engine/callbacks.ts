@@ -36,6 +36,7 @@ import { similarityChannel } from "./similarity-channel";
 import { rememberJobAccount } from "./job-accounts";
 import { brandChannel } from "./brand-channel";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
+import { completionTimes } from "./stage-timings";
 import { verifyEngineToken } from "./token";
 import { uploadSource } from "../uploads/source-route";
 
@@ -222,6 +223,7 @@ export const callbacks = new Hono<CallbackEnv>()
     return c.json(ACK);
   })
   .post("/:job_id/complete", processingOrCompletedInD1, validate("json", CompleteReport), async (c) => {
+    const arrived = Date.now();
     const job = c.get("job");
     const report = c.req.valid("json");
     const indexes = report.clips.map((clip) => clip.index);
@@ -265,6 +267,11 @@ export const callbacks = new Hono<CallbackEnv>()
       throw uploadsMissing([err.message]);
     }
     if (outcome === "inactive") throw notActive(job.id);
+    if (outcome === "completed") {
+      // Where the job's time went, one line per completed job (README "The engine's pipeline").
+      const times = completionTimes(Date.parse(job.createdAt), report.timings, { start: arrived, end: Date.now() });
+      console.log(JSON.stringify({ event: "job_completed", job_id: job.id, account_id: job.accountId, clips: clips.length, ...times }));
+    }
     if (outcome === "publishing") {
       // Large clips: publishing goes on with the engine's next call. A sign of life meanwhile.
       await noteSignOfLife(c.env, job.id);

@@ -6,9 +6,10 @@
  * publicly routed. (Outbound interception needs the Worker entrypoint to
  * export ContainerProxy from @cloudflare/containers.)
  */
-import { Container, type OutboundHandler } from "@cloudflare/containers";
+import { Container, type OutboundHandler, type StopParams } from "@cloudflare/containers";
 import { app } from "../app";
 import { CALLBACK_PREFIX, ENGINE_PORT } from "#contract";
+import { engineExited } from "../fleet/engine-exit";
 import { callbackBase, INTERNAL_CALLBACK_HOST } from "../settings";
 
 export class ClipEngine extends Container {
@@ -34,6 +35,22 @@ export class ClipEngine extends Container {
       ALLOW_PRIVATE_SOURCES: "false",
       HOST: "0.0.0.0",
     };
+  }
+
+  /**
+   * The process exited (the library calls this once it is gone, before any
+   * new start of this instance): the fleet frees its slot only now, since
+   * the platform counts a stopping instance against max_instances.
+   */
+  override async onStop(_params: StopParams): Promise<void> {
+    const jobId = this.ctx.id.name;
+    if (!jobId) return;
+    try {
+      await engineExited(this.env, jobId);
+    } catch (err) {
+      // The fleet's grace for stopping instances frees the slot anyway.
+      console.error(`reporting the exit of ${jobId}'s engine failed`, err);
+    }
   }
 
   // Assigned in a static block, not declared as a static field: the base class

@@ -5,12 +5,12 @@
  * and read the same way.
  */
 import { StartJob, StartJobAccepted, type StartJob as StartJobBody } from "#contract";
-import { EngineBusyError, EngineUnavailableError, engineHosts } from "../fleet/engine-host";
+import { classifyStartAnswer, EngineStartError, engineHosts } from "../fleet/engine-host";
 import { EngineMisconfiguredError, engineConfigProblem, engineLimits, tokenTtlSeconds } from "../settings";
 import { signEngineToken } from "./token";
 import type { Job } from "../db/jobs";
 
-export { EngineBusyError, EngineUnavailableError } from "../fleet/engine-host";
+export { EngineStartError } from "../fleet/engine-host";
 
 const START_TIMEOUT_MS = 30_000;
 
@@ -26,10 +26,12 @@ export async function jobToken(env: Env, jobId: string, nowMs: number = Date.now
 /**
  * Sends a signed StartJob. The engine answers `started: false` for a job it
  * already runs, so a duplicate delivery re-sends safely. Throws
- * EngineBusyError when no instance is free (try later, not a failure) and
- * EngineUnavailableError when the engine cannot be reached or refuses.
+ * EngineMisconfiguredError before sending anything when ENGINE_SECRET is
+ * unfit, and EngineStartError (classified by fleet/engine-host.ts: the
+ * platform's refusals, an engine that cannot be reached, or the engine's own
+ * refusal of this job) when no engine accepted it.
  */
-export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepted> {
+export async function startOnEngine(env: Env, job: Job, dispatchedAt: number = Date.now()): Promise<StartJobAccepted> {
   const problem = engineConfigProblem(env);
   if (problem) throw new EngineMisconfiguredError(problem);
   const body: StartJobBody = StartJob.parse({
@@ -41,24 +43,18 @@ export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepte
     config: job.config,
     limits: engineLimits(env),
     captions_url: job.captionsUrl,
+    // Handed back in the complete report, for the completion log line's queued and dispatch stages.
+    timeline: { submitted_at: Date.parse(job.createdAt), dispatched_at: dispatchedAt },
     time_range: job.timeRange ?? null,
   });
   let response: Response;
   try {
     response = await engineHosts.select(env).start(job.id, "/jobs", JSON.stringify(body), START_TIMEOUT_MS);
   } catch (err) {
-    if (err instanceof EngineBusyError) throw err;
-    throw new EngineUnavailableError(`engine unreachable: ${err instanceof Error ? err.message : String(err)}`);
+    throw new EngineStartError("unreachable", `engine unreachable: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (response.status === 503) {
-    await response.body?.cancel();
-    throw new EngineBusyError("the engine is shutting down");
-  }
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new EngineUnavailableError(`engine answered ${response.status} to StartJob`);
-  }
+  if (!response.ok) throw classifyStartAnswer(response.status, await response.text().catch(() => ""));
   const accepted = StartJobAccepted.safeParse(await response.json().catch(() => null));
-  if (!accepted.success) throw new EngineUnavailableError("engine answered StartJob with an unexpected body");
+  if (!accepted.success) throw new EngineStartError("engine_error", "engine answered StartJob with an unexpected body");
   return accepted.data;
 }

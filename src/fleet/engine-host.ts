@@ -9,21 +9,68 @@
  */
 import { getContainer } from "@cloudflare/containers";
 import { ENGINE_SIGNATURE_HEADER, signEngineRequest } from "#contract";
+import type { StartProblem } from "./fleet-scheduler";
 
-/** The platform has no instance free for the job right now (or the engine is shutting down): try later. */
-export class EngineBusyError extends Error {
-  override readonly name = "EngineBusyError";
-}
-
-/** The engine could not be reached or refused the request. */
+/** The engine could not be reached or refused a request that is not a start (a stop). */
 export class EngineUnavailableError extends Error {
   override readonly name = "EngineUnavailableError";
 }
 
+/**
+ * Why a StartJob did not reach a working engine, by what answered. `refused`
+ * is the engine's own 4xx to this job's StartJob: the job's fault, retrying
+ * cannot help. Every other kind is the platform's or the moment's, and the
+ * job retries on the fleet's start budget (fleet-scheduler.ts).
+ */
+export class EngineStartError extends Error {
+  override readonly name = "EngineStartError";
+  constructor(
+    readonly kind: StartProblem,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Reads an answer to StartJob that is not the engine's acceptance, by what
+ * @cloudflare/containers 0.3.7's containerFetch answers for a start it could
+ * not make (lib/container.js): 503 with "There is no Container instance
+ * available" for NO_CONTAINER_INSTANCE_ERROR, 429 for RATE_LIMITED_ERROR,
+ * 500 "Failed to start container: ..." for every other start error (the
+ * account's instance or vCPU limit, a placement failure, a port that did not
+ * open within 20 s), 500 "Error proxying request to container" or "Container
+ * suddenly disconnected" for a request that reached an instance whose server
+ * is gone (one that got SIGTERM is still "running" to the library). The
+ * engine itself answers 503 shutting_down after SIGTERM, 401 to a bad
+ * signature, 4xx to a StartJob it cannot take.
+ */
+export function classifyStartAnswer(status: number, text: string): EngineStartError {
+  const excerpt = text.slice(0, 160).replace(/\s+/g, " ");
+  const say = (kind: StartProblem) => new EngineStartError(kind, `StartJob answered ${status}: ${excerpt}`);
+  if (status === 503 && text.startsWith("There is no Container instance available")) return say("no_instance");
+  if (status === 429) return say("rate_limited");
+  if (status === 500 && text.startsWith("Failed to start container")) return say("start_failed");
+  if (status === 500 && (text.startsWith("Error proxying request to container") || text.startsWith("Container suddenly disconnected"))) {
+    return say("proxy_failed");
+  }
+  if (status === 503) return say("engine_shutting_down");
+  // A signature the engine rejects is the deployment's problem (its key), not this job's.
+  if (status === 401 || status === 403) return say("misconfigured");
+  if (status >= 400 && status < 500 && status !== 408) return say("refused");
+  return say("engine_error");
+}
+
 export interface EngineHost {
   readonly kind: "process" | "container";
-  /** POSTs a signed JSON body to the job's engine, starting its instance if needed. */
+  /** POSTs a signed JSON body to the job's engine, starting its instance if needed; throws when nothing answered. */
   start(jobId: string, path: string, body: string, timeoutMs: number): Promise<Response>;
+  /**
+   * Whether an engine still works on the job: `gone` when its instance has
+   * exited, or runs but no longer serves it (after SIGTERM the engine's
+   * server is closed). A process engine serves many jobs and cannot tell.
+   */
+  serving(jobId: string): Promise<"working" | "gone" | "unknown">;
   /**
    * Ends whatever the job's engine still does. `engineReported`: the engine
    * itself reported the end, so a shared process has nothing left to stop.
@@ -36,6 +83,7 @@ export interface EngineHost {
 
 const CONTAINER_ORIGIN = "http://engine.container";
 const CANCEL_TIMEOUT_MS = 5_000;
+const HEALTH_TIMEOUT_MS = 5_000;
 
 async function signedInit(secret: string, path: string, body: string, timeoutMs: number): Promise<RequestInit> {
   return {
@@ -47,11 +95,6 @@ async function signedInit(secret: string, path: string, body: string, timeoutMs:
     body,
     signal: AbortSignal.timeout(timeoutMs),
   };
-}
-
-/** A platform answer that means "no instance for you now", per @cloudflare/containers' containerFetch. */
-function isNoInstanceAnswer(response: Response): boolean {
-  return response.status === 503 || response.status === 429;
 }
 
 export function processHost(url: string, secret: string): EngineHost {
@@ -70,6 +113,9 @@ export function processHost(url: string, secret: string): EngineHost {
       if (!response.ok && response.status !== 404) throw new EngineUnavailableError(`engine answered ${response.status} to cancel`);
     },
     async keepAwake() {},
+    async serving() {
+      return "unknown";
+    },
   };
 }
 
@@ -78,6 +124,8 @@ export interface ContainerStub {
   fetch(request: Request): Promise<Response>;
   stop(signal?: "SIGTERM" | "SIGKILL" | "SIGINT"): Promise<void>;
   renewActivityTimeout(): Promise<void> | void;
+  /** lib Container.getState(): "stopped" / "stopped_with_code" once the process exited. */
+  getState(): Promise<{ status: string }>;
 }
 
 export interface ContainerNamespace {
@@ -90,12 +138,26 @@ export function containerHost(namespace: ContainerNamespace, secret: string): En
   return {
     kind: "container",
     async start(jobId, path, body, timeoutMs) {
-      const response = await stubFor(jobId).fetch(new Request(`${CONTAINER_ORIGIN}${path}`, await signedInit(secret, path, body, timeoutMs)));
-      if (isNoInstanceAnswer(response)) {
-        const text = await response.text().catch(() => "");
-        throw new EngineBusyError(`no engine instance available (${response.status}): ${text.slice(0, 120)}`);
+      return stubFor(jobId).fetch(new Request(`${CONTAINER_ORIGIN}${path}`, await signedInit(secret, path, body, timeoutMs)));
+    },
+    async serving(jobId) {
+      const stub = stubFor(jobId);
+      try {
+        const { status } = await stub.getState();
+        // lib getState: "stopped" / "stopped_with_code" once the process exited; "healthy" until then, SIGTERM or not.
+        if (status === "stopped" || status === "stopped_with_code") return "gone";
+        // Running to the platform: the engine itself says whether it still works (GET /health, no signature).
+        const response = await stub.fetch(new Request(`${CONTAINER_ORIGIN}/health`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) }));
+        if (!response.ok) {
+          await response.body?.cancel();
+          return "gone";
+        }
+        const health = (await response.json().catch(() => null)) as { active_jobs?: unknown } | null;
+        return typeof health?.active_jobs === "number" && health.active_jobs > 0 ? "working" : "gone";
+      } catch (err) {
+        console.warn(`asking the engine of ${jobId} failed: ${err instanceof Error ? err.message : String(err)}`);
+        return "unknown";
       }
-      return response;
     },
     async stop(jobId) {
       // Container.stop() signals only a running instance; SIGTERM lets the engine clean up.

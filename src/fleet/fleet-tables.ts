@@ -1,113 +1,238 @@
 /**
  * All SQL of the fleet's own state (SQLite storage of the FleetScheduler
- * Durable Object): jobs waiting for an engine, jobs holding one, and when
- * each account was last served.
+ * Durable Object): the waiting line, the jobs holding an engine, the
+ * instances still stopping, counters and the per-minute log operators see.
+ * Every statement the scheduler runs per call is an indexed lookup or an
+ * indexed range bounded by one account's jobs or by the capacity, never a
+ * scan of the line.
  */
+import type { LineEntry } from "./ranked-line";
+
 export interface WaitingRow extends Record<string, SqlStorageValue> {
   job_id: string;
   account_id: string;
+  round: number;
   seq: number;
+  since_ms: number;
 }
 
 export interface HoldingRow extends Record<string, SqlStorageValue> {
   job_id: string;
   account_id: string;
+  round: number;
   granted_ms: number;
   /** 1 once an engine accepted the job. */
   started: number;
+  /** 1 once a StartJob was sent for this grant (an instance may exist from then on). */
+  attempted: number;
+  /** 1 when the platform reported the instance's exit while the job still held it. */
+  exited: number;
+  /** The live dispatch chain: messages carrying another number are stale. 0: the admitting delivery. */
+  dispatch: number;
+  /** When the chain's next message is due; past due by DISPATCH_OVERDUE_MS it was lost. */
+  due_ms: number;
+  /** First start failure of the current run of failures (the start budget counts from here). */
+  failing_since_ms: number | null;
+  failures: number;
+  /** When reconciling first saw D1 disagree with this grant. */
+  suspect_ms: number | null;
 }
+
+const SCHEMA_VERSION = 2;
 
 export function createFleetTables(sql: SqlStorage): void {
-  sql.exec(`CREATE TABLE IF NOT EXISTS waiting (
-    job_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, seq INTEGER NOT NULL)`);
-  sql.exec(`CREATE TABLE IF NOT EXISTS holding (
-    job_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, granted_ms INTEGER NOT NULL, started INTEGER NOT NULL DEFAULT 0)`);
-  sql.exec(`CREATE TABLE IF NOT EXISTS served (account_id TEXT PRIMARY KEY, turn INTEGER NOT NULL)`);
   sql.exec(`CREATE TABLE IF NOT EXISTS fleet_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)`);
+  const version = metaValue(sql, "schema") ?? 0;
+  if (version < SCHEMA_VERSION) {
+    // Version 1 (the first scheduler) kept `waiting` without rounds and `holding` without its chain;
+    // its rows are carried over: waiting jobs keep their order (round 0), grants keep their state.
+    const oldWaiting = tableExists(sql, "waiting") && !columnExists(sql, "waiting", "round");
+    const oldHolding = tableExists(sql, "holding") && !columnExists(sql, "holding", "dispatch");
+    if (oldWaiting) sql.exec(`ALTER TABLE waiting RENAME TO waiting_v1`);
+    if (oldHolding) sql.exec(`ALTER TABLE holding RENAME TO holding_v1`);
+    sql.exec(`DROP TABLE IF EXISTS served`);
+    createCurrent(sql);
+    if (oldWaiting) {
+      sql.exec(`INSERT OR IGNORE INTO waiting (job_id, account_id, round, seq, since_ms) SELECT job_id, account_id, 0, seq, 0 FROM waiting_v1`);
+      sql.exec(`DROP TABLE waiting_v1`);
+    }
+    if (oldHolding) {
+      sql.exec(
+        `INSERT OR IGNORE INTO holding (job_id, account_id, round, granted_ms, started, attempted, dispatch, due_ms)
+         SELECT job_id, account_id, 0, granted_ms, started, started, 1, granted_ms FROM holding_v1`,
+      );
+      sql.exec(`DROP TABLE holding_v1`);
+    }
+    setMeta(sql, "schema", SCHEMA_VERSION);
+  }
 }
 
-export function nextCounter(sql: SqlStorage, key: "seq" | "turn"): number {
-  const row = sql
+function createCurrent(sql: SqlStorage): void {
+  sql.exec(`CREATE TABLE IF NOT EXISTS waiting (
+    job_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, round INTEGER NOT NULL, seq INTEGER NOT NULL, since_ms INTEGER NOT NULL)`);
+  sql.exec(`CREATE INDEX IF NOT EXISTS waiting_line ON waiting (round, seq)`);
+  sql.exec(`CREATE INDEX IF NOT EXISTS waiting_account ON waiting (account_id, round)`);
+  sql.exec(`CREATE INDEX IF NOT EXISTS waiting_since ON waiting (since_ms)`);
+  sql.exec(`CREATE TABLE IF NOT EXISTS holding (
+    job_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, round INTEGER NOT NULL, granted_ms INTEGER NOT NULL,
+    started INTEGER NOT NULL DEFAULT 0, attempted INTEGER NOT NULL DEFAULT 0, exited INTEGER NOT NULL DEFAULT 0,
+    dispatch INTEGER NOT NULL DEFAULT 0, due_ms INTEGER NOT NULL DEFAULT 0,
+    failing_since_ms INTEGER, failures INTEGER NOT NULL DEFAULT 0, suspect_ms INTEGER)`);
+  sql.exec(`CREATE INDEX IF NOT EXISTS holding_account ON holding (account_id)`);
+  sql.exec(`CREATE TABLE IF NOT EXISTS stopping (job_id TEXT PRIMARY KEY, since_ms INTEGER NOT NULL, until_ms INTEGER NOT NULL)`);
+  sql.exec(`CREATE INDEX IF NOT EXISTS stopping_until ON stopping (until_ms)`);
+  sql.exec(`CREATE TABLE IF NOT EXISTS fleet_minutes (minute INTEGER NOT NULL, kind TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (minute, kind))`);
+}
+
+function tableExists(sql: SqlStorage, name: string): boolean {
+  return sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`, name).toArray().length > 0;
+}
+
+function columnExists(sql: SqlStorage, table: string, column: string): boolean {
+  return sql.exec<{ name: string }>(`SELECT name FROM pragma_table_info(?)`, table).toArray().some((c) => c.name === column);
+}
+
+export function metaValue(sql: SqlStorage, key: string): number | null {
+  return sql.exec<{ value: number }>(`SELECT value FROM fleet_meta WHERE key = ?`, key).toArray()[0]?.value ?? null;
+}
+
+export function setMeta(sql: SqlStorage, key: string, value: number): void {
+  sql.exec(`INSERT INTO fleet_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value);
+}
+
+export function nextCounter(sql: SqlStorage, key: "seq" | "head"): number {
+  return sql
     .exec<{ value: number }>(
-      `INSERT INTO fleet_meta (key, value) VALUES (?, 1)
-       ON CONFLICT (key) DO UPDATE SET value = value + 1 RETURNING value`,
+      `INSERT INTO fleet_meta (key, value) VALUES (?, 1) ON CONFLICT (key) DO UPDATE SET value = value + 1 RETURNING value`,
       key,
     )
-    .one();
-  return row.value;
+    .one().value;
 }
 
-export function waitingRows(sql: SqlStorage): WaitingRow[] {
-  return sql.exec<WaitingRow>(`SELECT job_id, account_id, seq FROM waiting ORDER BY seq`).toArray();
+// ---- the line ----
+
+export function lineEntries(sql: SqlStorage): LineEntry[] {
+  return sql.exec<{ job_id: string; round: number; seq: number }>(`SELECT job_id, round, seq FROM waiting`).toArray().map((r) => ({ jobId: r.job_id, round: r.round, seq: r.seq }));
+}
+
+export function firstWaiting(sql: SqlStorage): WaitingRow | null {
+  return sql.exec<WaitingRow>(`SELECT job_id, account_id, round, seq, since_ms FROM waiting ORDER BY round, seq LIMIT 1`).toArray()[0] ?? null;
+}
+
+export function findWaiting(sql: SqlStorage, jobId: string): WaitingRow | null {
+  return sql.exec<WaitingRow>(`SELECT job_id, account_id, round, seq, since_ms FROM waiting WHERE job_id = ?`, jobId).toArray()[0] ?? null;
+}
+
+export function addWaiting(sql: SqlStorage, row: WaitingRow): void {
+  sql.exec(`INSERT OR IGNORE INTO waiting (job_id, account_id, round, seq, since_ms) VALUES (?, ?, ?, ?, ?)`, row.job_id, row.account_id, row.round, row.seq, row.since_ms);
+}
+
+export function removeWaiting(sql: SqlStorage, jobId: string): boolean {
+  return sql.exec(`DELETE FROM waiting WHERE job_id = ? RETURNING job_id`, jobId).toArray().length > 0;
+}
+
+export function waitingCount(sql: SqlStorage): number {
+  return sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM waiting`).one().n;
+}
+
+/** Round of the account's latest waiting job (index waiting_account), or null. */
+export function lastWaitingRound(sql: SqlStorage, accountId: string): number | null {
+  return sql.exec<{ r: number | null }>(`SELECT MAX(round) AS r FROM waiting WHERE account_id = ?`, accountId).one().r;
+}
+
+export function oldestWaitingSince(sql: SqlStorage): number | null {
+  return sql.exec<{ since_ms: number }>(`SELECT since_ms FROM waiting ORDER BY since_ms LIMIT 1`).toArray()[0]?.since_ms ?? null;
+}
+
+// ---- grants ----
+
+export function findHolding(sql: SqlStorage, jobId: string): HoldingRow | null {
+  return sql.exec<HoldingRow>(`SELECT * FROM holding WHERE job_id = ?`, jobId).toArray()[0] ?? null;
 }
 
 export function holdingRows(sql: SqlStorage): HoldingRow[] {
-  return sql.exec<HoldingRow>(`SELECT job_id, account_id, granted_ms, started FROM holding ORDER BY granted_ms`).toArray();
+  return sql.exec<HoldingRow>(`SELECT * FROM holding ORDER BY granted_ms`).toArray();
 }
 
 export function holdingCount(sql: SqlStorage): number {
   return sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM holding`).one().n;
 }
 
-export function findHolding(sql: SqlStorage, jobId: string): HoldingRow | null {
-  return sql.exec<HoldingRow>(`SELECT job_id, account_id, granted_ms, started FROM holding WHERE job_id = ?`, jobId).toArray()[0] ?? null;
+/** Engines the account holds (index holding_account; at most the capacity). */
+export function heldBy(sql: SqlStorage, accountId: string): number {
+  return sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM holding WHERE account_id = ?`, accountId).one().n;
 }
 
-export function isWaiting(sql: SqlStorage, jobId: string): boolean {
-  return sql.exec(`SELECT 1 FROM waiting WHERE job_id = ?`, jobId).toArray().length > 0;
-}
-
-export function addWaiting(sql: SqlStorage, jobId: string, accountId: string, seq: number): void {
-  sql.exec(`INSERT OR IGNORE INTO waiting (job_id, account_id, seq) VALUES (?, ?, ?)`, jobId, accountId, seq);
-}
-
-/** Puts the job first in line (it already waited its turn once). */
-export function addWaitingAtHead(sql: SqlStorage, jobId: string, accountId: string): void {
-  const first = sql.exec<{ seq: number | null }>(`SELECT MIN(seq) AS seq FROM waiting`).one().seq ?? 1;
-  addWaiting(sql, jobId, accountId, first - 1);
-}
-
-/** Moves a waiting job to holding (one engine granted to it). */
-export function grant(sql: SqlStorage, row: { job_id: string; account_id: string }, nowMs: number, turn: number): void {
-  sql.exec(`DELETE FROM waiting WHERE job_id = ?`, row.job_id);
-  sql.exec(`INSERT OR IGNORE INTO holding (job_id, account_id, granted_ms, started) VALUES (?, ?, ?, 0)`, row.job_id, row.account_id, nowMs);
+export function addHolding(sql: SqlStorage, row: Pick<HoldingRow, "job_id" | "account_id" | "round" | "granted_ms" | "dispatch" | "due_ms">): void {
   sql.exec(
-    `INSERT INTO served (account_id, turn) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET turn = excluded.turn`,
+    `INSERT OR IGNORE INTO holding (job_id, account_id, round, granted_ms, dispatch, due_ms) VALUES (?, ?, ?, ?, ?, ?)`,
+    row.job_id,
     row.account_id,
-    turn,
+    row.round,
+    row.granted_ms,
+    row.dispatch,
+    row.due_ms,
   );
 }
 
-export function markStarted(sql: SqlStorage, jobId: string): boolean {
-  return sql.exec(`UPDATE holding SET started = 1 WHERE job_id = ? RETURNING job_id`, jobId).toArray().length > 0;
+export function removeHolding(sql: SqlStorage, jobId: string): HoldingRow | null {
+  return sql.exec<HoldingRow>(`DELETE FROM holding WHERE job_id = ? RETURNING *`, jobId).toArray()[0] ?? null;
 }
 
-/** Removes the job from the fleet entirely; true if it held an engine. */
-export function forget(sql: SqlStorage, jobId: string): boolean {
-  sql.exec(`DELETE FROM waiting WHERE job_id = ?`, jobId);
-  return sql.exec(`DELETE FROM holding WHERE job_id = ? RETURNING job_id`, jobId).toArray().length > 0;
+export function updateHolding(sql: SqlStorage, jobId: string, set: Partial<Omit<HoldingRow, "job_id" | "account_id">>): void {
+  const keys = Object.keys(set) as (keyof typeof set)[];
+  if (keys.length === 0) return;
+  sql.exec(`UPDATE holding SET ${keys.map((k) => `${k} = ?`).join(", ")} WHERE job_id = ?`, ...keys.map((k) => set[k] ?? null), jobId);
 }
 
-/** Gives a granted job's engine back and puts the job at the head of its account's waiting line. */
-export function ungrant(sql: SqlStorage, jobId: string): boolean {
-  const held = findHolding(sql, jobId);
-  if (!held) return false;
-  sql.exec(`DELETE FROM holding WHERE job_id = ?`, jobId);
-  addWaitingAtHead(sql, jobId, held.account_id);
-  return true;
+export function startedCount(sql: SqlStorage): number {
+  return sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM holding WHERE started = 1`).one().n;
 }
 
-export function runningPerAccount(sql: SqlStorage): Map<string, number> {
-  const rows = sql.exec<{ account_id: string; n: number }>(`SELECT account_id, COUNT(*) AS n FROM holding GROUP BY account_id`).toArray();
-  return new Map(rows.map((r) => [r.account_id, r.n]));
+// ---- instances still stopping ----
+
+export function addStopping(sql: SqlStorage, jobId: string, sinceMs: number, untilMs: number): void {
+  sql.exec(
+    `INSERT INTO stopping (job_id, since_ms, until_ms) VALUES (?, ?, ?)
+     ON CONFLICT (job_id) DO UPDATE SET until_ms = MAX(until_ms, excluded.until_ms)`,
+    jobId,
+    sinceMs,
+    untilMs,
+  );
 }
 
-export function lastServed(sql: SqlStorage): Map<string, number> {
-  const rows = sql.exec<{ account_id: string; turn: number }>(`SELECT account_id, turn FROM served`).toArray();
-  return new Map(rows.map((r) => [r.account_id, r.turn]));
+export function removeStopping(sql: SqlStorage, jobId: string): boolean {
+  return sql.exec(`DELETE FROM stopping WHERE job_id = ? RETURNING job_id`, jobId).toArray().length > 0;
 }
 
-/** Drops the turn record of accounts with nothing waiting or running (keeps the table small). */
-export function pruneServed(sql: SqlStorage): void {
-  sql.exec(`DELETE FROM served WHERE account_id NOT IN (SELECT account_id FROM waiting UNION SELECT account_id FROM holding)`);
+/** Drops stopping instances whose grace is over (the platform has killed them by then); returns how many. */
+export function expireStopping(sql: SqlStorage, nowMs: number): number {
+  return sql.exec(`DELETE FROM stopping WHERE until_ms <= ? RETURNING job_id`, nowMs).toArray().length;
+}
+
+export function stoppingCount(sql: SqlStorage): number {
+  return sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM stopping`).one().n;
+}
+
+export function nextStoppingExpiry(sql: SqlStorage): number | null {
+  return sql.exec<{ until_ms: number }>(`SELECT until_ms FROM stopping ORDER BY until_ms LIMIT 1`).toArray()[0]?.until_ms ?? null;
+}
+
+// ---- what operators see ----
+
+export function countMinute(sql: SqlStorage, nowMs: number, kind: string, n = 1): void {
+  sql.exec(
+    `INSERT INTO fleet_minutes (minute, kind, n) VALUES (?, ?, ?) ON CONFLICT (minute, kind) DO UPDATE SET n = n + excluded.n`,
+    Math.floor(nowMs / 60_000),
+    kind,
+    n,
+  );
+}
+
+export function minuteCounts(sql: SqlStorage, sinceMs: number): { minute: number; kind: string; n: number }[] {
+  return sql.exec<{ minute: number; kind: string; n: number }>(`SELECT minute, kind, n FROM fleet_minutes WHERE minute >= ?`, Math.floor(sinceMs / 60_000)).toArray();
+}
+
+export function pruneMinutes(sql: SqlStorage, beforeMs: number): void {
+  sql.exec(`DELETE FROM fleet_minutes WHERE minute < ?`, Math.floor(beforeMs / 60_000));
 }

@@ -4,10 +4,10 @@ import type { z } from "zod";
 import { CAPTION_FONTS, CAPTION_LANGUAGES, SPEECH_LANGUAGES } from "#contract";
 import { AppError, type ErrorCode, type FieldError } from "./errors";
 
-/** Turns zod issues into the problem document's `errors: [{path, message}]`. */
-export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldError[] {
+/** Turns zod issues into the problem document's `errors: [{path, message}]`; `root` names the input as a whole. */
+export function fieldErrors(issues: readonly z.core.$ZodIssue[], root = "(body)"): FieldError[] {
   return issues.map((issue) => ({
-    path: issue.path.length > 0 ? issue.path.map(String).join(".") : "(body)",
+    path: issue.path.length > 0 ? issue.path.map(String).join(".") : root,
     message: issue.message,
   }));
 }
@@ -52,24 +52,31 @@ function specificCode(issues: readonly z.core.$ZodIssue[]): { code: ErrorCode; a
 }
 
 /**
+ * The error for input that failed its schema: invalid_request listing every
+ * field problem, or the code of the fields concerned (FIELD_CODES).
+ * `invalid` says what was invalid ("The request body is invalid"); `root`
+ * names the input as a whole in `errors`.
+ */
+export function invalidInput(issues: readonly z.core.$ZodIssue[], invalid: string, root = "(body)"): AppError {
+  const errors = fieldErrors(issues, root);
+  const specific = specificCode(issues);
+  if (specific) {
+    return new AppError(specific.code, `${invalid}: ${errors.map((e) => `${e.path} ${e.message}`).join("; ")}.`, {
+      errors,
+      ...(specific.allowed ? { extra: { allowed_values: [...specific.allowed] } } : {}),
+    });
+  }
+  return new AppError("invalid_request", `${invalid}.`, { errors });
+}
+
+/**
  * The one validation hook of the project: a failure becomes one AppError
- * invalid_request listing every field problem (rendered by app.onError as
- * problem+json), or the code of the fields concerned (FIELD_CODES). Used by
+ * (invalidInput), rendered by app.onError as problem+json. Used by
  * `validate()` below and as the `defaultHook` of every OpenAPIHono app
  * (src/http/api-app.ts).
  */
 export function rejectInvalid(result: ValidationResult): void {
-  if (!result.success) {
-    const errors = fieldErrors(result.error.issues);
-    const specific = specificCode(result.error.issues);
-    if (specific) {
-      throw new AppError(specific.code, `The ${TARGET_NAMES[result.target]} is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join("; ")}.`, {
-        errors,
-        ...(specific.allowed ? { extra: { allowed_values: [...specific.allowed] } } : {}),
-      });
-    }
-    throw new AppError("invalid_request", `The ${TARGET_NAMES[result.target]} is invalid.`, { errors });
-  }
+  if (!result.success) throw invalidInput(result.error.issues, `The ${TARGET_NAMES[result.target]} is invalid`);
 }
 
 /**

@@ -26,8 +26,8 @@ import {
   type Job,
   type JobStatus,
 } from "../db/jobs";
-import { sendDispatches } from "../fleet/fleet-scheduler";
-import { fleetCapacity, fleetScheduler } from "../fleet/stub";
+import { requeueInFleet } from "../fleet/capacity";
+import { engineGone, repairQueuedJob, waitingPastDeadline } from "../fleet/repair";
 import { newPublicationKey, publishedKeys, publishStaged, type PublishedClip } from "./publication";
 import { deleteKeys } from "./storage";
 import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
@@ -211,15 +211,25 @@ export async function resettle(env: Env, job: Job): Promise<void> {
  * engine was silent ENGINE_SILENCE_TIMEOUT_SECONDS (processing_timeout). A
  * job that already ended is left alone, but what it held is released anyway
  * so nothing stays held.
+ *
+ * Two deadlines are not what they seem (fleet/repair.ts): a queued job whose
+ * own queue deadline has not passed met a stale one (the account's object
+ * missed its move back to the queue), and a processing job whose engine no
+ * longer serves it was interrupted, not silent (its report was lost). Both
+ * live on: "repaired", and the caller keeps their slot.
  */
-export async function expireOverdueJob(env: Env, accountId: string, jobId: string): Promise<void> {
+export async function expireOverdueJob(env: Env, accountId: string, jobId: string): Promise<"ended" | "repaired"> {
   const job = await findJob(env.DB, jobId);
   if (!job || job.accountId !== accountId) {
     // Deleted (or never created): only the account's own hold can be left.
     await accountState(env, accountId).jobEnded(jobId);
-    return;
+    return "ended";
   }
   if (job.status === "queued") {
+    if (!(await waitingPastDeadline(env, job))) {
+      await repairQueuedJob(env, job);
+      return "repaired";
+    }
     await failJob(
       env,
       job,
@@ -228,17 +238,22 @@ export async function expireOverdueJob(env: Env, accountId: string, jobId: strin
       { engineReported: false },
     );
   } else if (job.status === "processing") {
-    await failJob(
-      env,
-      job,
-      ["processing"],
-      { code: "processing_timeout", message: "The clip engine stopped reporting progress." },
-      { engineReported: false },
-    );
+    if (await engineGone(env, jobId)) {
+      if ((await requeueAfterInterruption(env, job)) === "requeued") return "repaired";
+    } else {
+      await failJob(
+        env,
+        job,
+        ["processing"],
+        { code: "processing_timeout", message: "The clip engine stopped reporting progress." },
+        { engineReported: false },
+      );
+    }
   } else {
     // Ended already (whoever lost a race above, the winner settles): release what it may still hold.
     await resettle(env, job);
   }
+  return "ended";
 }
 
 /**
@@ -263,8 +278,8 @@ export async function requeueAfterInterruption(env: Env, job: Job): Promise<"req
       console.error(`recording the requeue of ${job.id} in its account's object failed`, err);
     }
     if (eventWritten(event)) await dispatchJobEvents(env, job.id);
-    const grants = await fleetScheduler(env).requeue(job.id, job.accountId, fleetCapacity(env));
-    await sendDispatches(env, grants);
+    // If this throws, the fleet learns the requeue from D1 (FleetScheduler reconcile, fleet/repair.ts).
+    await requeueInFleet(env, job.id, job.accountId);
     return "requeued";
   }
   const failed = await failJob(

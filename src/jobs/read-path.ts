@@ -12,13 +12,11 @@
  *   another account's job, no such job) D1 answers, and a finished job's
  *   JSON is cached for the next reads.
  */
-import type { Context } from "hono";
 import type { LiveJobView } from "../account/live-jobs";
 import { accountState } from "../account/stub";
 import { listClips } from "../db/clips";
 import { ACTIVE_STATUSES, findAccountJob, type Job } from "../db/jobs";
 import { withQueuePosition } from "../fleet/queue-position";
-import type { AppEnv } from "../http/app-env";
 import { AppError } from "../http/errors";
 import { isJobId } from "./ids";
 import { presentJob } from "./present";
@@ -35,29 +33,38 @@ export function jobReadTarget(method: string, path: string): string | null {
 /** What GET /api/v1/jobs/:job_id answers. */
 export type PresentedJob = ReturnType<typeof presentJob>;
 
-/** The job's presented JSON, from the account's Durable Object where it can be, else from D1. */
-export async function readJob(c: Context<AppEnv>, jobId: string): Promise<PresentedJob> {
-  const cdnBase = c.env.CDN_URL;
-  const view: LiveJobView | undefined = c.get("liveJob");
+/** Who reads, and where work that may outlive the answer goes (the request's waitUntil). */
+export interface ReadScope {
+  env: Env;
+  accountId: string;
+  waitUntil: (work: Promise<unknown>) => void;
+}
+
+/**
+ * The job's presented JSON, from the account's Durable Object where it can be,
+ * else from D1. `view` is what the Durable Object holds for the job: the REST
+ * read gets it with its admission (rate-limit.ts), other callers ask for it
+ * (accountState(...).liveJob); undefined when nobody asked.
+ */
+export async function readJob(scope: ReadScope, jobId: string, view: LiveJobView | undefined): Promise<PresentedJob> {
+  const { env, accountId } = scope;
+  const cdnBase = env.CDN_URL;
   // Written by JSON.stringify(presentJob(...)) below on an earlier read.
   if (view?.kind === "finished") return JSON.parse(view.json) as PresentedJob;
-  if (view?.kind === "active") return presentJob(cdnBase, await withQueuePosition(c.env, view.job), []);
+  if (view?.kind === "active") return presentJob(cdnBase, await withQueuePosition(env, view.job), []);
 
-  const { accountId } = c.get("auth");
-  const job = isJobId(jobId) ? await findAccountJob(c.env.DB, accountId, jobId) : null;
+  const job = isJobId(jobId) ? await findAccountJob(env.DB, accountId, jobId) : null;
   if (!job) throw new AppError("not_found", `No job ${jobId}.`);
-  const account = accountState(c.env, accountId);
+  const account = accountState(env, accountId);
   if (ACTIVE_STATUSES.includes(job.status)) {
     // The Durable Object missed this job (e.g. accepted before it kept live state): repair it.
-    c.executionCtx.waitUntil(account.seedJob(job).catch((err: unknown) => console.warn(`seeding ${jobId} failed`, err)));
-    return presentJob(cdnBase, await withQueuePosition(c.env, job), []);
+    scope.waitUntil(account.seedJob(job).catch((err: unknown) => console.warn(`seeding ${jobId} failed`, err)));
+    return presentJob(cdnBase, await withQueuePosition(env, job), []);
   }
-  const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
+  const clips = job.status === "completed" ? await listClips(env.DB, job.id) : [];
   const presented = presentJob(cdnBase, job, clips);
   const json = JSON.stringify(presented);
-  c.executionCtx.waitUntil(
-    account.cacheFinishedJob(job.id, cdnBase, json).catch((err: unknown) => console.warn(`caching ${jobId} failed`, err)),
-  );
+  scope.waitUntil(account.cacheFinishedJob(job.id, cdnBase, json).catch((err: unknown) => console.warn(`caching ${jobId} failed`, err)));
   return presented;
 }
 

@@ -11,16 +11,9 @@
 import { accountState } from "../account/stub";
 import { markSettled, type Job } from "../db/jobs";
 import { stopEngine } from "../fleet/engine-host";
-import { sendDispatches } from "../fleet/fleet-scheduler";
-import { fleetCapacity, fleetScheduler } from "../fleet/stub";
+import { releaseCapacity } from "../fleet/capacity";
 import { releaseJobUpload } from "../uploads/job-source";
 import { releaseJobObjects } from "./job-objects";
-
-/** Gives the job's engine (or place in line) back to the fleet and dispatches whoever gets it. */
-export async function releaseCapacity(env: Env, jobId: string): Promise<void> {
-  const grants = await fleetScheduler(env).release(jobId, fleetCapacity(env));
-  await sendDispatches(env, grants);
-}
 
 export interface SettleOptions {
   /** The engine itself reported the end (or never got the job): a shared engine process has nothing to stop. */

@@ -81,6 +81,17 @@ async function acquireSlot(env: Env, accountId: string, jobId: string, maxActive
   }
 }
 
+/** A clean-up Durable Object call, tried up to three times; a last failure is logged, not thrown. */
+async function endWithRetries(call: () => Promise<void>, what: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (attempt >= 3) return void console.error(`${what} failed ${attempt} times`, err);
+    }
+  }
+}
+
 /**
  * An Idempotency-Key this request has claimed: the answer is stored in the same
  * D1 batch as the job, so a retry finds the first job whatever fails afterwards.
@@ -192,8 +203,11 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     await env.DB.batch([deleteUndispatchedJobEvents(env.DB, jobId), deleteQueuedJob(env.DB, jobId)]);
     // The job is gone, so its stored answer must go too: the client may retry the key.
     if (idempotent) await deleteIdempotencyRecord(env.DB, submission.accountId, idempotent.key, idempotent.claimId);
-    // Slot, deadline and live state go together.
-    await account.jobEnded(jobId);
+    // Slot, deadline and live state go together. The failure above may be the
+    // account's object resetting (a deploy): its errors are retryable, so a
+    // few tries; if all fail the slot's holder is missing from D1 and the next
+    // submission frees it (acquireSlot). Either way the answer stays the 503.
+    await endWithRetries(() => account.jobEnded(jobId), `releasing the slot of unqueued ${jobId}`);
     await giveUploadBack();
     throw new AppError("service_unavailable", "The job could not be queued; nothing was created. Retry shortly.", {
       headers: { "Retry-After": "5" },

@@ -1,5 +1,10 @@
-/** The one message type on the jobs queue: which job to start, for whom. */
+/**
+ * The one message type on the jobs queue: which job to start, for whom, and
+ * (for a grant or a retry) the fleet's dispatch chain number the message
+ * belongs to. Absent or 0: the submission's own message.
+ */
 export interface JobMessage {
   job_id: string;
   account_id: string;
+  dispatch?: number;
 }

@@ -2,7 +2,7 @@
  * Capacity, lifecycle and recovery paths of the fleet, one behaviour each,
  * with the real queue consumer, Durable Objects and D1. Engines are the
  * FakeEngine (ENGINE_URL) or the Container stand-in where the binding's
- * behaviour matters.
+ * behaviour matters (its refusals, start times and exits, in simulated time).
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -10,77 +10,47 @@ import type { AccountState } from "../../src/account/account-state";
 import { accountState } from "../../src/account/stub";
 import { app } from "../../src/app";
 import { fleetScheduler } from "../../src/fleet/stub";
-import { MAX_ENGINE_RESTARTS } from "../../src/jobs/lifecycle";
-import { handleQueue } from "../../src/queue/consumer";
+import { fleetTime } from "../../src/fleet/time";
+import { expireOverdueJob, MAX_ENGINE_RESTARTS } from "../../src/jobs/lifecycle";
 import { handleDeadLetters } from "../../src/queue/dead-letter";
 import type { JobMessage } from "../../src/queue/message";
-import { ContainerStandIn, type SimProcess } from "./fleet/container-standin";
 import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
-import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
+import { acceptingEngine, deliver, deliverWith, driveQueue, privateFleet, recordingQueue, standInFor, submitWith } from "./fleet/harness";
+import type { PlatformOptions } from "./fleet/container-standin";
+import { SimClock } from "./fleet/sim-clock";
+import { api, createAccount, expectProblem } from "./helpers";
 import { accountCredits, getJob, submitJob } from "./jobs-helpers";
-
-/** A jobs queue that records what the Worker sends, so the test delivers it. */
-function recordingQueue() {
-  const sent: JobMessage[] = [];
-  const queue = {
-    send: async (body: unknown) => void sent.push(body as JobMessage),
-    sendBatch: async (messages: Iterable<MessageSendRequest>) => {
-      for (const m of messages) sent.push(m.body as JobMessage);
-    },
-  } as unknown as Queue;
-  return { sent, queue };
-}
-
-/** Submits through the API with the given env, so its queue message goes where that env says. */
-async function submitWith(testEnv: Env, account: TestAccount): Promise<string> {
-  const res = await app.fetch(
-    new Request("http://worker.test/api/v1/jobs", {
-      method: "POST",
-      headers: { Authorization: `Bearer ${account.apiKey}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ video_url: "https://videos.example.com/a.mp4", video_type: "general" }),
-    }),
-    testEnv,
-    createExecutionContext(),
-  );
-  const body = await res.json<{ job_id: string }>();
-  expect(res.status).toBe(201);
-  return body.job_id;
-}
-
-async function deliverWith(testEnv: Env, account: TestAccount, jobId: string) {
-  const batch = createMessageBatch<JobMessage>("clipjobs-jobs", [
-    { id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body: { job_id: jobId, account_id: account.accountId } },
-  ]);
-  const ctx = createExecutionContext();
-  await handleQueue(batch, testEnv, ctx);
-  return getQueueResult(batch, ctx);
-}
 
 let engine: FakeEngine;
 beforeEach(() => {
   engine = new FakeEngine();
   engine.install();
 });
+const wallClock = fleetTime.now;
 afterEach(() => {
   engine.mode = "up";
+  fleetTime.now = wallClock;
 });
 
 describe("capacity", () => {
   it("keeps a job beyond ENGINE_MAX_INSTANCES queued with its position, then starts it when an engine frees", async () => {
     // A separate capacity from other suites: these jobs are alone in a fleet of one.
     const { sent, queue } = recordingQueue();
-    const oneEngine: Env = { ...env, ENGINE_MAX_INSTANCES: "1", JOBS: queue };
+    const oneEngine: Env = { ...env, ENGINE_MAX_INSTANCES: "1", JOBS: queue, FLEET: privateFleet() };
     const [first, second] = [await createAccount(), await createAccount()];
     const firstJob = await submitWith(oneEngine, first);
     const secondJob = await submitWith(oneEngine, second);
     await deliverWith(oneEngine, first, firstJob);
     await waitFor(() => engine.starts(firstJob)[0], "the first StartJob");
-    // Another suite's jobs may hold engines in the shared fleet: only compare our two.
     const result = await deliverWith(oneEngine, second, secondJob);
     expect(result.explicitAcks).toHaveLength(1);
-    const waiting = await getJob(second, secondJob);
-    expect(waiting.status).toBe("queued");
-    expect(waiting.step).toMatch(/^Waiting for a free engine \(position \d+\)$/);
+    // Read through the API with the test's fleet (the shared one does not know the job): the step names its place.
+    const read = await app.fetch(
+      new Request(`http://worker.test/api/v1/jobs/${secondJob}`, { headers: { Authorization: `Bearer ${second.apiKey}` } }),
+      oneEngine,
+      createExecutionContext(),
+    );
+    expect(await read.json<{ status: string; step: string }>()).toMatchObject({ status: "queued", step: "Waiting for a free engine (position 1)" });
     expect(engine.starts(secondJob)).toEqual([]);
 
     // The first job ends: its engine goes to the second job at once.
@@ -95,8 +65,8 @@ describe("capacity", () => {
       createExecutionContext(),
     );
     await expectAck(ended);
-    expect(sent).toContainEqual({ job_id: secondJob, account_id: second.accountId });
-    await deliverWith(oneEngine, second, secondJob);
+    expect(sent.map((m) => m.body)).toContainEqual({ job_id: secondJob, account_id: second.accountId, dispatch: 1 });
+    await deliver(oneEngine, sent.find((m) => m.body.job_id === secondJob && m.body.dispatch === 1)!.body);
     await waitFor(() => engine.starts(secondJob)[0], "the second StartJob");
     expect((await getJob(second, secondJob)).status).toBe("processing");
   });
@@ -113,6 +83,9 @@ describe("deadlines and recovery", () => {
     const jobId = await submitWith({ ...env, JOBS: recordingQueue().queue }, account);
     const stub = accountState(env, account.accountId);
     expect(await stub.watchdogDeadline(jobId)).toBeGreaterThan(Date.now() + 3600_000);
+    // A day passes: the account's deadline and the job's own (its submission + MAX_QUEUE_SECONDS).
+    const dayAgo = new Date(Date.now() - 86_401_000).toISOString();
+    await env.DB.prepare(`UPDATE jobs SET created_at = ? WHERE id = ?`).bind(dayAgo, jobId).run();
     await runInDurableObject(stub, (_i: AccountState, state) => {
       state.storage.sql.exec(`UPDATE watchdog SET deadline_ms = ? WHERE job_id = ?`, Date.now() - 1000, jobId);
     });
@@ -134,6 +107,7 @@ describe("deadlines and recovery", () => {
     const client = EngineClient.from(start);
     expect(await client.probe({ duration_seconds: 150 })).toEqual({ proceed: true, credits_reserved: 3 });
     // The interruption's dispatch goes to a recording queue: only this test dispatches the job again.
+    const requeued = recordingQueue();
     const interrupt = (token: string) =>
       app.fetch(
         new Request(client.url("interrupted"), {
@@ -141,7 +115,7 @@ describe("deadlines and recovery", () => {
           headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
           body: JSON.stringify({ reason: "shutdown" }),
         }),
-        { ...env, JOBS: recordingQueue().queue },
+        { ...env, JOBS: requeued.queue },
         createExecutionContext(),
       );
     for (let restart = 1; restart <= MAX_ENGINE_RESTARTS; restart += 1) {
@@ -149,7 +123,10 @@ describe("deadlines and recovery", () => {
       expect((await getJob(account, jobId)).status).toBe("queued");
       expect(await accountCredits(account.accountId)).toMatchObject({ credits_reserved: 3, credits_used: 0 });
       const before = engine.starts(jobId).length;
-      await deliverWith(env, account, jobId);
+      // The fleet granted it again at once (it went back to the head of the line): its chain's message.
+      const grant = requeued.takeDue().find((m) => m.body.job_id === jobId);
+      expect(grant?.body.dispatch).toBeGreaterThan(0);
+      await deliver(env, grant!.body);
       start = await waitFor(() => (engine.starts(jobId).length > before ? engine.starts(jobId).at(-1) : undefined), "a new StartJob");
       expect((await getJob(account, jobId)).status).toBe("processing");
     }
@@ -213,75 +190,100 @@ describe("deadlines and recovery", () => {
 });
 
 describe("instance lifecycle on the Container binding", () => {
-  function standInEnv() {
-    let now = 0;
-    const timers: { at: number; run: () => unknown }[] = [];
-    const started: string[] = [];
-    const standIn = new ContainerStandIn(
-      { now: () => now, at: (at, run) => void timers.push({ at, run }) },
-      {
-        maxInstances: 5,
-        startDelay: 1,
-        stopDelay: 1,
-        sleepAfter: 300,
-        spawn: (name): SimProcess => {
-          started.push(name);
-          return {
-            handle: async (request) => {
-              const start = JSON.parse(await request.text()) as { job_id: string };
-              return Response.json({ job_id: start.job_id, started: true }, { status: 202 });
-            },
-            terminate: async () => undefined,
-          };
-        },
-      },
-    );
-    const advance = async (seconds: number) => {
-      now += seconds;
-      for (const timer of timers.splice(0).sort((a, b) => a.at - b.at)) {
-        if (timer.at <= now) await timer.run();
-        else timers.push(timer);
-      }
-    };
-    const testEnv: Env = { ...env, ENGINE_URL: "", ENGINE: standIn.namespace() as unknown as Env["ENGINE"] };
-    return { standIn, started, advance, testEnv };
+  function standInEnv(options: Partial<PlatformOptions> = {}) {
+    const clock = new SimClock(Date.now());
+    fleetTime.now = () => clock.epochMs();
+    const starts = new Map<string, string[]>();
+    const queue = recordingQueue(clock);
+    let testEnv: Env = env;
+    const standIn = standInFor(clock, () => testEnv, { maxInstances: 5, ...options, spawn: acceptingEngine(starts) });
+    testEnv = { ...env, ENGINE_URL: "", ENGINE: standIn.namespace() as unknown as Env["ENGINE"], JOBS: queue.queue, FLEET: privateFleet() };
+    const drive = (seconds: number) => driveQueue(clock, queue, () => testEnv, seconds);
+    return { clock, standIn, starts, queue, testEnv, drive };
   }
 
   it("cancel of a queued job never starts an instance", async () => {
-    const { standIn, started, testEnv } = standInEnv();
+    const { standIn, testEnv } = standInEnv();
     const account = await createAccount();
-    const jobId = await submitWith({ ...env, JOBS: recordingQueue().queue }, account);
+    const jobId = await submitWith({ ...testEnv, JOBS: recordingQueue().queue }, account);
     const res = await app.fetch(
       new Request(`http://worker.test/api/v1/jobs/${jobId}/cancel`, { method: "POST", headers: { Authorization: `Bearer ${account.apiKey}` } }),
       testEnv,
       createExecutionContext(),
     );
     expect(res.status).toBe(200);
-    expect(started).toEqual([]);
-    expect(standIn.running()).toEqual([]);
+    expect(standIn.history).toEqual([]);
   });
 
-  it("the watchdog never starts an instance that is gone", async () => {
-    const { standIn, started, advance, testEnv } = standInEnv();
+  it("a job whose instance is gone is put back in line by the watchdog (not failed), and the watchdog starts nothing", async () => {
+    // The exit notice (ClipEngine.onStop) is lost too: only the watchdog is left to notice.
+    const { standIn, starts, queue, testEnv, drive } = standInEnv({ maxInstances: 5, onStopLost: 1 });
     const account = await createAccount();
-    const jobId = await submitWith({ ...env, JOBS: recordingQueue().queue }, account);
-    await deliverWith(testEnv, account, jobId);
-    expect(started).toEqual([jobId]);
-    await advance(2);
+    const jobId = await submitWith(testEnv, account);
+    await drive(10);
+    expect(starts.get(jobId)).toHaveLength(1);
     expect(standIn.running()).toEqual([jobId]);
-    // The engine is killed outside the Worker (the instance is gone); then the watchdog fires.
+    // The engine is killed outside the Worker and never reports; then the watchdog fires.
     await standIn.namespace().get(standIn.namespace().idFromName(jobId)).stop("SIGKILL");
-    await advance(2);
+    await drive(1);
     expect(standIn.running()).toEqual([]);
-    const stub = accountState(env, account.accountId);
-    await runInDurableObject(stub, (_i: AccountState, state) => {
-      state.storage.sql.exec(`UPDATE watchdog SET deadline_ms = ? WHERE job_id = ?`, Date.now() - 1000, jobId);
+    expect(await expireOverdueJob(testEnv, account.accountId, jobId)).toBe("repaired");
+    const job = await getJob(account, jobId);
+    expect(job.status).toBe("queued");
+    expect(job.error ?? null).toBeNull();
+    expect(standIn.history).toHaveLength(1);
+    // It starts again from the head of the line, on a new instance.
+    expect(queue.sent.map((m) => m.body.job_id)).toContain(jobId);
+    await drive(10);
+    expect(starts.get(jobId)).toHaveLength(2);
+    expect((await getJob(account, jobId)).status).toBe("processing");
+  });
+
+  it("an instance that exits under a running job, its `interrupted` report lost, puts the job back in line at once", async () => {
+    const { standIn, starts, testEnv, drive } = standInEnv({ maxInstances: 5, exitSeconds: () => 3 });
+    const account = await createAccount();
+    const jobId = await submitWith(testEnv, account);
+    await drive(10);
+    expect(starts.get(jobId)).toHaveLength(1);
+    // A rollout's SIGTERM; the engine's report never arrives, the platform's exit notice does.
+    await standIn.rollout([100]);
+    await drive(30);
+    expect(starts.get(jobId)).toHaveLength(2);
+    const job = await getJob(account, jobId);
+    expect(job.status).toBe("processing");
+    expect(standIn.history.map((r) => r.stopReason)).toEqual(["rollout", null]);
+  });
+
+  it("waits for a slow image: a start whose port opens after 20 s is answered 500 by the library and reaches the engine on its retry", async () => {
+    const { standIn, starts, testEnv, drive } = standInEnv({ maxInstances: 5, bootSeconds: () => 30 });
+    const account = await createAccount();
+    const jobId = await submitWith(testEnv, account);
+    await drive(60);
+    expect(standIn.refusals.notListening).toBe(1);
+    expect(starts.get(jobId)).toHaveLength(1);
+    expect(standIn.history).toHaveLength(1);
+    expect((await getJob(account, jobId)).status).toBe("processing");
+  });
+
+  it("retries every refusal the platform answers below the limit (503, 500, 429) and fails none", async () => {
+    // Refused by placement twice (one 503, one 500), then granted; two starts in one second meet the rate limit.
+    const draws = [0.05, 0.2, 0.05, 0.9];
+    const random = () => draws.shift() ?? 0.9;
+    const { standIn, starts, testEnv, drive } = standInEnv({
+      maxInstances: 10,
+      placementRefusal: 0.1,
+      startsPerSecond: 1,
+      random,
     });
-    // The alarm runs with the Durable Object's own env; expiring through the stand-in env shows no start either.
-    const { expireOverdueJob } = await import("../../src/jobs/lifecycle");
-    await expireOverdueJob(testEnv, account.accountId, jobId);
-    expect((await getJob(account, jobId)).error?.code).toBe("processing_timeout");
-    expect(started).toEqual([jobId]);
-    expect(standIn.running()).toEqual([]);
+    const [a, b] = [await createAccount(), await createAccount()];
+    const jobs = [await submitWith(testEnv, a), await submitWith(testEnv, b)];
+    await drive(240);
+    expect(standIn.refusals.placement).toBeGreaterThanOrEqual(2);
+    expect(standIn.refusals.noInstance).toBeGreaterThanOrEqual(1);
+    expect(standIn.refusals.limitExceeded).toBeGreaterThanOrEqual(1);
+    expect(standIn.refusals.rateLimited).toBeGreaterThanOrEqual(1);
+    for (const jobId of jobs) expect(starts.get(jobId)).toHaveLength(1);
+    expect((await getJob(a, jobs[0]!)).status).toBe("processing");
+    expect((await getJob(b, jobs[1]!)).status).toBe("processing");
   });
 });

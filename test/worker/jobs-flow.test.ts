@@ -16,9 +16,11 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { accountState } from "../../src/account/stub";
 import { app } from "../../src/app";
 import { DEFAULT_CLIP_CONFIG, MAX_CLIP_UPLOAD_BYTES } from "#contract";
-import { BUSY_RETRY_SECONDS, handleQueue, QUEUE_MAX_RETRIES } from "../../src/queue/consumer";
+import { startRetryDelaySeconds } from "../../src/fleet/fleet-scheduler";
+import { handleQueue } from "../../src/queue/consumer";
 import type { JobMessage } from "../../src/queue/message";
 import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub";
+import { deliver as deliverTo, recordingQueue } from "./fleet/harness";
 import { api, createAccount, expectProblem } from "./helpers";
 import { accountCredits, deliver, getJob, getUsage, startJob, submitJob, submitUndelivered, VIDEO_URL } from "./jobs-helpers";
 import { added, keyOf, publicKeys, PUBLISHED_URL, stagedKeys } from "./storage-helpers";
@@ -82,23 +84,31 @@ describe("queue consumer", () => {
     expect(job.progress).toBe(0);
   });
 
-  it("retries with a delay while the engine is unreachable or failing", async () => {
+  it("retries on one dispatch chain, with growing delays, while the engine is unreachable or failing", async () => {
     const account = await createAccount();
-    engine.mode = "down";
     const jobId = await submitUndelivered(account);
-    const first = await deliver(account, jobId, 1);
-    expect(first.retryMessages).toHaveLength(1);
-    expect(first.retryDelays[0]).toBeGreaterThan(0);
+    const queue = recordingQueue();
+    const testEnv: Env = { ...env, JOBS: queue.queue };
+    engine.mode = "down";
+    const first = await deliverTo(testEnv, { job_id: jobId, account_id: account.accountId });
+    // Not the queue's retry (its count would run out): the fleet's chain, with the fleet's delay.
+    expect(first.explicitAcks).toHaveLength(1);
+    expect(first.retryMessages).toHaveLength(0);
+    expect(queue.sent).toEqual([{ body: { job_id: jobId, account_id: account.accountId, dispatch: 1 }, at: 15 }]);
     engine.mode = "broken";
-    const second = await deliver(account, jobId, 2);
-    expect(second.retryMessages).toHaveLength(1);
-    expect(second.retryDelays[0]).toBeGreaterThan(first.retryDelays[0]!);
+    const second = await deliverTo(testEnv, queue.sent.pop()!.body);
+    expect(second.explicitAcks).toHaveLength(1);
+    expect(queue.sent).toEqual([{ body: { job_id: jobId, account_id: account.accountId, dispatch: 2 }, at: 30 }]);
     // A job is processing only once an engine accepted it.
     expect((await getJob(account, jobId)).status).toBe("queued");
+    // A message of the chain's past is stale: dropped without touching the engine.
+    const starts = engine.starts(jobId).length;
+    await deliverTo(testEnv, { job_id: jobId, account_id: account.accountId, dispatch: 1 });
+    expect(engine.starts(jobId)).toHaveLength(starts);
     engine.mode = "up";
-    const third = await deliver(account, jobId, 3);
+    const third = await deliverTo(testEnv, queue.sent.pop()!.body);
     expect(third.explicitAcks).toHaveLength(1);
-    expect(engine.starts(jobId).length).toBeGreaterThanOrEqual(3);
+    expect(engine.starts(jobId).length).toBe(starts + 1);
     expect((await getJob(account, jobId)).status).toBe("processing");
   });
 
@@ -106,33 +116,23 @@ describe("queue consumer", () => {
     const account = await createAccount();
     engine.mode = "busy";
     const jobId = await submitUndelivered(account);
-    const sent: { body: unknown; delaySeconds?: number }[] = [];
-    const recordingQueue = {
-      send: async (body: unknown, options?: QueueSendOptions) => void sent.push({ body, delaySeconds: options?.delaySeconds }),
-      sendBatch: async (messages: Iterable<MessageSendRequest>) => {
-        for (const m of messages) sent.push({ body: m.body, delaySeconds: m.delaySeconds });
-      },
-    };
-    const batch = createMessageBatch<JobMessage>("clipjobs-jobs", [
-      { id: `busy-${jobId}`, timestamp: new Date(), attempts: 1, body: { job_id: jobId, account_id: account.accountId } },
-    ]);
-    const ctx = createExecutionContext();
-    await handleQueue(batch, { ...env, JOBS: recordingQueue as unknown as Queue }, ctx);
-    const result = await getQueueResult(batch, ctx);
+    const queue = recordingQueue();
+    const result = await deliverTo({ ...env, JOBS: queue.queue }, { job_id: jobId, account_id: account.accountId });
     expect(result.explicitAcks).toHaveLength(1);
     expect(result.retryMessages).toHaveLength(0);
     expect((await getJob(account, jobId)).status).toBe("queued");
-    expect(sent).toEqual([{ body: { job_id: jobId, account_id: account.accountId }, delaySeconds: BUSY_RETRY_SECONDS }]);
+    expect(queue.sent).toEqual([{ body: { job_id: jobId, account_id: account.accountId, dispatch: 1 }, at: startRetryDelaySeconds(1) }]);
     const fleet = env.FLEET.get(env.FLEET.idFromName("fleet"));
     expect((await fleet.snapshot()).holding).toContain(jobId);
     engine.mode = "up";
   });
 
-  it("fails the job with internal_error and frees the slot on the last attempt", async () => {
+  it("fails the job with internal_error and frees the slot once its start budget is spent", async () => {
     const account = await createAccount();
     engine.mode = "down";
     const jobId = await submitUndelivered(account);
-    const last = await deliver(account, jobId, QUEUE_MAX_RETRIES);
+    // A budget of 0 s: the first failure already spends it.
+    const last = await deliverTo({ ...env, ENGINE_START_BUDGET_SECONDS: "0.001", JOBS: recordingQueue().queue }, { job_id: jobId, account_id: account.accountId });
     expect(last.explicitAcks).toHaveLength(1);
     expect(last.retryMessages).toHaveLength(0);
     const job = await getJob(account, jobId);

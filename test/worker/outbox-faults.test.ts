@@ -102,9 +102,9 @@ async function fetchWith(environment: Env, request: Request): Promise<Response> 
 }
 
 /** The queue consumer takes the job (queued -> processing) under `environment`. */
-async function dispatch(environment: Env, account: TestAccount, jobId: string): Promise<EngineClient> {
+async function dispatch(environment: Env, account: TestAccount, jobId: string, body?: JobMessage): Promise<EngineClient> {
   const batch = createMessageBatch<JobMessage>("clipjobs-jobs", [
-    { id: `msg-${crypto.randomUUID()}`, timestamp: new Date(), attempts: 1, body: { job_id: jobId, account_id: account.accountId } },
+    { id: `msg-${crypto.randomUUID()}`, timestamp: new Date(), attempts: 1, body: body ?? { job_id: jobId, account_id: account.accountId } },
   ]);
   const ctx = createExecutionContext();
   await handleQueue(batch, environment, ctx);
@@ -245,9 +245,13 @@ describe("an undone transition", () => {
     const batch = createMessageBatch<JobMessage>("clipjobs-jobs", [
       { id: `msg-${crypto.randomUUID()}`, timestamp: new Date(), attempts: 1, body: { job_id: jobId, account_id: account.accountId } },
     ]);
-    await handleQueue(batch, { ...envWith(queue), JOBS: quietJobs }, createExecutionContext());
+    // The retry goes on the job's dispatch chain (a message of another chain would be dropped): keep it to deliver.
+    const retries: JobMessage[] = [];
+    const recording = { send: async (body: unknown) => void retries.push(body as JobMessage), sendBatch: async () => undefined } as unknown as Queue;
+    await handleQueue(batch, { ...envWith(queue), JOBS: recording }, createExecutionContext());
     engine.mode = "up";
-    await dispatch(envWith(queue), account, jobId);
+    expect(retries).toHaveLength(1);
+    await dispatch(envWith(queue), account, jobId, retries[0]);
     await runSweep(envWith(queue), Date.now() + 10 * 60_000);
     await drainWebhooks();
     expect(verifiedEvents(hook).map((e) => e.type)).toEqual(["job.queued", "job.processing"]);

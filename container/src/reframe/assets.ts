@@ -14,8 +14,17 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The detector's weights (the tiny detector: 190 KB, fast on the CPU). */
-export const MODEL_FILES = ["tiny_face_detector_model-weights_manifest.json", "tiny_face_detector_model.bin"] as const;
+/**
+ * The weights: the tiny face detector (190 KB) and the 68-point landmark net
+ * (350 KB; its tiny sibling could not tell a closed mouth from an open one
+ * once the face's box moved by a few pixels).
+ */
+export const MODEL_FILES = [
+  "tiny_face_detector_model-weights_manifest.json",
+  "tiny_face_detector_model.bin",
+  "face_landmark_68_model-weights_manifest.json",
+  "face_landmark_68_model.bin",
+] as const;
 /** TensorFlow.js picks one of these by what the CPU and runtime support. */
 export const WASM_FILES = ["tfjs-backend-wasm.wasm", "tfjs-backend-wasm-simd.wasm", "tfjs-backend-wasm-threaded-simd.wasm"] as const;
 /** Folder beside the bundle that build-engine.ts fills. */

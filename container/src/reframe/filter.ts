@@ -1,7 +1,8 @@
 /**
  * The picture part of the clip's ffmpeg filter graph for a reframe plan: one
- * moving crop (single), or two moving crops stacked (split: each face in its
- * own half of the frame), scaled to the output size, all in the one encode.
+ * moving crop (single), two moving crops stacked (split: each face in its own
+ * half of the frame), or both with the stacked one shown at times, scaled to
+ * the output size, all in the one encode.
  *
  * The crop's x and y are ffmpeg expressions in `t` (seconds from the clip's
  * first frame), re-evaluated on every frame: a flat sum of straight-line
@@ -9,8 +10,8 @@
  * ffmpeg's frame-size variables appear in them.
  */
 import type { Size } from "../render-geometry.ts";
-import type { CameraPath, PathSegment } from "./path.ts";
-import type { ReframePlan } from "./plan.ts";
+import type { CameraPath, PathSegment, Span } from "./path.ts";
+import type { Framing } from "./plan.ts";
 
 function decimal(value: number): string {
   return value.toFixed(6);
@@ -90,24 +91,40 @@ export function movingCrop(aspect: number, path: CameraPath): string {
   return `crop=w='${width}':h='${height}':x='${x}':y='${y}'`;
 }
 
+/** ffmpeg's `enable` expression for clip-time spans (an open end stays on). */
+function enableDuring(spans: Span[]): string {
+  return spans.map((s) => (Number.isFinite(s.to) ? `gte(t,${decimal(s.from)})*lt(t,${decimal(s.to)})` : `gte(t,${decimal(s.from)})`)).join("+");
+}
+
 /**
  * The graph from the source's video to the finished picture, without an
- * output label (the caller appends one, and may append filters before it).
+ * output label (the caller appends one, and may append filters before it):
+ *
+ * - single only: one moving crop, scaled;
+ * - split for the whole clip: two moving crops, each scaled to half the
+ *   height, stacked;
+ * - both (layout auto, or split with scenes of one person): the single and
+ *   the stacked pictures are both made, and the stacked one is laid over the
+ *   single one while the split is shown (overlay's enable).
  */
-export function reframeGraph(output: Size, views: ReframePlan["views"], pixelFormat = "yuv420p"): string {
+export function reframeGraph(output: Size, views: Framing, pixelFormat = "yuv420p"): string {
   const finish = `setsar=1,format=${pixelFormat}`;
-  const [top, bottom] = views;
-  if (!top) throw new Error("a reframe plan needs at least one view");
-  if (!bottom) {
-    return `[0:v:0]${movingCrop(output.width / output.height, top)},scale=${output.width}:${output.height}:flags=bicubic,${finish}`;
-  }
+  const whole = `scale=${output.width}:${output.height}:flags=bicubic`;
+  const split = views.split;
+  if (!split || split.during.length === 0) return `[0:v:0]${movingCrop(output.width / output.height, views.single)},${whole},${finish}`;
   const halfHeight = Math.max(2, Math.round(output.height / 4) * 2);
   const half = `scale=${output.width}:${halfHeight}:flags=bicubic,setsar=1`;
   const aspect = output.width / halfHeight;
+  const stacked = [`[top_in]${movingCrop(aspect, split.top)},${half}[top]`, `[bottom_in]${movingCrop(aspect, split.bottom)},${half}[bottom]`];
+  const always = split.during.length === 1 && split.during[0]!.from <= 0 && !Number.isFinite(split.during[0]!.to);
+  if (always) {
+    return ["[0:v:0]split=2[top_in][bottom_in]", ...stacked, `[top][bottom]vstack=inputs=2,scale=${output.width}:${output.height},${finish}`].join(";");
+  }
   return [
-    "[0:v:0]split=2[top_in][bottom_in]",
-    `[top_in]${movingCrop(aspect, top)},${half}[top]`,
-    `[bottom_in]${movingCrop(aspect, bottom)},${half}[bottom]`,
-    `[top][bottom]vstack=inputs=2,scale=${output.width}:${output.height},${finish}`,
+    "[0:v:0]split=3[single_in][top_in][bottom_in]",
+    `[single_in]${movingCrop(output.width / output.height, views.single)},${whole},setsar=1[single]`,
+    ...stacked,
+    `[top][bottom]vstack=inputs=2,scale=${output.width}:${output.height},setsar=1[stacked]`,
+    `[single][stacked]overlay=x=0:y=0:enable='${enableDuring(split.during)}',${finish}`,
   ].join(";");
 }

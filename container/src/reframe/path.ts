@@ -16,6 +16,12 @@ export interface PathSegment {
 
 export type CameraPath = PathSegment[];
 
+/** A stretch of clip time, seconds [from, to). */
+export interface Span {
+  from: number;
+  to: number;
+}
+
 export function constantPath(centerX: number, centerY: number, from = 0, to = Number.POSITIVE_INFINITY): CameraPath {
   return [{ from, to, x0: centerX, x1: centerX, y0: centerY, y1: centerY }];
 }

@@ -1,36 +1,54 @@
 /**
  * Plans the crop of one clip: which reframing applies (faces, activity or
- * centre), how many faces were seen, and one camera path per view (one for
- * the single layout, two for split: top half, bottom half).
+ * centre), how many faces were seen, and the camera's paths: one single view
+ * over the whole clip, and where the layout stacks two people, two views (top
+ * half, bottom half) with the stretches of the clip they are shown in.
  *
  * - reframe=center: the middle, nothing detected.
- * - reframe=faces or auto: faces are looked for in the clip's span only. With
- *   a person found, the camera follows faces (scenes without one keep the
+ * - reframe=faces or auto: faces are tracked in the clip's span only. With a
+ *   person found, the camera follows faces (scenes without one keep the
  *   activity centre); with none, the clip falls back to the activity plan
  *   (one centre per scene) and says so in its `reframe` field.
- * - layout=split needs two people in scenes covering at least half the clip;
- *   otherwise the clip is framed as single (a split of one person would show
- *   the same face twice).
+ * - In a scene, the single view frames the people who fit in the window
+ *   together (the most prominent and whoever fits beside them). When they do
+ *   not fit and someone speaks, it frames the speaker (speaker.ts): a cut at
+ *   each change of speaker, never two cuts closer than MIN_SHOT_SECONDS. With
+ *   no voice to go by, it frames the most prominent person.
+ * - layout=split: every scene with two or more people shows the two main ones
+ *   (the two who speak most, else the two most prominent), the left one on
+ *   top; a scene with one person is framed single (a split of one person
+ *   would show the same face twice).
+ * - layout=auto: as single, but a stretch where two people speak in turns
+ *   faster than a shot can follow is shown split.
  */
 import type { ClipConfig } from "#contract";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { cropSteps, type Size } from "../render-geometry.ts";
 import type { Candidate, SourceInfo, StageProgress } from "../types.ts";
 import { followAxis, TOLERANCE, type Observation } from "./camera.ts";
-import { detectFaces, type FaceBox } from "./detector.ts";
-import { constantPath, pathAt, type CameraPath, type PathPoint } from "./path.ts";
+import { lookAt, type FaceBox } from "./detector.ts";
+import { constantPath, pathAt, type CameraPath, type PathPoint, type Span } from "./path.ts";
 import { sampleFrames } from "./sample.ts";
-import { buildTracks, facesCount, isPerson, type FaceSample, type Track } from "./tracks.ts";
+import { speakerShots, type MouthSeries, type SpeakerShot } from "./speaker.ts";
+import { facesCount, isPerson, Tracker, type Track } from "./tracker.ts";
 
 export type ReframeUsed = "faces" | "activity" | "center";
+
+/** The crop over the clip: the single view, and the split views with the stretches they are shown in. */
+export interface Framing {
+  single: CameraPath;
+  split?: { top: CameraPath; bottom: CameraPath; during: Span[] };
+}
 
 export interface ReframePlan {
   used: ReframeUsed;
   facesCount: number;
-  /** One path (single) or two (split: top half first). */
-  views: CameraPath[];
-  /** Wall time spent sampling and detecting, for logs and the benchmark. */
+  views: Framing;
+  /** Wall time spent sampling and tracking, for logs and the benchmark. */
   detectionMs: number;
+  /** Frames sampled, and the looks the tracker took at them. */
+  frames: number;
+  looks: Tracker["counts"];
 }
 
 /** A group of faces is framed together only while it spans at most this much of the window. */
@@ -45,6 +63,8 @@ const GROUP_WEIGHT = 0.3;
 export const MAX_PATH_SEGMENTS = 200;
 /** Vertical axis: the crop sits this much (of its height) below the face, leaving headroom above it. */
 const HEADROOM = 0.12;
+/** Mouths are measured this long (seconds) either side of speech too: their motion in silence is their noise. */
+const MOUTH_MARGIN_SECONDS = 1;
 
 export interface PlanArgs {
   runner: FfmpegRunner;
@@ -52,6 +72,8 @@ export interface PlanArgs {
   candidate: Candidate;
   config: Pick<ClipConfig, "reframe" | "layout">;
   output: Size;
+  /** Where the source has speech (source seconds; the analysis's voice activity); omitted or null when unknown. */
+  speech?: { start: number; end: number }[] | null;
   /** Scratch file for the sampled frames (removed afterwards). */
   rawPath: string;
   signal: AbortSignal;
@@ -77,18 +99,27 @@ export function activityPath(candidate: Candidate): CameraPath {
   }));
 }
 
-/** The views to render: the plan's, or without a plan the activity plan (reframe=auto) or the centre. */
-export function viewsOf(plan: Pick<ReframePlan, "views"> | undefined, config: Pick<ClipConfig, "reframe">, candidate: Candidate): CameraPath[] {
+/** The framing to render: the plan's, or without a plan the activity plan (reframe=auto) or the centre. */
+export function viewsOf(plan: Pick<ReframePlan, "views"> | undefined, config: Pick<ClipConfig, "reframe">, candidate: Candidate): Framing {
   if (plan) return plan.views;
-  return [config.reframe === "center" ? constantPath(0.5, 0.5) : activityPath(candidate)];
+  return { single: config.reframe === "center" ? constantPath(0.5, 0.5) : activityPath(candidate) };
 }
 
-/** Each view frozen at clip time `t` (the thumbnail shows the crop in force then). */
-export function viewsAt(views: CameraPath[], t: number): CameraPath[] {
-  return views.map((view) => {
-    const c = pathAt(view, t);
+/** Whether clip time `t` shows the split views. */
+export function splitAt(views: Framing, t: number): boolean {
+  return views.split?.during.some((s) => t >= s.from && t < s.to) ?? false;
+}
+
+/** The framing frozen at clip time `t` (the thumbnail shows the crop in force then). */
+export function viewsAt(views: Framing, t: number): Framing {
+  const still = (path: CameraPath) => {
+    const c = pathAt(path, t);
     return constantPath(c.x, c.y);
-  });
+  };
+  if (views.split && splitAt(views, t)) {
+    return { single: still(views.single), split: { top: still(views.split.top), bottom: still(views.split.bottom), during: [{ from: 0, to: Number.POSITIVE_INFINITY }] } };
+  }
+  return { single: still(views.single) };
 }
 
 /** Fraction of the frame's width and height a window of `aspect` (w/h) covers at most. */
@@ -105,7 +136,7 @@ function union(boxes: FaceBox[]): FaceBox {
   return { x, y, width: right - x, height: bottom - y, score: 1 };
 }
 
-/** The box a track last showed at or before `t`, if that was recent. */
+/** The box a track last showed at or before `t` (or its first, before it starts). */
 function heldBox(track: Track, t: number): FaceBox | undefined {
   let found: FaceBox | undefined;
   for (const p of track.points) {
@@ -115,23 +146,31 @@ function heldBox(track: Track, t: number): FaceBox | undefined {
   return found;
 }
 
-/** The main person and whoever can share the frame with them for the whole scene. */
-function subjectBoxes(persons: Track[], windowWidth: number): { t: number; box: FaceBox }[] {
-  const [main, ...others] = [...persons].sort((a, b) => b.weight - a.weight);
+function heaviestFirst(tracks: Track[]): Track[] {
+  return [...tracks].sort((a, b) => b.weight - a.weight);
+}
+
+/** The main person and whoever can share the window with them for the whole scene. */
+function group(persons: Track[], windowWidth: number): Track[] {
+  const [main, ...others] = heaviestFirst(persons);
   if (!main) return [];
-  const group = [main];
+  const members = [main];
   for (const other of others) {
     if (other.weight < GROUP_WEIGHT * main.weight) continue;
-    const fits = main.points.every((p) => {
-      const boxes = [...group, other].map((tr) => heldBox(tr, p.t)).filter((b): b is FaceBox => b !== undefined);
+    const times = [...new Set([...members, other].flatMap((tr) => tr.points.map((p) => p.t)))];
+    const fits = times.every((t) => {
+      const boxes = [...members, other].map((tr) => heldBox(tr, t)).filter((b): b is FaceBox => b !== undefined);
       return union(boxes).width <= GROUP_FIT * windowWidth;
     });
-    if (fits) group.push(other);
+    if (fits) members.push(other);
   }
-  return main.points.map((p) => {
-    const boxes = group.map((tr) => heldBox(tr, p.t)).filter((b): b is FaceBox => b !== undefined);
-    return { t: p.t, box: union(boxes) };
-  });
+  return members;
+}
+
+/** The boxes a camera framing `members` follows: their union at every time any of them was seen. */
+function groupBoxes(members: Track[]): { t: number; box: FaceBox }[] {
+  const times = [...new Set(members.flatMap((tr) => tr.points.map((p) => p.t)))].sort((a, b) => a - b);
+  return times.map((t) => ({ t, box: union(members.map((tr) => heldBox(tr, t) ?? tr.points[0]!.box)) }));
 }
 
 /** Joins the two axes' point lists into path segments over [from, to). */
@@ -161,104 +200,145 @@ function meanX(track: Track): number {
   return track.points.reduce((sum, p) => sum + p.box.x + p.box.width / 2, 0) / track.points.length;
 }
 
-/** Assembles a clip's path scene by scene; `follow` gives a scene's path or undefined for no face there. */
-function assemble(starts: number[], duration: number, fallback: CameraPath, follow: (scene: number, from: number, to: number) => CameraPath | undefined): CameraPath {
-  const path: CameraPath = [];
-  starts.forEach((from, scene) => {
-    const to = starts[scene + 1] ?? duration;
-    if (to <= from) return;
-    const followed = follow(scene, from, to);
-    if (followed && followed.length > 0) path.push(...followed);
-    else {
-      const c = pathAt(fallback, from);
-      path.push(...constantPath(c.x, c.y, from, to));
-    }
-  });
-  // The last piece runs on (the encode may see a frame just past the nominal end).
-  const last = path.at(-1);
-  if (last && Number.isFinite(last.to)) path.push(...constantPath(last.x1, last.y1, last.to));
-  return path;
+function mouthSeries(track: Track): MouthSeries {
+  const measured = track.points.filter((p) => p.mouth !== undefined);
+  return { id: track.id, times: measured.map((p) => p.t), open: measured.map((p) => p.mouth!) };
 }
 
-export function planFromSamples(args: {
-  samples: FaceSample[];
+/** Merges touching or overlapping spans. */
+function merged(spans: Span[]): Span[] {
+  const out: Span[] = [];
+  for (const s of [...spans].sort((a, b) => a.from - b.from)) {
+    const last = out.at(-1);
+    if (last && s.from <= last.to + 1e-6) last.to = Math.max(last.to, s.to);
+    else out.push({ ...s });
+  }
+  return out;
+}
+
+/** What one stretch of a scene shows: whom the single view frames, and the pair when it is shown split. */
+interface Shot {
+  from: number;
+  to: number;
+  single: Track[];
+  pair?: [Track, Track];
+}
+
+/** The shots of one scene with people in it. */
+function sceneShots(args: { persons: Track[]; from: number; to: number; layout: ClipConfig["layout"]; speech: Span[] | null; window: { width: number } }): Shot[] {
+  const { persons, from, to, layout, speech, window } = args;
+  const together = group(persons, window.width);
+  const byId = new Map(persons.map((p) => [p.id, p]));
+  const talk: SpeakerShot[] | null =
+    persons.length >= 2 && speech ? speakerShots({ people: persons.map(mouthSeries), speech, from, to, splitWhenBoth: layout === "auto" }) : null;
+  const leftFirst = (a: Track, b: Track): [Track, Track] => (meanX(a) <= meanX(b) ? [a, b] : [b, a]);
+  if (layout === "split" && persons.length >= 2) {
+    // The two who speak most, else the two most prominent.
+    const spoken = new Map<number, number>();
+    for (const shot of talk ?? []) spoken.set(shot.speaker, (spoken.get(shot.speaker) ?? 0) + shot.to - shot.from);
+    const ranked = [...persons].sort((a, b) => (spoken.get(b.id) ?? 0) - (spoken.get(a.id) ?? 0) || b.weight - a.weight);
+    return [{ from, to, single: together, pair: leftFirst(ranked[0]!, ranked[1]!) }];
+  }
+  // People who fit together are framed together: nobody needs to be cut away from.
+  if (together.length === persons.length || !talk) return [{ from, to, single: together }];
+  return talk.map((shot) => {
+    const speaker = byId.get(shot.speaker)!;
+    const pair = shot.both ? leftFirst(byId.get(shot.both[0])!, byId.get(shot.both[1])!) : undefined;
+    return { from: shot.from, to: shot.to, single: [speaker], pair };
+  });
+}
+
+export function planFromTracks(args: {
+  tracks: Track[];
+  /** The sampled times (clip seconds). */
+  times: number[];
   frame: { width: number; height: number };
   candidate: Candidate;
   config: Pick<ClipConfig, "layout">;
   output: Size;
-}): Omit<ReframePlan, "detectionMs"> {
-  const { samples, frame, candidate, config, output } = args;
+  /** Speech in clip seconds, or null when unknown. */
+  speech: Span[] | null;
+}): Pick<ReframePlan, "used" | "facesCount" | "views"> {
+  const { tracks, times, frame, candidate, config, output, speech } = args;
   const duration = candidate.end - candidate.start;
   const starts = sceneStarts(candidate);
   const fallback = activityPath(candidate);
-  const tracks = buildTracks(samples, starts);
-  const samplesPerScene = starts.map((from, i) => samples.filter((s) => s.t >= from && s.t < (starts[i + 1] ?? Number.POSITIVE_INFINITY)).length);
-  const persons = tracks.filter((tr) => isPerson(tr, samplesPerScene[tr.scene] ?? 0));
-  const count = facesCount(samples);
-  if (persons.length === 0 || frame.width === 0) return { used: "activity", facesCount: count, views: [fallback] };
-  const personsIn = (scene: number) => persons.filter((p) => p.scene === scene);
-  const views = (tolerance: number) => followViews({ starts, duration, fallback, personsIn, frame, output, layout: config.layout, tolerance });
-  let tolerance = TOLERANCE;
-  let planned = views(tolerance);
-  while (planned.some((view) => view.length > MAX_PATH_SEGMENTS) && tolerance < 0.05) {
-    tolerance *= 2;
-    planned = views(tolerance);
-  }
-  return { used: "faces", facesCount: count, views: planned };
-}
-
-function followViews(args: {
-  starts: number[];
-  duration: number;
-  fallback: CameraPath;
-  personsIn: (scene: number) => Track[];
-  frame: { width: number; height: number };
-  output: Size;
-  layout: ClipConfig["layout"];
-  tolerance: number;
-}): CameraPath[] {
-  const { starts, duration, fallback, personsIn, frame, output, tolerance } = args;
-  if (args.layout === "split") {
-    const pairSeconds = starts.reduce((sum, from, i) => sum + (personsIn(i).length >= 2 ? (starts[i + 1] ?? duration) - from : 0), 0);
-    if (pairSeconds >= duration / 2) {
-      const half = windowFractions(output.width / (output.height / 2), frame.width, frame.height);
-      const pairOf = (scene: number) => personsIn(scene).sort((a, b) => b.weight - a.weight).slice(0, 2).sort((a, b) => meanX(a) - meanX(b));
-      const view = (slot: 0 | 1) =>
-        assemble(starts, duration, fallback, (scene, from, to) => {
-          const pair = pairOf(scene);
-          const track = pair.length === 2 ? pair[slot] : slot === 0 ? pair[0] : undefined;
-          return track ? followBoxes(track.points, from, to, half, tolerance) : undefined;
-        });
-      return [view(0), view(1)];
-    }
-  }
+  const samplesIn = (scene: number) => times.filter((t) => t >= starts[scene]! && t < (starts[scene + 1] ?? Number.POSITIVE_INFINITY)).length;
+  const persons = tracks.filter((tr) => isPerson(tr, samplesIn(tr.scene)));
+  const count = facesCount(persons);
+  if (persons.length === 0 || frame.width === 0) return { used: "activity", facesCount: count, views: { single: fallback } };
   const window = windowFractions(output.width / output.height, frame.width, frame.height);
-  const path = assemble(starts, duration, fallback, (scene, from, to) => {
-    const boxes = subjectBoxes(personsIn(scene), window.width);
-    return boxes.length > 0 ? followBoxes(boxes, from, to, window, tolerance) : undefined;
+  const half = windowFractions(output.width / (output.height / 2), frame.width, frame.height);
+
+  const shots: Shot[] = [];
+  starts.forEach((from, scene) => {
+    const to = starts[scene + 1] ?? duration;
+    if (to <= from) return;
+    const inScene = persons.filter((p) => p.scene === scene);
+    if (inScene.length === 0) shots.push({ from, to, single: [] });
+    else shots.push(...sceneShots({ persons: inScene, from, to, layout: config.layout, speech, window }));
   });
-  return [path];
+
+  const build = (tolerance: number): Framing => {
+    const single: CameraPath = [];
+    const top: CameraPath = [];
+    const bottom: CameraPath = [];
+    const during: Span[] = [];
+    for (const shot of shots) {
+      const held = pathAt(fallback, shot.from);
+      single.push(...(shot.single.length > 0 ? followBoxes(groupBoxes(shot.single), shot.from, shot.to, window, tolerance) : constantPath(held.x, held.y, shot.from, shot.to)));
+      if (shot.pair) {
+        top.push(...followBoxes(groupBoxes([shot.pair[0]]), shot.from, shot.to, half, tolerance));
+        bottom.push(...followBoxes(groupBoxes([shot.pair[1]]), shot.from, shot.to, half, tolerance));
+        during.push({ from: shot.from, to: shot.to });
+      } else {
+        top.push(...constantPath(0.5, 0.5, shot.from, shot.to));
+        bottom.push(...constantPath(0.5, 0.5, shot.from, shot.to));
+      }
+    }
+    // The last pieces run on (the encode may see a frame just past the nominal end).
+    for (const path of [single, top, bottom]) {
+      const last = path.at(-1);
+      if (last && Number.isFinite(last.to)) path.push(...constantPath(last.x1, last.y1, last.to));
+    }
+    const shown = merged(during);
+    if (shown.length > 0 && shown.at(-1)!.to >= duration - 1e-6) shown.at(-1)!.to = Number.POSITIVE_INFINITY;
+    return shown.length > 0 ? { single, split: { top, bottom, during: shown } } : { single };
+  };
+  let tolerance = TOLERANCE;
+  let views = build(tolerance);
+  const longest = (v: Framing) => Math.max(v.single.length, v.split?.top.length ?? 0, v.split?.bottom.length ?? 0);
+  while (longest(views) > MAX_PATH_SEGMENTS && tolerance < 0.05) {
+    tolerance *= 2;
+    views = build(tolerance);
+  }
+  return { used: "faces", facesCount: count, views };
 }
 
 export async function planReframe(args: PlanArgs): Promise<ReframePlan> {
   const { candidate, config } = args;
-  if (config.reframe === "center") return { used: "center", facesCount: 0, views: [constantPath(0.5, 0.5)], detectionMs: 0 };
+  const looks = { scans: 0, fineScans: 0, stillScans: 0, nearLooks: 0, stillSkips: 0, mouthLooks: 0, mouthSkips: 0 };
+  if (config.reframe === "center") return { used: "center", facesCount: 0, views: { single: constantPath(0.5, 0.5) }, detectionMs: 0, frames: 0, looks };
   const began = Date.now();
-  const sampled = await sampleFrames({
-    runner: args.runner,
-    source: args.source,
-    start: candidate.start,
-    end: candidate.end,
-    rawPath: args.rawPath,
-    signal: args.signal,
-  });
+  const duration = candidate.end - candidate.start;
+  const speech = args.speech
+    ? args.speech.map((s) => ({ from: s.start - candidate.start, to: s.end - candidate.start })).filter((s) => s.to > 0 && s.from < duration)
+    : null;
+  const sampled = await sampleFrames({ runner: args.runner, source: args.source, start: candidate.start, end: candidate.end, rawPath: args.rawPath, signal: args.signal });
   args.onProgress(0.2);
-  const samples: FaceSample[] = [];
-  for (const [i, frame] of sampled.frames.entries()) {
-    args.signal.throwIfAborted();
-    samples.push({ t: sampled.times[i]!, faces: await detectFaces(frame, sampled.width, sampled.height) });
-    args.onProgress(0.2 + (0.8 * (i + 1)) / sampled.frames.length);
+  const tracker = new Tracker({
+    sceneStarts: sceneStarts(candidate),
+    mouthsWanted: (t) => speech !== null && speech.some((s) => t >= s.from - MOUTH_MARGIN_SECONDS && t < s.to + MOUTH_MARGIN_SECONDS),
+  });
+  try {
+    for await (const frame of sampled.frames()) {
+      args.signal.throwIfAborted();
+      await tracker.step(frame.t, { rgb: frame.rgb, width: sampled.width, height: sampled.height }, () => lookAt(frame.rgb, sampled.width, sampled.height));
+      args.onProgress(0.2 + (0.8 * (frame.index + 1)) / sampled.times.length);
+    }
+  } finally {
+    await sampled.close();
   }
-  const plan = planFromSamples({ samples, frame: sampled, candidate, config, output: args.output });
-  return { ...plan, detectionMs: Date.now() - began };
+  const plan = planFromTracks({ tracks: tracker.result(), times: sampled.times, frame: sampled, candidate, config, output: args.output, speech });
+  return { ...plan, detectionMs: Date.now() - began, frames: sampled.times.length, looks: { ...tracker.counts } };
 }

@@ -1,43 +1,92 @@
 /**
  * The fleet simulation: many accounts sharing a bounded fleet of engine
- * instances, driven through the real Worker (API routes, queue consumer,
- * engine callbacks, lifecycle), the real Durable Objects (AccountState,
- * FleetScheduler) and real D1/R2 in miniflare. Only the Container binding is
- * a stand-in (container-standin.ts) and time is simulated: every action runs
- * for real, at the simulated moment it would happen.
+ * instances, driven through the real Worker (API routes, queue consumer and
+ * dead-letter consumer, engine callbacks, lifecycle), the real Durable
+ * Objects (AccountState, FleetScheduler) and real D1/R2 in miniflare. Only
+ * the Container binding is a stand-in (container-standin.ts, failing as
+ * @cloudflare/containers and the platform do) and time is simulated
+ * (sim-clock.ts): every action runs for real, at the simulated moment it
+ * would happen.
+ *
+ * What the simulation plays besides the Worker: the jobs queue (delivery at
+ * least once, the consumer's max_concurrency, redelivery with backoff, the
+ * dead-letter queue after max_retries), the engine inside each instance
+ * (verifies StartJob, reports as a job does, retries callbacks that answer
+ * 5xx as container/src/report.ts does, reports `interrupted` on SIGTERM,
+ * sometimes lost), the clients (single-job accounts submitting one job after
+ * another, deep queues, a submit + cancel loop), a deploy (Durable Objects
+ * reset, calls into them failing for a while, containers rolled over in
+ * steps), and two timers Worker code sets on the wall clock: the fleet's
+ * alarm (FleetScheduler.tick, every simulated minute) and the account
+ * watchdog's silence timeout (expireOverdueJob for a job silent 180 s).
  */
-import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { abortAllDurableObjects, createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { app } from "../../../src/app";
 import { ENGINE_SIGNATURE_HEADER, StartJob, verifyEngineRequest } from "#contract";
-import { handleQueue } from "../../../src/queue/consumer";
+import { createAccount as createAccountRow } from "../../../src/db/accounts";
+import { stopEngine } from "../../../src/fleet/engine-host";
+import { issueApiKey } from "../../../src/keys/issue";
+import { sendDispatches } from "../../../src/fleet/fleet-scheduler";
+import { fleetLimits } from "../../../src/fleet/limits";
+import { fleetTime } from "../../../src/fleet/time";
+import { expireOverdueJob } from "../../../src/jobs/lifecycle";
+import { handleQueue, QUEUE_MAX_RETRIES } from "../../../src/queue/consumer";
+import { handleDeadLetters } from "../../../src/queue/dead-letter";
 import type { JobMessage } from "../../../src/queue/message";
-import { ContainerStandIn, type SimProcess } from "./container-standin";
 import { rng } from "../../media/beds";
+import { type SimProcess } from "./container-standin";
+import { privateFleet, standInFor } from "./harness";
+import { SimClock } from "./sim-clock";
 
 export type AccountKind = "single" | "burst" | "looper";
 
 export interface SimOptions {
-  /** ENGINE_MAX_INSTANCES and the binding's max_instances. */
+  /** ENGINE_MAX_INSTANCES. */
   capacity: number;
+  /** `max_instances` of the container (ENGINE_MAX_INSTANCES plus headroom). */
+  maxInstances: number;
+  /** ENGINE_VCPU_LIMIT: this application's share of the account's 1,500 vCPU. */
+  vcpuLimit?: number;
   singleAccounts: number;
   jobsPerSingleAccount: number;
-  /** Plan of the single-job accounts ("free" in the test; a roomier plan in the bench). */
+  /** Plan of the single-job accounts (one active job: "free" or "sim-single"). */
   singlePlan: string;
   /** The first submission of each single-job account falls in [0, arrivalWindow). */
   arrivalWindow: number;
   /** Pause between one job's end and the account's next submission. */
   thinkSeconds: [number, number];
   jobSeconds: [number, number];
-  burstJobs: number;
+  /** Deep queues: one account per entry, submitting that many jobs at once at `burstAt`. */
+  bursts: number[];
   burstAt: number;
   looperCycles: number;
   looperEvery: number;
-  /** A rollout (SIGTERM to every instance) at this time, or null. */
-  redeployAt: number | null;
-  startDelay: number;
-  stopDelay: number;
+  /** A deploy (Durable Objects reset, containers rolled over in steps) at this time, or null. */
+  rolloutAt: number | null;
+  rolloutSteps?: number[];
+  /** Seconds from a granted start until the engine's port answers. */
+  bootSeconds: [number, number];
+  /** Seconds from SIGTERM to exit; `hung` of the instances wait for SIGKILL (15 minutes). */
+  exitSeconds: [number, number];
+  hungShare: number;
+  placementRefusal: number;
+  startsPerSecond: number;
+  /** Chance the engine's `interrupted` report is lost; chance ClipEngine.onStop never runs. */
+  interruptedLost: number;
+  onStopLost: number;
+  /** After a deploy: for this long, a Worker call into a Durable Object throws with this chance. */
+  resetWindowSeconds: number;
+  resetFailureRate: number;
+  /** The jobs consumer's max_concurrency. */
+  consumerConcurrency: number;
   sleepAfter: number;
   seed: number;
+  /** Print a progress line every this many simulated seconds (long benches). */
+  progressEvery?: number;
+  /** Silence the Worker's own console while the simulation runs (its warnings: thousands of lines a bench). */
+  quiet?: boolean;
+  /** Give up (and report what is stranded) after this much simulated time; default 48 h. */
+  maxSimulatedSeconds?: number;
 }
 
 export interface JobRecord {
@@ -56,108 +105,259 @@ export interface SimReport {
   /** Final D1 status of every job, by account kind. */
   statuses: Record<AccountKind, Record<string, number>>;
   failures: { jobId: string; code: string | null; message: string | null }[];
+  /** Jobs not in an end state when the simulation ran out of things to do. */
+  stranded: string[];
+  /** Highest number of instances holding a slot at once, and the platform's limit. */
   peakInstances: number;
-  refusedStarts: number;
+  platformLimit: number;
+  refusals: Record<string, number>;
+  refusedAtLimit: number;
   instancesLeftRunning: string[];
   /** Instances stopped by idling out (sleepAfter) rather than by the Worker at their job's end. */
   idledOut: number;
   looperPeakInstances: number;
   instanceSeconds: number;
+  deliveries: number;
+  deadLettered: number;
+  /** Most messages waiting in the queue for one job at once. */
+  maxMessagesPerJob: number;
+  interruptedLost: number;
+  onStopLost: number;
+  resetFailures: number;
   simulatedSeconds: number;
   realSeconds: number;
+  /** Where the real time went, by kind of call (overlapping calls each count their own time). */
+  spent: string;
+  /** Submissions answered with an error the client retries, by status and code. */
+  refusedSubmissions: Record<string, number>;
   burstWindow: [number, number] | null;
 }
 
-class SimClock {
-  private time = 0;
-  private readonly events: { at: number; seq: number; action: () => Promise<void> | void }[] = [];
-  private seq = 0;
-  now(): number {
-    return this.time;
-  }
-  at(time: number, action: () => Promise<void> | void): void {
-    const event = { at: Math.max(time, this.time), seq: this.seq++, action };
-    let i = this.events.length;
-    while (i > 0 && (this.events[i - 1]!.at > event.at || (this.events[i - 1]!.at === event.at && this.events[i - 1]!.seq > event.seq))) i -= 1;
-    this.events.splice(i, 0, event);
-  }
-  nextTime(): number | null {
-    return this.events[0]?.at ?? null;
-  }
-  /** Runs every event due at the earliest pending time (and events they add for that time). */
-  async step(): Promise<boolean> {
-    const first = this.events[0];
-    if (!first) return false;
-    this.time = first.at;
-    while (this.events[0] && this.events[0].at <= this.time) {
-      const event = this.events.shift()!;
-      await event.action();
+const ORIGIN = "http://worker.test";
+
+/** Wall time spent per kind of Worker call (what a run's real seconds go to). */
+class Spent {
+  readonly by = new Map<string, { n: number; ms: number }>();
+  async on<T>(label: string, work: () => Promise<T>): Promise<T> {
+    const start = Date.now();
+    try {
+      return await work();
+    } finally {
+      const entry = this.by.get(label) ?? { n: 0, ms: 0 };
+      entry.n += 1;
+      entry.ms += Date.now() - start;
+      this.by.set(label, entry);
     }
-    return true;
+  }
+  summary(): string {
+    return [...this.by.entries()]
+      .sort((a, b) => b[1].ms - a[1].ms)
+      .map(([label, { n, ms }]) => `${label} ${n}x ${(ms / Math.max(1, n)).toFixed(1)} ms`)
+      .join(", ");
   }
 }
+const DO_RESET = "Durable Object reset because its code was updated.";
+const SILENCE_SECONDS = 180;
 
-/** The jobs queue as the simulation sees it: messages land here and are delivered at their simulated time. */
+/** The jobs queue: at least once, the consumer's concurrency, redelivery with backoff, the dead-letter queue. */
 class SimQueue {
-  readonly pending: { body: JobMessage; at: number; attempts: number }[] = [];
-  constructor(private readonly clock: SimClock) {}
+  private readonly ready: { body: JobMessage; attempts: number }[] = [];
+  private inFlight = 0;
+  private readonly pendingPerJob = new Map<string, number>();
+  deliveries = 0;
+  deadLettered = 0;
+  maxPerJob = 0;
+
+  constructor(
+    private readonly clock: SimClock,
+    private readonly concurrency: number,
+    private readonly consume: (body: JobMessage, attempts: number) => Promise<{ retryDelay: number | null }>,
+    private readonly deadLetter: (body: JobMessage) => Promise<void>,
+  ) {}
+
   producer(): Queue {
-    const push = (body: unknown, delaySeconds = 0) =>
-      this.pending.push({ body: body as JobMessage, at: this.clock.now() + delaySeconds, attempts: 1 });
+    const push = (body: unknown, delaySeconds = 0) => this.push(body as JobMessage, delaySeconds, 1);
     return {
-      send: async (body: unknown, options?: QueueSendOptions) => void push(body, options?.delaySeconds),
+      send: async (body: unknown, options?: QueueSendOptions) => push(body, options?.delaySeconds),
       sendBatch: async (messages: Iterable<MessageSendRequest>) => {
         for (const m of messages) push(m.body, m.delaySeconds);
       },
     } as unknown as Queue;
   }
-}
 
-const ORIGIN = "http://worker.test";
+  private push(body: JobMessage, delaySeconds: number, attempts: number): void {
+    const pending = (this.pendingPerJob.get(body.job_id) ?? 0) + 1;
+    this.pendingPerJob.set(body.job_id, pending);
+    this.maxPerJob = Math.max(this.maxPerJob, pending);
+    this.clock.at(this.clock.now() + delaySeconds, () => {
+      this.ready.push({ body, attempts });
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    while (this.inFlight < this.concurrency && this.ready.length > 0) {
+      const message = this.ready.shift()!;
+      this.inFlight += 1;
+      this.clock.spawn(async () => {
+        try {
+          this.pendingPerJob.set(message.body.job_id, (this.pendingPerJob.get(message.body.job_id) ?? 1) - 1);
+          this.deliveries += 1;
+          const { retryDelay } = await this.consume(message.body, message.attempts);
+          if (retryDelay === null) return;
+          if (message.attempts >= QUEUE_MAX_RETRIES) {
+            this.deadLettered += 1;
+            await this.deadLetter(message.body);
+          } else {
+            this.push(message.body, retryDelay, message.attempts + 1);
+          }
+        } finally {
+          this.inFlight -= 1;
+          this.kick();
+        }
+      });
+    }
+  }
+}
 
 export async function runFleetSimulation(options: SimOptions): Promise<SimReport> {
   const realStart = Date.now();
+  const spent = new Spent();
   const random = rng(options.seed);
   const between = ([lo, hi]: [number, number]) => lo + random() * (hi - lo);
-  const clock = new SimClock();
-  const queue = new SimQueue(clock);
+  // Simulated time far ahead of the wall clock: a wall-clock alarm of the simulation's own scheduler never fires during the run.
+  const clock = new SimClock(Date.now() + 365 * 86_400_000);
+  const wallClock = fleetTime.now;
+  fleetTime.now = () => clock.epochMs();
+  const print = console.log.bind(console);
+  const consoleMethods = { log: console.log, warn: console.warn, error: console.error };
+  if (options.quiet) {
+    const nothing = () => undefined;
+    console.log = nothing;
+    console.warn = nothing;
+    console.error = nothing;
+  }
+
   const jobs = new Map<string, JobRecord>();
   const durations = new Map<string, number>();
   const accountOfJob = new Map<string, string>();
+  /**
+   * Jobs an engine accepted and that have not ended or been handed back as far
+   * as the simulation saw, and those a live engine still works on. A live
+   * engine reports at least every minute (not simulated, to save time), so
+   * the watchdog only ever finds jobs whose engine is gone.
+   */
+  const running = new Set<string>();
+  const engineAlive = new Set<string>();
+  const lastActivity = new Map<string, number>();
   const activeInstancesOf = new Map<string, number>();
+  const onEnded = new Map<string, () => void>();
   let looperPeak = 0;
   let looperAccount = "";
+  let interruptedLost = 0;
+  let resetFailures = 0;
+  let resetUntil = -1;
+  let submissionsLeft = 0;
+  const refusedSubmissions = new Map<string, number>();
+  /** When an account's current, not yet successful, submission was first tried. */
+  const lastAttempt = new Map<string, number>();
+  /** Submitted jobs not ended yet (counted, not scanned: the clock asks after every step). */
+  let unended = 0;
+  const markEnded = (record: JobRecord) => {
+    if (record.endedAt !== null) return;
+    record.endedAt = clock.now();
+    unended -= 1;
+  };
 
-  const standIn: ContainerStandIn = new ContainerStandIn(clock, {
-    maxInstances: options.capacity,
-    startDelay: options.startDelay,
-    stopDelay: options.stopDelay,
+  let simEnv: Env = env;
+  const standIn = standInFor(clock, () => simEnv, {
+    maxInstances: options.maxInstances,
+    startsPerSecond: options.startsPerSecond,
+    placementRefusal: options.placementRefusal,
+    onStopLost: options.onStopLost,
     sleepAfter: options.sleepAfter,
+    random,
+    bootSeconds: () => between(options.bootSeconds),
+    exitSeconds: (reason) => (reason === "rollout" && random() < options.hungShare ? 900 : between(options.exitSeconds)),
     spawn: (name) => simEngine(name),
   });
 
-  const simEnv: Env = {
+  /** A Durable Object namespace whose calls may throw while a deploy resets the objects. */
+  const resetting = <N>(real: N): N =>
+    new Proxy(real as unknown as DurableObjectNamespace, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop) as unknown;
+        if (prop !== "get") return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        return (id: DurableObjectId) => {
+          const stub = target.get(id);
+          return new Proxy(stub, {
+            get(s, method) {
+              const member = Reflect.get(s, method) as unknown;
+              if (typeof member !== "function" || clock.now() > resetUntil) return member;
+              const call = s as unknown as Record<string, (...a: unknown[]) => unknown>;
+              return (...args: unknown[]) => {
+                if (random() < options.resetFailureRate) {
+                  resetFailures += 1;
+                  return Promise.reject(new Error(DO_RESET));
+                }
+                return call[method as string]!(...args);
+              };
+            },
+          });
+        };
+      },
+    }) as unknown as N;
+
+  const fleet = privateFleet();
+  const queue = new SimQueue(
+    clock,
+    options.consumerConcurrency,
+    async (body, attempts) => {
+      const batch = createMessageBatch<JobMessage>("clipjobs-jobs", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts, body }]);
+      let retryDelay: number | null = null;
+      for (const m of batch.messages) {
+        const retry = m.retry.bind(m);
+        m.retry = (o?: QueueRetryOptions) => {
+          retryDelay = o?.delaySeconds ?? 0;
+          retry(o);
+        };
+      }
+      const ctx = createExecutionContext();
+      await spent.on("delivery", () => handleQueue(batch, simEnv, ctx));
+      await getQueueResult(batch, ctx);
+      return { retryDelay };
+    },
+    async (body) => {
+      const batch = createMessageBatch<JobMessage>("clipjobs-jobs-dlq", [{ id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body }]);
+      await handleDeadLetters(batch, simEnv);
+    },
+  );
+  simEnv = {
     ...env,
     ENGINE_URL: "",
     ENGINE: standIn.namespace() as unknown as Env["ENGINE"],
     JOBS: queue.producer(),
+    FLEET: resetting(fleet),
+    ACCOUNTS: resetting(env.ACCOUNTS),
     ENGINE_MAX_INSTANCES: String(options.capacity),
-    // Real-time deadlines must not fire while simulated hours pass in seconds.
+    ENGINE_VCPU_LIMIT: String(options.vcpuLimit ?? 1500),
+    // The account watchdog's own alarms run on the wall clock: the simulation plays its silence timeout below.
     ENGINE_SILENCE_TIMEOUT_SECONDS: "604800",
     MAX_QUEUE_SECONDS: "604800",
   };
+  const fleetStub = fleet.get(fleet.idFromName("fleet"));
 
   async function call(path: string, init: RequestInit & { key?: string }): Promise<Response> {
     const headers = new Headers(init.headers);
     if (init.key) headers.set("Authorization", `Bearer ${init.key}`);
-    const ctx = createExecutionContext();
-    const response = await app.fetch(new Request(`${ORIGIN}${path}`, { ...init, headers }), simEnv, ctx);
-    return response;
+    return spent.on(`${init.method ?? "GET"} ${path.replace(/job_\w+/, ":id")}`, async () =>
+      app.fetch(new Request(`${ORIGIN}${path}`, { ...init, headers }), simEnv, createExecutionContext()),
+    );
   }
 
   /** The engine process inside one instance: verifies StartJob, then reports as a real job would. */
   function simEngine(instanceName: string): SimProcess {
-    let running: { jobId: string; token: string; done: boolean } | null = null;
+    let current: { jobId: string; token: string; done: boolean } | null = null;
     const account = () => accountOfJob.get(instanceName) ?? "";
     const bump = (delta: number) => {
       const id = account();
@@ -166,42 +366,59 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
       if (id === looperAccount) looperPeak = Math.max(looperPeak, n);
     };
     bump(1);
-    const callback = async (suffix: string, init: RequestInit): Promise<number> => {
-      const job = running!;
-      const headers = new Headers(init.headers);
-      headers.set("Authorization", `Bearer ${job.token}`);
-      const res = await app.fetch(new Request(`${ORIGIN}/internal/v1/jobs/${job.jobId}/${suffix}`, { ...init, headers }), simEnv, createExecutionContext());
-      await res.arrayBuffer();
-      return res.status;
+    /** A callback, retried on 5xx and lost connections like the engine's report client (5 attempts, 0.5 s doubling). */
+    const callback = async (job: { jobId: string; token: string }, suffix: string, init: RequestInit): Promise<number> => {
+      for (let attempt = 1; ; attempt += 1) {
+        const headers = new Headers(init.headers);
+        headers.set("Authorization", `Bearer ${job.token}`);
+        const res = await spent.on(`callback ${suffix.replace(/\/\d+/, "")}`, async () =>
+          app.fetch(new Request(`${ORIGIN}/internal/v1/jobs/${job.jobId}/${suffix}`, { ...init, headers }), simEnv, createExecutionContext()),
+        );
+        await res.arrayBuffer();
+        if (res.status < 500 || attempt >= 5) {
+          if (res.status < 300) lastActivity.set(job.jobId, clock.now());
+          return res.status;
+        }
+        await clock.sleep(0.5 * 2 ** (attempt - 1));
+      }
     };
     const json = (body: unknown): RequestInit => ({ method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
     const upload = (type: string): RequestInit => ({ method: "PUT", headers: { "Content-Type": type, "Content-Length": "4" }, body: "clip" });
     return {
       async handle(request) {
         const path = new URL(request.url).pathname;
+        if (path === "/health") return Response.json({ ok: true, backend: "sim", active_jobs: current && !current.done ? 1 : 0 });
         const body = await request.text();
         const signed = await verifyEngineRequest(env.ENGINE_SECRET, request.headers.get(ENGINE_SIGNATURE_HEADER), { method: request.method, path, body });
         if (!signed) return new Response("unauthorized", { status: 401 });
         if (path !== "/jobs") return new Response(null, { status: 404 });
         const start = StartJob.parse(JSON.parse(body));
-        if (running && !running.done) return Response.json({ job_id: start.job_id, started: false }, { status: 202 });
-        running = { jobId: start.job_id, token: start.token, done: false };
-        const current = running;
-        const record = jobs.get(start.job_id);
+        if (current && !current.done) return Response.json({ job_id: start.job_id, started: false }, { status: 202 });
+        const job = { jobId: start.job_id, token: start.token, done: false };
+        current = job;
+        running.add(job.jobId);
+        engineAlive.add(job.jobId);
+        lastActivity.set(job.jobId, clock.now());
+        const record = jobs.get(job.jobId);
         if (record) {
           record.starts += 1;
           record.startedAt ??= clock.now();
         }
-        const began = clock.now() + options.startDelay;
-        clock.at(began + 1, async () => {
-          if (current.done) return;
-          if ((await callback("probe", json({ duration_seconds: 60, title: "Sim", width: 1280, height: 720, format: "mp4", size_bytes: 1000 }))) !== 200) current.done = true;
+        const stopped = (status: number) => {
+          if (status === 409) job.done = true;
+          if (job.done) engineAlive.delete(job.jobId);
+          return job.done;
+        };
+        clock.at(clock.now() + 1, async () => {
+          if (job.done) return;
+          stopped(await callback(job, "probe", json({ duration_seconds: 60, title: "Sim", width: 1280, height: 720, format: "mp4", size_bytes: 1000 })));
         });
-        clock.at(began + (durations.get(start.job_id) ?? 120), async () => {
-          if (current.done) return;
-          if ((await callback("clips/0", upload("video/mp4"))) !== 200) return void (current.done = true);
-          if ((await callback("clips/0/thumbnail", upload("image/jpeg"))) !== 200) return void (current.done = true);
-          current.done = true; // completing: a SIGTERM from here on finds nothing to interrupt
+        clock.at(clock.now() + (durations.get(job.jobId) ?? 120), async () => {
+          if (job.done) return;
+          if (stopped(await callback(job, "clips/0", upload("video/mp4")))) return;
+          if (stopped(await callback(job, "clips/0/thumbnail", upload("image/jpeg")))) return;
+          job.done = true; // completing: a SIGTERM from here on finds nothing to interrupt
+          engineAlive.delete(job.jobId);
           const clip = {
             index: 0,
             start_seconds: 0,
@@ -218,131 +435,154 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
             sidecars: false,
           };
           const report = { title: "Sim", source_duration_seconds: 60, clips: [clip], transcript: null, transcript_unavailable_reason: "simulated" };
-          const status = await callback("complete", json(report));
-          // 409: canceled meanwhile. Anything else is a broken simulation, not a fleet outcome.
-          if (status !== 200 && status !== 409) throw new Error(`complete answered ${status} for ${current.jobId}`);
-          if (status === 200 && record) record.endedAt = clock.now();
+          const status = await callback(job, "complete", json(report));
+          // 409: canceled meanwhile, or completed by an earlier attempt whose answer was lost (a 500 after D1 moved).
+          // Anything else is a broken simulation, not a fleet outcome.
+          if (status !== 200 && status !== 409) throw new Error(`complete answered ${status} for ${job.jobId}`);
+          running.delete(job.jobId);
+          const completed = status === 200 || (await env.DB.prepare(`SELECT status FROM jobs WHERE id = ?`).bind(job.jobId).first<string>("status")) === "completed";
+          if (completed && record && record.endedAt === null) {
+            markEnded(record);
+            onEnded.get(job.jobId)?.();
+          }
         });
         return Response.json({ job_id: start.job_id, started: true }, { status: 202 });
       },
       async terminate() {
         bump(-1);
-        if (running && !running.done) {
-          running.done = true;
-          await callback("interrupted", json({ reason: "shutdown" }));
+        const job = current;
+        if (!job || job.done) return;
+        job.done = true;
+        engineAlive.delete(job.jobId);
+        if (random() < options.interruptedLost) {
+          interruptedLost += 1;
+          return;
         }
+        const status = await callback(job, "interrupted", json({ reason: "shutdown" }));
+        if (status === 200) running.delete(job.jobId);
       },
     };
-  }
-
-  async function deliverDue(): Promise<void> {
-    for (let round = 0; round < 10_000; round += 1) {
-      const due = queue.pending.filter((m) => m.at <= clock.now());
-      if (due.length === 0) return;
-      queue.pending.splice(0, queue.pending.length, ...queue.pending.filter((m) => m.at > clock.now()));
-      for (const message of due) {
-        const batch = createMessageBatch<JobMessage>("clipjobs-jobs", [
-          { id: crypto.randomUUID(), timestamp: new Date(), attempts: message.attempts, body: message.body },
-        ]);
-        let delay = 0;
-        for (const m of batch.messages) {
-          const retry = m.retry.bind(m);
-          m.retry = (o?: QueueRetryOptions) => {
-            delay = o?.delaySeconds ?? 0;
-            retry(o);
-          };
-        }
-        const ctx = createExecutionContext();
-        await handleQueue(batch, simEnv, ctx);
-        const result = await getQueueResult(batch, ctx);
-        if (result.retryMessages.length > 0) queue.pending.push({ body: message.body, at: clock.now() + delay, attempts: message.attempts + 1 });
-      }
-    }
-    throw new Error("queue did not settle");
   }
 
   // Accounts.
   await env.DB.prepare(
     `INSERT OR IGNORE INTO plans (name, credits_per_period, requests_per_minute, max_active_jobs) VALUES
-     ('sim-burst', 1000000, 100000, 1000), ('sim-single', 1000000, 100000, 1)`,
+     ('sim-burst', 100000000, 100000, 100000), ('sim-single', 100000000, 100000, 1)`,
   ).run();
+  /** An account and its key, made as the operator API makes them (minus its HTTP round trip). */
   async function createAccount(plan: string): Promise<{ accountId: string; apiKey: string }> {
-    const res = await call("/admin/v1/accounts", {
-      method: "POST",
-      headers: { Authorization: `Bearer ${env.ADMIN_TOKEN}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ email: `sim-${crypto.randomUUID()}@example.com`, plan }),
-    });
-    if (res.status !== 201) throw new Error(`account: ${res.status} ${await res.text()}`);
-    const body = await res.json<{ account_id: string; api_key: string }>();
-    return { accountId: body.account_id, apiKey: body.api_key };
+    const account = await createAccountRow(env.DB, { email: `sim-${crypto.randomUUID()}@example.com`, plan });
+    const { secret } = await issueApiKey(env.DB, account.id, "default");
+    return { accountId: account.id, apiKey: secret };
   }
 
-  async function submit(account: { accountId: string; apiKey: string }, kind: AccountKind, retry: () => void): Promise<string | null> {
+  async function submit(account: { accountId: string; apiKey: string }, kind: AccountKind): Promise<string | null> {
     const res = await call("/api/v1/jobs", {
       method: "POST",
       key: account.apiKey,
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ video_url: "https://videos.example.com/sim.mp4", video_type: "general" }),
     });
-    const body = await res.json<{ job_id?: string; code?: string }>();
+    const body = await res.json<{ job_id?: string; code?: string; active_job_id?: string }>();
     if (res.status !== 201 || !body.job_id) {
-      if (res.status === 409 || res.status === 429) {
-        retry();
+      const key = `${res.status} ${body.code ?? ""}`;
+      refusedSubmissions.set(key, (refusedSubmissions.get(key) ?? 0) + 1);
+      // A one-job account's earlier submission that answered 500 may still have created its job: the 409 names
+      // it, and the client takes it as its own (it was submitted at that earlier attempt).
+      // A job the 409 names that D1 does not hold was never created (its enqueue failed and the slot's release
+      // with it): a real client's GET would answer 404, so it is not taken as the client's own.
+      if (res.status === 409 && body.active_job_id && !jobs.has(body.active_job_id) && (await jobExists(body.active_job_id))) {
+        return track(body.active_job_id, account, kind, lastAttempt.get(account.accountId) ?? clock.now());
+      }
+      // A slot still held or a burst over the request window (or a Durable Object reset): the client tries again.
+      if (res.status === 409 || res.status === 429 || res.status === 503 || res.status === 500) {
+        if (!lastAttempt.has(account.accountId) || res.status === 500) lastAttempt.set(account.accountId, clock.now());
         return null;
       }
       throw new Error(`submit answered ${res.status}: ${JSON.stringify(body)}`);
     }
-    const jobId = body.job_id;
+    lastAttempt.delete(account.accountId);
+    return track(body.job_id, account, kind, clock.now());
+  }
+
+  async function jobExists(jobId: string): Promise<boolean> {
+    return (await env.DB.prepare("SELECT 1 FROM jobs WHERE id = ?").bind(jobId).first()) !== null;
+  }
+
+  function track(jobId: string, account: { accountId: string }, kind: AccountKind, submittedAt: number): string {
+    lastAttempt.delete(account.accountId);
     accountOfJob.set(jobId, account.accountId);
     durations.set(jobId, between(options.jobSeconds));
-    jobs.set(jobId, { jobId, account: account.accountId, kind, submittedAt: clock.now(), startedAt: null, endedAt: null, starts: 0 });
+    jobs.set(jobId, { jobId, account: account.accountId, kind, submittedAt, startedAt: null, endedAt: null, starts: 0 });
+    unended += 1;
     return jobId;
   }
 
+  const plans = [
+    ...Array.from({ length: options.singleAccounts }, () => options.singlePlan),
+    ...options.bursts.map(() => "sim-burst"),
+    ...(options.looperCycles > 0 ? ["free"] : []),
+  ];
+  const accounts: { accountId: string; apiKey: string }[] = [];
+  for (let i = 0; i < plans.length; i += 50) accounts.push(...(await Promise.all(plans.slice(i, i + 50).map(createAccount))));
+  const singles = accounts.slice(0, options.singleAccounts);
+  const bursts = accounts.slice(options.singleAccounts, options.singleAccounts + options.bursts.length);
+
   // Single-job accounts: submit, wait for the end, think, submit again.
-  const singles = await Promise.all(Array.from({ length: options.singleAccounts }, () => createAccount(options.singlePlan)));
+  submissionsLeft += options.singleAccounts * options.jobsPerSingleAccount;
   for (const account of singles) {
     let left = options.jobsPerSingleAccount;
     const next = async (): Promise<void> => {
       if (left <= 0) return;
-      const jobId = await submit(account, "single", () => clock.at(clock.now() + 30, next));
-      if (!jobId) return;
+      const jobId = await submit(account, "single");
+      if (!jobId) return void clock.at(clock.now() + 30, next);
       left -= 1;
-      const watch = () => {
-        const record = jobs.get(jobId)!;
-        if (record.endedAt !== null) clock.at(clock.now() + between(options.thinkSeconds), next);
-        else clock.at(clock.now() + 15, watch);
-      };
-      clock.at(clock.now() + 15, watch);
+      submissionsLeft -= 1;
+      onEnded.set(jobId, () => clock.at(clock.now() + between(options.thinkSeconds), next));
     };
     clock.at(random() * options.arrivalWindow, next);
   }
 
-  // One account submits a burst of jobs at once.
-  let burstIds: string[] = [];
-  if (options.burstJobs > 0) {
-    const burst = await createAccount("sim-burst");
+  // Deep queues: each burst account submits its jobs at once.
+  const burstIds: string[] = [];
+  options.bursts.forEach((count, i) => {
+    submissionsLeft += count;
+    const account = bursts[i]!;
     clock.at(options.burstAt, async () => {
-      const ids = await Promise.all(Array.from({ length: options.burstJobs }, () => submit(burst, "burst", () => undefined)));
-      burstIds = ids.filter((id): id is string => id !== null);
+      let left = count;
+      const send = async (): Promise<void> => {
+        const ids = await Promise.all(Array.from({ length: left }, () => submit(account, "burst")));
+        for (const id of ids) if (id) burstIds.push(id);
+        const got = ids.filter((id) => id !== null).length;
+        left -= got;
+        submissionsLeft -= got;
+        if (left > 0) clock.at(clock.now() + 30, send);
+      };
+      await send();
     });
-  }
+  });
 
   // One free account loops submit + cancel.
   if (options.looperCycles > 0) {
-    const looper = await createAccount("free");
+    const looper = accounts.at(-1)!;
     looperAccount = looper.accountId;
     let cycles = 0;
+    submissionsLeft += options.looperCycles;
     const cycle = async () => {
       if (cycles >= options.looperCycles) return;
-      cycles += 1;
-      const jobId = await submit(looper, "looper", () => undefined);
+      const jobId = await submit(looper, "looper");
       if (jobId) {
+        cycles += 1;
+        submissionsLeft -= 1;
+        onEnded.set(jobId, () => undefined);
         clock.at(clock.now() + 3 + random() * 20, async () => {
           const res = await call(`/api/v1/jobs/${jobId}/cancel`, { method: "POST", key: looper.apiKey });
           await res.arrayBuffer();
           const record = jobs.get(jobId)!;
-          if (res.status === 200) record.endedAt = clock.now();
+          if (res.status === 200) {
+            markEnded(record);
+            running.delete(jobId);
+          }
         });
       }
       clock.at(clock.now() + options.looperEvery, cycle);
@@ -350,25 +590,82 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     clock.at(random() * 60, cycle);
   }
 
-  if (options.redeployAt !== null) clock.at(options.redeployAt, () => standIn.redeploy());
+  // A deploy: Worker code at once (Durable Objects reset, calls into them fail for a while), containers in steps.
+  if (options.rolloutAt !== null) {
+    clock.at(options.rolloutAt, async () => {
+      resetUntil = clock.now() + options.resetWindowSeconds;
+      await abortAllDurableObjects();
+      await standIn.rollout(options.rolloutSteps ?? [10, 90]);
+    });
+  }
 
-  // Run: every step, deliver whatever the queue holds for now.
-  let steps = 0;
-  for (;;) {
-    await deliverDue();
-    const nextEvent = clock.nextTime();
-    const nextMessage = queue.pending.length > 0 ? Math.min(...queue.pending.map((m) => m.at)) : null;
-    if (nextEvent === null && nextMessage === null) break;
-    if (nextEvent === null || (nextMessage !== null && nextMessage < nextEvent)) {
-      clock.at(nextMessage!, () => undefined);
+  const allEnded = () => submissionsLeft <= 0 && unended === 0;
+
+  // The fleet's alarm and the account watchdog's silence timeout, on the simulated clock.
+  const timers = async (): Promise<void> => {
+    if (allEnded()) return;
+    // A timer whose run fails (a Durable Object reset under it) runs again at its next time, as alarms are retried.
+    try {
+      const { grants, stop } = await spent.on("fleet tick", () => fleetStub.tick(fleetLimits(simEnv)));
+      await sendDispatches(simEnv, grants);
+      for (const jobId of stop) await stopEngine(simEnv, jobId, false);
+    } catch (err) {
+      console.warn(`fleet alarm failed: ${err instanceof Error ? err.message : String(err)}`);
     }
-    await clock.step();
-    if (++steps > 2_000_000) throw new Error("simulation did not finish");
+    for (const jobId of running) {
+      if (engineAlive.has(jobId) || (lastActivity.get(jobId) ?? 0) > clock.now() - SILENCE_SECONDS) continue;
+      try {
+        await expireOverdueJob(simEnv, accountOfJob.get(jobId)!, jobId);
+        running.delete(jobId);
+      } catch (err) {
+        console.warn(`watchdog expiry of ${jobId} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    clock.at(clock.now() + 60, timers);
+  };
+  clock.at(60, timers);
+
+  if (options.progressEvery) {
+    const every = options.progressEvery;
+    const progress = () => {
+      if (allEnded()) return;
+      const ended = jobs.size - unended;
+      print(
+        `  t=${(clock.now() / 60).toFixed(0)} min: ${jobs.size} submitted, ${ended} ended, ${standIn.inUse()} instances, ` +
+          `${queue.deliveries} deliveries, ${((Date.now() - realStart) / 1000).toFixed(0)} real s`,
+      );
+      clock.at(clock.now() + every, progress);
+    };
+    clock.at(every, progress);
+  }
+
+  // Every StartJob attempt is a sign of life for the watchdog (AccountState re-arms it at each dispatch).
+  const standInFetch = simEnv.ENGINE.get.bind(simEnv.ENGINE);
+  (simEnv.ENGINE as unknown as { get: (id: DurableObjectId) => unknown }).get = (id: DurableObjectId) => {
+    const stub = standInFetch(id) as unknown as { fetch: (r: Request) => Promise<Response> };
+    const name = id.name ?? String(id);
+    return {
+      ...stub,
+      fetch: (request: Request) => {
+        lastActivity.set(name, clock.now());
+        return stub.fetch(request);
+      },
+    };
+  };
+
+  try {
+    await clock.run({ stop: allEnded, until: options.maxSimulatedSeconds ?? 48 * 3600 });
+    // Let the last instances exit and the fleet settle.
+    await clock.run({ until: clock.now() + 120 });
+  } finally {
+    fleetTime.now = wallClock;
+    Object.assign(console, consoleMethods);
   }
 
   // Outcome, from D1.
   const statuses: SimReport["statuses"] = { single: {}, burst: {}, looper: {} };
   const failures: SimReport["failures"] = [];
+  const stranded: string[] = [];
   const ids = [...jobs.keys()];
   for (let i = 0; i < ids.length; i += 80) {
     const chunk = ids.slice(i, i + 80);
@@ -379,6 +676,7 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
       const kind = jobs.get(row.id)!.kind;
       statuses[kind][row.status] = (statuses[kind][row.status] ?? 0) + 1;
       if (row.status === "failed") failures.push({ jobId: row.id, code: row.error_code, message: row.error_message });
+      if (row.status === "queued" || row.status === "processing") stranded.push(row.id);
     }
   }
   const burstStarts = burstIds.map((id) => jobs.get(id)!.startedAt ?? Infinity);
@@ -387,14 +685,25 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     jobs: [...jobs.values()],
     statuses,
     failures,
+    stranded,
     peakInstances: standIn.peakInUse,
-    refusedStarts: standIn.refusedStarts,
+    platformLimit: standIn.limit(),
+    refusals: { ...standIn.refusals },
+    refusedAtLimit: standIn.refusedAtLimit,
     instancesLeftRunning: standIn.running(),
     idledOut: standIn.history.filter((r) => r.stopReason === "sleep").length,
     looperPeakInstances: looperPeak,
     instanceSeconds: standIn.instanceSeconds(),
+    deliveries: queue.deliveries,
+    deadLettered: queue.deadLettered,
+    maxMessagesPerJob: queue.maxPerJob,
+    interruptedLost,
+    onStopLost: standIn.onStopLostCount,
+    resetFailures,
     simulatedSeconds: clock.now(),
     realSeconds: (Date.now() - realStart) / 1000,
+    spent: spent.summary(),
+    refusedSubmissions: Object.fromEntries(refusedSubmissions),
     burstWindow: burstIds.length > 0 ? [options.burstAt, Math.max(...burstStarts)] : null,
   };
 }
@@ -406,10 +715,10 @@ export function quantile(values: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
-/** First-start waits (seconds) of one kind's jobs, optionally only those submitted inside a window. */
-export function waits(report: SimReport, kind: AccountKind, window?: [number, number]): number[] {
+/** First-start waits (seconds) of one kind's jobs (all kinds: undefined), optionally only those submitted inside a window. */
+export function waits(report: SimReport, kind?: AccountKind, window?: [number, number]): number[] {
   return report.jobs
-    .filter((j) => j.kind === kind && j.startedAt !== null)
+    .filter((j) => (kind === undefined || j.kind === kind) && j.startedAt !== null)
     .filter((j) => !window || (j.submittedAt >= window[0] && j.submittedAt <= window[1]))
     .map((j) => j.startedAt! - j.submittedAt);
 }

@@ -1,0 +1,177 @@
+/** The MCP tools on jobs: submit, read, list, cancel, and a job's transcript. Each calls the service its REST route calls. */
+import { z } from "zod";
+import { CaptionLanguage, Prompt, RemoveSilence, SpeechLanguage, VIDEO_TYPES } from "#contract";
+import { accountState } from "../account/stub";
+import { VIDEO_TYPE_DESCRIPTIONS } from "../api/video-types";
+import { JOB_STATUSES } from "../db/jobs";
+import { cancelOwnJob, listJobPage } from "../jobs/account-jobs";
+import { isJobId } from "../jobs/ids";
+import { readJob } from "../jobs/read-path";
+import { MAX_IDEMPOTENCY_KEY_LENGTH, submitJobRequest } from "../jobs/submit-request";
+import { readOwnTranscript } from "../jobs/transcript-read";
+import { defineTool } from "./tool";
+import { toolResult } from "./tool-result";
+import { sentencesIn, timedText } from "./transcript-text";
+
+const JobId = z.string().min(1).max(200).describe("The job's id (job_...), as submit_job or list_jobs returned it");
+
+const videoTypeHelp = VIDEO_TYPES.map((type) => `${type}: ${VIDEO_TYPE_DESCRIPTIONS[type]}`).join(" ");
+
+const SubmitInput = z
+  .strictObject({
+    video_url: z
+      .string()
+      .max(2048)
+      .optional()
+      .describe("Public http(s) URL of the video: a direct video file or a page of a supported video platform. Give this or upload_id, not both."),
+    upload_id: z
+      .string()
+      .max(100)
+      .optional()
+      .describe("The upload_id from create_upload, once every byte has been uploaded. Give this or video_url, not both."),
+    video_type: z.enum(VIDEO_TYPES).describe(`What kind of video it is; it decides how moments are found. ${videoTypeHelp}`),
+    config_name: z
+      .string()
+      .max(64)
+      .optional()
+      .describe("A saved configuration (see list_configs) for clip length, count, aspect ratio, captions; omit for the defaults (up to 5 vertical 9:16 clips of 15-60 s with captions)."),
+    captions_url: z
+      .string()
+      .max(2048)
+      .optional()
+      .describe("Optional http(s) URL of an SRT or WebVTT file of the video's speech, used as the transcript when the video has none of its own."),
+    prompt: Prompt.nullable()
+      .optional()
+      .describe(
+        'Optional: clip only the moments about this topic, in the user\'s words (e.g. "the parts about pricing"), in any language the video may speak. Needs speech in the video; a topic nothing matches fails the job with no_clips_found. null: no topic. Omitted: the configuration\'s.',
+      ),
+    time_range: z
+      .strictObject({
+        start_seconds: z.number().describe("Start, in seconds from the beginning of the video"),
+        end_seconds: z.number().describe("End, in seconds from the beginning of the video"),
+      })
+      .nullable()
+      .optional()
+      .describe(
+        "Optional: analyse and clip only this part of the video (e.g. minutes 10 to 40: {start_seconds: 600, end_seconds: 2400}); credits are charged on its length only. It must be at least as long as the shortest clip (invalid_time_range otherwise).",
+      ),
+    remove_silence: RemoveSilence.optional().describe(
+      "Optional: shorten pauses inside each clip: off, pauses (pauses over 0.8 s become 0.4 s) or tight (over 0.35 s become 0.15 s). Omitted: the configuration's.",
+    ),
+    remove_fillers: z
+      .boolean()
+      .optional()
+      .describe("Optional: true cuts filler words (um, uh, erm ...) out of each clip. Omitted: the configuration's."),
+    language: SpeechLanguage.nullable()
+      .optional()
+      .describe("Optional: the language spoken in the video (ISO 639-1, e.g. en, de, ja), a hint for speech-to-text; null: detect it. Omitted: the configuration's."),
+    caption_language: CaptionLanguage.nullable()
+      .optional()
+      .describe("Optional: translate captions and clip text into this language (ISO 639-1); clips are still cut on the spoken sentences. null: keep the spoken language. Omitted: the configuration's."),
+    idempotency_key: z
+      .string()
+      .min(1)
+      .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+      .optional()
+      .describe("Optional: any unique string. Calling again with the same key and arguments within 24 hours returns the first job instead of creating a second one, so a retried call is safe."),
+  })
+  .refine((input) => (input.video_url === undefined) !== (input.upload_id === undefined), {
+    path: ["video_url"],
+    message: "Give exactly one of video_url and upload_id.",
+  });
+
+export const submitJobTool = defineTool({
+  name: "submit_job",
+  title: "Submit a video for clipping",
+  description:
+    "Start cutting a long video into short, captioned, ready-to-post clips. Give the video as video_url, or as upload_id after create_upload for a local file. " +
+    "Returns at once with a job_id while the job runs (usually a few minutes; it costs credits by source length, see get_usage). " +
+    "Then call get_job with the job_id every 15-30 seconds until its status is completed, failed or canceled. " +
+    "An account runs a limited number of jobs at once: active_job_limit means wait for (or cancel) the running one.",
+  input: SubmitInput,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async run(input, { env, auth }) {
+    const { idempotency_key: key, ...body } = input;
+    const { answer, replayed } = await submitJobRequest(env, auth, body, key);
+    return toolResult({
+      job_id: answer.job_id,
+      status: answer.status,
+      created_at: answer.created_at,
+      replayed,
+      next: `Call get_job with job_id ${answer.job_id} every 15-30 seconds until it is completed, failed or canceled.`,
+    });
+  },
+});
+
+export const getJobTool = defineTool({
+  name: "get_job",
+  title: "Get a job",
+  description:
+    "A job's status and details. While queued or processing: progress (0-100) and step (what it is doing now). " +
+    "When completed: clips, best first, each with url (MP4), thumbnail_url, start_seconds/end_seconds in the source, score, reasons, title and text (the words spoken in it), caption links, prompt_match (0-1, when the job had a prompt) and what was cut out of it (removed). " +
+    "When failed: error.code and error.message (no credits are charged for a failed job). " +
+    "A job that asked for caption_language has translation {language, status, detail} once completed: status translated means captions and clip text are in that language; otherwise they stay in the spoken language and detail says why.",
+  input: z.strictObject({ job_id: JobId }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run({ job_id: jobId }, { env, auth, waitUntil }) {
+    // The REST read gets this view with its admission; here it is asked for.
+    const view = isJobId(jobId) ? await accountState(env, auth.accountId).liveJob(jobId, env.CDN_URL) : undefined;
+    const job = await readJob({ env, accountId: auth.accountId, waitUntil }, jobId, view);
+    return toolResult(job);
+  },
+});
+
+export const listJobsTool = defineTool({
+  name: "list_jobs",
+  title: "List jobs",
+  description:
+    "The account's jobs, newest first, each with job_id, status, title, clips_count, clip_urls and created_at. " +
+    "Pass next_cursor from the answer as cursor to read older jobs.",
+  input: z.strictObject({
+    status: z.enum(["all", ...JOB_STATUSES]).default("all").describe("Only jobs with this status; default all"),
+    limit: z.number().int().min(1).max(100).default(20).describe("Jobs per page, 1-100; default 20"),
+    cursor: z.string().max(200).optional().describe("next_cursor of the previous page"),
+  }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run({ status, limit, cursor }, { env, auth }) {
+    const page = await listJobPage(env, auth.accountId, { status: status === "all" ? null : status, limit, ...(cursor === undefined ? {} : { cursor }) });
+    return toolResult(page);
+  },
+});
+
+export const cancelJobTool = defineTool({
+  name: "cancel_job",
+  title: "Cancel a job",
+  description: "Stops a queued or processing job; nothing is charged for it. A job that already finished cannot be canceled (job_not_cancelable).",
+  input: z.strictObject({ job_id: JobId }),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  async run({ job_id: jobId }, { env, auth }) {
+    return toolResult(await cancelOwnJob(env, auth.accountId, jobId));
+  },
+});
+
+export const getTranscriptTool = defineTool({
+  name: "get_transcript",
+  title: "Read a job's transcript",
+  description:
+    "What is said in a completed job's video, one sentence per line with its start and end time in the source ([m:ss.s-m:ss.s] text). " +
+    "Use from_seconds/to_seconds to read only part of a long video. transcript_not_found says why a job has none (e.g. no speech, or not completed yet).",
+  input: z
+    .strictObject({
+      job_id: JobId,
+      from_seconds: z.number().min(0).optional().describe("Only sentences that end after this time (seconds into the source)"),
+      to_seconds: z.number().min(0).optional().describe("Only sentences that start before this time (seconds into the source)"),
+    })
+    .refine((input) => input.from_seconds === undefined || input.to_seconds === undefined || input.to_seconds > input.from_seconds, {
+      path: ["to_seconds"],
+      message: "to_seconds must be after from_seconds.",
+    }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run({ job_id: jobId, from_seconds: from, to_seconds: to }, { env, auth }) {
+    const { job, transcript } = await readOwnTranscript(env, auth.accountId, jobId);
+    const sentences = sentencesIn(transcript, { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) });
+    const data = { job_id: job.id, source: transcript.source, language: transcript.language, sentences };
+    const text = sentences.length > 0 ? timedText(sentences) : "(no speech in this part of the video)";
+    return toolResult(data, `Transcript of ${job.id} (language: ${transcript.language ?? "unknown"}, source: ${transcript.source})\n${text}`);
+  },
+});

@@ -1,0 +1,60 @@
+/**
+ * One MCP tool: its name, a description written for a model, a zod input
+ * schema, and what it runs for an authenticated, admitted caller. The
+ * wrapper answers every failure as a tool error carrying the API's problem:
+ * the caller's (a bad key, the request window), the arguments'
+ * (invalid_request with each field), the service's (not_found ...), or
+ * internal_error for anything unexpected.
+ */
+import type { CallToolResult, McpServer, ToolAnnotations } from "@modelcontextprotocol/server";
+import type { z } from "zod";
+import type { AuthInfo } from "../http/app-env";
+import { AppError } from "../http/errors";
+import { toolInput } from "./tool-input";
+import { toolError, unexpectedToolError } from "./tool-result";
+
+/** Who called, as the HTTP layer resolved it: admitted, or the problem that stops every tool. */
+export type McpCaller = { ok: true; auth: AuthInfo } | { ok: false; error: AppError };
+
+/** Everything a tool call may use: the Worker's bindings and the HTTP request it came in. */
+export interface McpCall {
+  env: Env;
+  caller: McpCaller;
+  /** The origin the client reached this server on (upload URLs are given on it). */
+  origin: string;
+  requestId: string;
+  waitUntil: (work: Promise<unknown>) => void;
+}
+
+export interface ToolContext extends Omit<McpCall, "caller"> {
+  auth: AuthInfo;
+}
+
+export interface ToolDefinition<S extends z.ZodType> {
+  name: string;
+  title: string;
+  description: string;
+  input: S;
+  annotations: ToolAnnotations;
+  run: (args: z.output<S>, context: ToolContext) => Promise<CallToolResult>;
+}
+
+export type ToolRegistration = (server: McpServer, call: McpCall) => void;
+
+export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolRegistration {
+  return (server, call) => {
+    server.registerTool(
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: toolInput(tool.input, tool.name), annotations: tool.annotations },
+      async (parsed) => {
+        if (!call.caller.ok) return toolError(call.caller.error, call.requestId);
+        if (!parsed.ok) return toolError(parsed.error, call.requestId);
+        try {
+          return await tool.run(parsed.args, { ...call, auth: call.caller.auth });
+        } catch (err) {
+          return err instanceof AppError ? toolError(err, call.requestId) : unexpectedToolError(err, call.requestId, tool.name);
+        }
+      },
+    );
+  };
+}
