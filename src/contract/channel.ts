@@ -6,12 +6,14 @@
  *   GET  /health                        -> EngineHealth
  *   POST /jobs           StartJob        -> 202 StartJobAccepted (idempotent per job_id)
  *   POST /jobs/:id/cancel                -> 202 | 404
- * Both POSTs carry an ENGINE_SIGNATURE_HEADER made with ENGINE_SECRET (see
- * signEngineRequest); the engine answers 401 to anything else and starts
- * nothing. What the engine may reach (private hosts) and where it calls back
+ * Both POSTs carry an ENGINE_SIGNATURE_HEADER, an Ed25519 signature made with
+ * the Worker's ENGINE_SIGNING_KEY (see signEngineRequest), that the engine
+ * verifies with ENGINE_VERIFY_KEY and accepts once; it answers 401 to anything
+ * else and starts nothing. What the engine may reach (private hosts) and where it calls back
  * come from its own environment, never from a request.
  *
- * Direction 2, engine -> Worker (under the engine's CALLBACK_BASE, Bearer job token):
+ * Direction 2, engine -> Worker (under the engine's CALLBACK_BASE, Bearer job
+ * token, which opens only the routes of its job's scopes: src/engine/scopes.ts):
  *   POST {callback_base}/internal/v1/jobs/:id/progress  ProgressReport -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/probe     ProbeReport    -> ProbeAck
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index            (video/mp4 body)  -> CallbackAck

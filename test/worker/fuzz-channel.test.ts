@@ -142,7 +142,7 @@ describe("fuzz: engine callbacks", () => {
           const kind = req.caller.authorization as TokenKind;
           let caller = tokenCaller(kind, live.token);
           if (kind === "expired") {
-            const expired = expiredFor.get(live.jobId) ?? (await signEngineToken(env.ENGINE_SECRET, live.jobId, -60));
+            const expired = expiredFor.get(live.jobId) ?? (await signEngineToken(env.CALLBACK_TOKEN_SECRET, live.jobId, ["report", "upload", "transcribe"], -60));
             expiredFor.set(live.jobId, expired);
             caller = { kind: "garbage", authorization: `Bearer ${expired}` };
           }
