@@ -44,6 +44,7 @@ import { ClipConfig } from "#contract";
 import { analyse } from "../../container/src/analyse/index.ts";
 import { probeSource } from "../../container/src/probe.ts";
 import { faceApi } from "../../container/src/reframe/detector.ts";
+import type { PathSegment } from "../../container/src/reframe/path.ts";
 import { planReframe, windowFractions, type ReframePlan } from "../../container/src/reframe/plan.ts";
 import { MIN_SHOT_SECONDS } from "../../container/src/reframe/speaker.ts";
 import { renderClip } from "../../container/src/render.ts";
@@ -173,14 +174,8 @@ async function sources(): Promise<Record<"walk" | "talk" | "drift" | "pair", Mad
 
 /** Main just before issue 24 landed: face detection every sampled frame, no tracking, no speaker. */
 const BEFORE_COMMIT = "2bd03666802755995449da3aac24cc68c2c9ef4a";
-interface BeforePath {
-  from: number;
-  to: number;
-  x0: number;
-  x1: number;
-  y0: number;
-  y1: number;
-}
+/** The old plan's paths have today's shape (path.ts did not change in kind). */
+type BeforePath = PathSegment;
 interface Before {
   planReframe(args: { runner: typeof runner; source: SourceInfo; candidate: Candidate; config: ClipConfig; output: { width: number; height: number }; rawPath: string; signal: AbortSignal; onProgress: (f: number) => void }): Promise<{ used: string; facesCount: number; views: BeforePath[][] }>;
   pathAt(path: BeforePath[], t: number): { x: number; y: number };
