@@ -130,8 +130,8 @@ export class FakeEngine {
   }
 }
 
-/** Polls `probe` until it returns a value (not undefined) or the deadline passes. */
-export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+/** Polls `probe` until it returns a value (not undefined) or the deadline passes (a budget for a stuck run, under the 60 s test timeout: a loaded machine is slow, not wrong). */
+export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
