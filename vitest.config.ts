@@ -24,7 +24,9 @@ export default defineConfig(async () => {
                 bindings: {
                   TEST_MIGRATIONS: migrations,
                   ADMIN_TOKEN: "test-admin-token",
-                  ENGINE_SECRET: "test-engine-secret-0123456789abcdef",
+                  // The Worker's engine keys (README "Engine credentials"): an Ed25519 private key (PKCS#8, base64) and the callback token secret.
+                  ENGINE_SIGNING_KEY: "MC4CAQAwBQYDK2VwBCIEIG+/Cp5HI/Pqo8otdoFlUhQKHHQZz9Q8z2OEXFmxriNu",
+                  CALLBACK_TOKEN_SECRET: "test-callback-token-secret-0123456789abcdef",
                   ENGINE_URL: "http://engine.test",
                   CALLBACK_BASE: "http://worker.test",
                   CDN_URL: "http://worker.test/cdn",
@@ -54,7 +56,7 @@ export default defineConfig(async () => {
             name: "node",
             environment: "node",
             // test/browser: the dashboard in headless Chromium, on the same shared stack as test/e2e.
-            include: ["client/test/**/*.test.ts", "container/test/**/*.test.ts", "test/parsers/**/*.test.ts", "test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"],
+            include: ["client/test/**/*.test.ts", "container/test/**/*.test.ts", "test/architecture/**/*.test.ts", "test/parsers/**/*.test.ts", "test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"],
             testTimeout: 120_000,
             hookTimeout: 180_000,
             // Opens a control server only; the e2e stack starts when an e2e file asks for it.

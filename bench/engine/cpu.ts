@@ -3,7 +3,7 @@
  * as wall time: on a machine shared with other load, CPU time moves much less
  * than wall time. Clock ticks are 100 per second on Linux (getconf CLK_TCK).
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 const TICKS_PER_SECOND = 100;
 
@@ -25,4 +25,40 @@ export function exitedChildrenCpuSeconds(): number {
 export function processTreeCpuSeconds(pid: number): number {
   const t = times(pid);
   return t.own + t.children;
+}
+
+/**
+ * CPU used so far by a process and every live process under it (with what
+ * their exited children used): the Worker's wrangler and workerd, the engine
+ * and its running ffmpeg. The difference across a job is the job's CPU.
+ */
+export function liveTreeCpuSeconds(rootPid: number): number {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      parents.set(Number(entry), Number(fields[1]));
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let at: number | undefined = pid, hops = 0; at !== undefined && at > 1 && hops < 64; at = parents.get(at), hops++) {
+      if (at === rootPid) return true;
+    }
+    return false;
+  };
+  let total = 0;
+  for (const pid of parents.keys()) {
+    if (!inTree(pid)) continue;
+    try {
+      const t = times(pid);
+      total += t.own + t.children;
+    } catch {
+      // Gone while we looked: its CPU moves to its parent's children count.
+    }
+  }
+  return total;
 }

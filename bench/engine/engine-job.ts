@@ -11,8 +11,9 @@ import http from "node:http";
 import os from "node:os";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type CompleteReport, type StartJob, type VideoType } from "#contract";
+import { ENGINE_SIGNATURE_HEADER, importSigningKey, signEngineRequest, type ClipConfig, type CompleteReport, type StartJob, type VideoType } from "#contract";
 import { startFakeWorker, type FakeWorker } from "../../container/test/helpers/fake-worker.ts";
+import { newEngineKeys } from "../../scripts/local-stack/engine-keys.ts";
 import { PROJECT_ROOT, TSX_BIN } from "../../scripts/local-stack/paths.ts";
 import { runToCompletion, startProcess, type ManagedProcess } from "../../scripts/local-stack/processes.ts";
 import { processTreeCpuSeconds } from "./cpu.ts";
@@ -93,7 +94,9 @@ export async function startEngineHarness(work: string, env: NodeJS.ProcessEnv): 
   });
   if (built !== 0) throw new Error("building the engine bundle failed");
 
-  const secret = randomBytes(32).toString("base64");
+  // The bench is the Worker here: it signs StartJob with the private half, the engine verifies with the public one.
+  const keys = newEngineKeys();
+  const signingKey = await importSigningKey(keys.ENGINE_SIGNING_KEY);
   const tokens = new Map<string, string>();
   const worker: FakeWorker = await startFakeWorker(tokens, work);
   let currentSource = "";
@@ -112,7 +115,7 @@ export async function startEngineHarness(work: string, env: NodeJS.ProcessEnv): 
       HOST: "127.0.0.1",
       WORK_DIR: path.join(work, "engine"),
       ENGINE_FFMPEG_BACKEND: "native",
-      ENGINE_SECRET: secret,
+      ENGINE_VERIFY_KEY: keys.ENGINE_VERIFY_KEY,
       CALLBACK_BASE: worker.base,
       ALLOW_PRIVATE_SOURCES: "true",
     },
@@ -152,7 +155,7 @@ export async function startEngineHarness(work: string, env: NodeJS.ProcessEnv): 
     const cpuBefore = processTreeCpuSeconds(enginePid);
     const jobStart = Date.now();
     const body = JSON.stringify(job);
-    const signature = await signEngineRequest(secret, { method: "POST", path: "/jobs", body });
+    const signature = await signEngineRequest(signingKey, { method: "POST", path: "/jobs", body });
     const accepted = await fetch(`${engineUrl}/jobs`, {
       method: "POST",
       headers: { "content-type": "application/json", [ENGINE_SIGNATURE_HEADER]: signature },

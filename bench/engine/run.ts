@@ -1,43 +1,64 @@
 /**
- * `npm run bench:engine`: one real job through the clip engine against the
- * ffmpeg floor, on a generated 10-minute 1080p30 source (cached in .tmp/bench)
- * cut into 5 vertical 1080x1920 clips of about 30 s.
+ * `npm run bench:engine`: the whole job as a client sees it, on the real
+ * local stack (the Worker under `wrangler dev`, its queue, Durable Objects,
+ * D1 and R2, the engine process, ffmpeg), against the plain ffmpeg floor of
+ * the same outputs, measured side by side in one run.
  *
- * The engine is the production bundle run as its own Node process (see
- * engine-job.ts), so its memory and CPU are measured alone, with
- * ENGINE_RENDER_CONCURRENCY=2 (BENCH_RENDER_CONCURRENCY overrides): two clips
- * render at once even on this 2-core machine, to show the pipeline's
- * scheduling. Then the floor (floor.ts) runs the bare ffmpeg commands for the
- * same source and clip spans, with the same number of encodes at once, and
- * the thumbnail is taken both ways on the job's clips (thumbnails.ts).
+ * Source: the bench's generated 1080p30 source (bench/engine/source.ts), its
+ * first BENCH_ENGINE_MINUTES minutes (default 5, stream-copied from the
+ * cached 10-minute one), the default configuration (5 vertical 1080x1920
+ * clips), video_type general; ENGINE_RENDER_CONCURRENCY=2 on the engine and
+ * two encodes at once in the floor (BENCH_RENDER_CONCURRENCY overrides both).
  *
- * `npm run bench:engine -- --growth` also runs the job on 1, 5 and 30 minutes
- * of the same source (stream-copied from it, growth.ts) and prints analysis,
- * render and total time per length with the fitted line through them.
+ *   dispatch   BENCH_DISPATCH_JOBS (default 15) one-clip jobs on a 12-second
+ *              source, each submitted once the engine is free: submission to
+ *              the engine taking the job (queued + dispatch, from the Worker's
+ *              completion lines), p50/p95.
+ *   loopback   the job with its source on a loopback host (the download is
+ *              near instant): ratio to the floor's analysis + encodes.
+ *   2x         the same job with the source arriving at twice its playback
+ *              speed (throttle.ts): the analysis reads it as it arrives, so
+ *              the floor here is the download itself plus the encodes.
+ *   floor      plain ffmpeg: the keyframe pass and the audio pass side by
+ *              side, then the job's clip spans encoded as the engine encodes
+ *              them with thumbnails (floor.ts).
  *
- * Prints wall and CPU time of the job and the floor, their ratios, the
- * analysis realtime factor, peak memory, the load average with every figure.
- * Writes the figures to bench/results/engine-<time>.json.
+ * Each case prints its waterfall (every stage from submission, from the
+ * Worker's completion line), wall and CPU time (the Worker's and engine's
+ * process trees; the floor's ffmpeg runs) and the load average, since other
+ * work shares this machine. `--skip-throttled` leaves out the 2x case;
+ * `--thumbnails` also times the thumbnail both ways on the job's clips.
+ * Figures go to bench/results/engine-<time>.json.
  */
+import { randomBytes } from "node:crypto";
 import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { ClipConfig } from "#contract";
+import { CompleteReport, DEFAULT_CLIP_CONFIG } from "#contract";
+import { AdminClient } from "../../scripts/lib/admin-client.ts";
+import { ApiClient } from "../../scripts/local-stack/api-client.ts";
 import { PROJECT_ROOT } from "../../scripts/local-stack/paths.ts";
-import { startEngineHarness, type JobFigures } from "./engine-job.ts";
+import { startSourceServer } from "../../scripts/local-stack/source-server.ts";
+import { startLocalStack, type LocalStack } from "../../scripts/local-stack/stack.ts";
+import { cachedMedia } from "../../test/media/generate.ts";
 import { measureFloor } from "./floor.ts";
-import { GROWTH_MINUTES, QUICK_GROWTH_MINUTES, fitLine, fitMinutesAndClips, growthSource } from "./growth.ts";
+import { growthSource } from "./growth.ts";
+import { peakRssMb, sampleFfmpegChildren } from "./memory.ts";
 import { selectedBenchSource } from "./source.ts";
+import { POLL_MS, runStackJob, stageSeconds, waterfall, type StackJobFigures } from "./stack-job.ts";
+import { startThrottledServer } from "./throttle.ts";
 import { measureThumbnails } from "./thumbnails.ts";
 
-const CONFIG = ClipConfig.parse({ aspect_ratio: "9:16", resolution: 1080, min_clip_seconds: 25, max_clip_seconds: 35, max_clips: 5, reframe: "center" });
-const VIDEO_TYPE = "general";
-const WORK = path.join(PROJECT_ROOT, ".tmp", "bench", "run");
+const MINUTES = Number(process.env.BENCH_ENGINE_MINUTES ?? (process.env.BENCH_ENGINE_QUICK === "1" ? 3 : 5));
 const RENDER_CONCURRENCY = Number(process.env.BENCH_RENDER_CONCURRENCY ?? 2);
-const GROWTH = process.argv.includes("--growth");
-const LENGTHS = process.env.BENCH_ENGINE_QUICK === "1" ? QUICK_GROWTH_MINUTES : GROWTH_MINUTES;
+const DISPATCH_JOBS = Number(process.env.BENCH_DISPATCH_JOBS ?? 15);
+const THROTTLE_REALTIME = 2;
+const SKIP_THROTTLED = process.argv.includes("--skip-throttled");
+const THUMBNAILS = process.argv.includes("--thumbnails");
+const WORK = path.join(PROJECT_ROOT, ".tmp", "bench", "run");
+const VIDEO_TYPE = "general";
 
-function round(value: number, digits = 1): number {
+function round(value: number, digits = 2): number {
   return Math.round(value * 10 ** digits) / 10 ** digits;
 }
 
@@ -45,138 +66,194 @@ function load(): number {
   return round(os.loadavg()[0] ?? 0, 2);
 }
 
-function growthRow(minutes: number, job: JobFigures) {
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}
+
+/** Submission to the engine taking the job, split as the Worker's completion line splits it. */
+function dispatchFigures(job: StackJobFigures) {
+  const queued = job.stages.find((s) => s.stage === "queued");
+  const dispatch = job.stages.find((s) => s.stage === "dispatch");
+  const ms = (name: string) => {
+    const s = job.stages.find((x) => x.stage === name);
+    return s ? s.end_ms - s.start_ms : NaN;
+  };
   return {
-    minutes,
-    analysis_s: round(job.analysisSeconds),
-    render_s: round(job.renderSeconds),
-    total_s: round(job.jobSeconds),
-    engine_cpu_s: round(job.cpuSeconds),
-    clips: job.report.clips.length,
-    load_1m: round(job.loadAverage, 2),
+    queued_ms: queued ? queued.end_ms - queued.start_ms : NaN,
+    dispatch_ms: dispatch ? dispatch.end_ms - dispatch.start_ms : NaN,
+    grant_ms: ms("dispatch: fleet grant"),
+    bookkeeping_ms: ms("dispatch: bookkeeping"),
+    start_job_ms: ms("dispatch: StartJob"),
+    to_engine_ms: dispatch?.end_ms ?? NaN,
   };
 }
 
-async function main(): Promise<void> {
-  console.log("bench:engine: preparing the 10-minute 1080p30 source (generated once, then cached in .tmp/bench)...");
-  const generationStart = performance.now();
-  const { path: sourcePath, facts } = await selectedBenchSource();
-  console.log(`source: ${sourcePath} (${round((await stat(sourcePath)).size / 1e6)} MB, ready in ${round((performance.now() - generationStart) / 1000)} s)`);
-  const growthSources = new Map<number, string>();
-  if (GROWTH) {
-    for (const minutes of LENGTHS) growthSources.set(minutes, await growthSource(sourcePath, facts.durationSeconds, minutes));
-    console.log(`growth sources ready: ${[...growthSources.values()].map((p) => path.basename(p)).join(", ")}`);
+function caseFigures(job: StackJobFigures, floorSeconds: number, floorCpu: number) {
+  return {
+    client_seconds: round(job.clientSeconds),
+    worker_total_seconds: round(job.workerTotalSeconds),
+    floor_seconds: round(floorSeconds),
+    ratio: round(job.clientSeconds / floorSeconds, 3),
+    cpu_seconds: { engine: round(job.engineCpuSeconds, 1), worker: round(job.workerCpuSeconds, 1), floor: round(floorCpu, 1) },
+    cpu_ratio: round((job.engineCpuSeconds + job.workerCpuSeconds) / floorCpu, 3),
+    stages: job.stages,
+    to_engine_ms: dispatchFigures(job).to_engine_ms,
+    analysis_after_download_seconds: round(Math.max(0, (job.stages.find((s) => s.stage === "analysis")?.end_ms ?? 0) - (job.stages.find((s) => s.stage === "download")?.end_ms ?? 0)) / 1000),
+    first_render_at_seconds: round((job.stages.find((s) => s.stage === "render 0")?.start_ms ?? NaN) / 1000),
+    clips: job.job.clips?.map((c) => ({ start: c.start_seconds, end: c.end_seconds })) ?? [],
+    load_1m: { before: round(job.loadBefore), after: round(job.loadAfter) },
+  };
+}
+
+function printCase(title: string, job: StackJobFigures, figures: ReturnType<typeof caseFigures>, floorNote: string): void {
+  console.log(`\n== ${title} ==`);
+  console.log(waterfall(job));
+  console.log(`client: submission -> completed seen     ${figures.client_seconds} s  (polling every ${POLL_MS} ms; the Worker's own total ${figures.worker_total_seconds} s)`);
+  console.log(`floor:  ${floorNote.padEnd(33)} ${figures.floor_seconds} s`);
+  console.log(`ratio job / floor:                       ${figures.ratio}  (target <= 1.05, aim 1.02)`);
+  console.log(`CPU: engine ${figures.cpu_seconds.engine} s + Worker ${figures.cpu_seconds.worker} s against the floor's ${figures.cpu_seconds.floor} s (ratio ${figures.cpu_ratio})`);
+  console.log(`analysis ended ${figures.analysis_after_download_seconds} s after the last byte; first render at ${figures.first_render_at_seconds} s; load ${figures.load_1m.before} -> ${figures.load_1m.after}`);
+}
+
+async function dispatchRuns(stack: LocalStack, client: ApiClient): Promise<StackJobFigures[]> {
+  const tiny = await cachedMedia({ durationSeconds: 12, bursts: [6], sceneChanges: [4, 8], seed: 30 }, path.join(PROJECT_ROOT, ".tmp", "bench", "media"));
+  const sources = await startSourceServer();
+  try {
+    const url = sources.addFile("tiny.mp4", tiny.path);
+    const runs: StackJobFigures[] = [];
+    for (let i = 0; i < DISPATCH_JOBS; i++) runs.push(await runStackJob(stack, client, { video_url: url, video_type: "general", config_name: "one-clip" }, 300_000));
+    return runs;
+  } finally {
+    await sources.close();
   }
+}
+
+async function main(): Promise<void> {
+  console.log(`bench:engine: preparing the ${MINUTES}-minute 1080p30 source (cached in .tmp/bench)...`);
+  const base = await selectedBenchSource();
+  const sourcePath = await growthSource(base.path, base.facts.durationSeconds, MINUTES);
+  const sourceBytes = (await stat(sourcePath)).size;
+  const durationSeconds = MINUTES * 60;
+  console.log(`source: ${path.relative(PROJECT_ROOT, sourcePath)} (${round(sourceBytes / 1e6, 1)} MB, ${durationSeconds} s)`);
 
   await rm(WORK, { recursive: true, force: true });
   await mkdir(WORK, { recursive: true });
-  const harness = await startEngineHarness(WORK, { ENGINE_RENDER_CONCURRENCY: String(RENDER_CONCURRENCY) });
+  const loadAtStart = load();
+  const stack = await startLocalStack({
+    root: PROJECT_ROOT,
+    dir: path.join(WORK, "stack"),
+    fresh: true,
+    ephemeral: true,
+    engineEnv: { ENGINE_RENDER_CONCURRENCY: String(RENDER_CONCURRENCY), ENGINE_LOG_LEVEL: "info" },
+  });
+  const sources = await startSourceServer();
+  const throttled = await startThrottledServer();
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => void Promise.all([stack.stop(), sources.close(), throttled.close()]).finally(() => process.exit(130)));
+  }
   try {
-    const loadBefore = load();
-    const job = await harness.runJob(sourcePath, VIDEO_TYPE, CONFIG);
-    const serverPeakMb = await harness.serverPeakRssMb();
+    const admin = new AdminClient(stack.workerUrl, stack.adminToken);
+    const account = await admin.createAccount(`bench-engine-${randomBytes(4).toString("hex")}@example.test`, "unmetered");
+    const client = new ApiClient(stack.workerUrl, account.api_key);
+    const saved = await client.request("PUT", "/api/v1/configs/one-clip", { body: { max_clips: 1, min_clip_seconds: 5, max_clip_seconds: 10, resolution: 720 } });
+    if (saved.status !== 200 && saved.status !== 201) throw new Error(`saving the one-clip configuration answered ${saved.status}`);
 
-    console.log(`thumbnails: both ways on the job's ${job.report.clips.length} clips...`);
-    const thumbnails = await measureThumbnails(sourcePath, job.report, job.clipFiles, CONFIG, WORK);
-    const loadAfterThumbnails = load();
+    console.log(`dispatch: ${DISPATCH_JOBS} one-clip jobs on a 12 s source, each once the engine is free...`);
+    const dispatch = await dispatchRuns(stack, client);
+    const toEngine = dispatch.map((job) => dispatchFigures(job));
+    const dispatchSummary = {
+      jobs: dispatch.length,
+      to_engine_ms: { p50: percentile(toEngine.map((d) => d.to_engine_ms), 50), p95: percentile(toEngine.map((d) => d.to_engine_ms), 95), first: toEngine[0]?.to_engine_ms },
+      queued_ms: { p50: percentile(toEngine.map((d) => d.queued_ms), 50), p95: percentile(toEngine.map((d) => d.queued_ms), 95) },
+      dispatch_ms: { p50: percentile(toEngine.map((d) => d.dispatch_ms), 50), p95: percentile(toEngine.map((d) => d.dispatch_ms), 95) },
+      grant_ms: { p50: percentile(toEngine.map((d) => d.grant_ms), 50), p95: percentile(toEngine.map((d) => d.grant_ms), 95) },
+      bookkeeping_ms: { p50: percentile(toEngine.map((d) => d.bookkeeping_ms), 50), p95: percentile(toEngine.map((d) => d.bookkeeping_ms), 95) },
+      start_job_ms: { p50: percentile(toEngine.map((d) => d.start_job_ms), 50), p95: percentile(toEngine.map((d) => d.start_job_ms), 95) },
+      client_seconds: { p50: round(percentile(dispatch.map((j) => j.clientSeconds), 50)) },
+      load_1m: load(),
+    };
+    console.log(
+      `submission -> engine start: p50 ${dispatchSummary.to_engine_ms.p50} ms, p95 ${dispatchSummary.to_engine_ms.p95} ms (first job ${dispatchSummary.to_engine_ms.first} ms; target p50 < 300 ms)\n` +
+        `  queued (submission -> consumer): p50 ${dispatchSummary.queued_ms.p50} ms, p95 ${dispatchSummary.queued_ms.p95} ms\n` +
+        `  dispatch (consumer -> engine took the job): p50 ${dispatchSummary.dispatch_ms.p50} ms, p95 ${dispatchSummary.dispatch_ms.p95} ms   (load ${dispatchSummary.load_1m})\n` +
+        `    fleet grant p50 ${dispatchSummary.grant_ms.p50} ms, p95 ${dispatchSummary.grant_ms.p95} ms; bookkeeping (D1, account object, token) p50 ${dispatchSummary.bookkeeping_ms.p50} ms, p95 ${dispatchSummary.bookkeeping_ms.p95} ms; StartJob p50 ${dispatchSummary.start_job_ms.p50} ms, p95 ${dispatchSummary.start_job_ms.p95} ms`,
+    );
 
-    console.log(`floor: the same analysis commands, encodes (${RENDER_CONCURRENCY} at once) and thumbnails with plain ffmpeg...`);
-    const floor = await measureFloor(sourcePath, facts, job.report.clips.map((c) => ({ start: c.start_seconds, end: c.end_seconds })), path.join(WORK, "floor"), RENDER_CONCURRENCY);
+    console.log(`\nloopback: the ${MINUTES}-minute job, source on a loopback host...`);
+    const enginePid = stack.pids().engine!;
+    const sampler = sampleFfmpegChildren(enginePid);
+    const loopback = await runStackJob(stack, client, { video_url: sources.addFile("source.mp4", sourcePath), video_type: VIDEO_TYPE });
+    const children = await sampler.stop();
+    const spans = (loopback.job.clips ?? []).map((c) => ({ start: c.start_seconds, end: c.end_seconds }));
+
+    console.log(`floor: the same analysis passes, then the job's ${spans.length} clip spans encoded ${RENDER_CONCURRENCY} at a time with thumbnails...`);
+    const loadBeforeFloor = load();
+    const floor = await measureFloor(sourcePath, base.facts, spans, path.join(WORK, "floor"), RENDER_CONCURRENCY);
     const loadAfterFloor = load();
+    const loopbackFigures = caseFigures(loopback, floor.totalSeconds, floor.cpuSeconds);
 
-    const growth: ReturnType<typeof growthRow>[] = [];
-    if (GROWTH) {
-      for (const minutes of LENGTHS) {
-        if (minutes * 60 === facts.durationSeconds) {
-          growth.push(growthRow(minutes, job));
-          continue;
-        }
-        console.log(`growth: the job on ${minutes} minutes of source...`);
-        growth.push(growthRow(minutes, await harness.runJob(growthSources.get(minutes)!, VIDEO_TYPE, CONFIG)));
-      }
+    let throttledJob: StackJobFigures | null = null;
+    let throttledFigures: ReturnType<typeof caseFigures> | null = null;
+    let throttledFloor = 0;
+    if (!SKIP_THROTTLED) {
+      const rate = (sourceBytes / durationSeconds) * THROTTLE_REALTIME;
+      console.log(`\n2x: the same job, the source arriving at ${THROTTLE_REALTIME}x realtime (${round((rate * 8) / 1e6, 1)} Mbit/s, ${round(sourceBytes / rate, 1)} s for the file)...`);
+      throttledJob = await runStackJob(stack, client, { video_url: throttled.add("source-2x.mp4", sourcePath, rate), video_type: VIDEO_TYPE });
+      // The least any engine can do: receive the file at the host's pace, then encode (the analysis can all overlap the download).
+      throttledFloor = stageSeconds(throttledJob.stages, "download") + floor.encodesSeconds;
+      throttledFigures = caseFigures(throttledJob, throttledFloor, floor.cpuSeconds);
     }
+
+    let thumbnails = null;
+    if (THUMBNAILS) {
+      const files: string[] = [];
+      for (const [i, clip] of (loopback.job.clips ?? []).entries()) {
+        const file = path.join(WORK, `clip-${i}.mp4`);
+        await writeFile(file, Buffer.from(await (await fetch(clip.url)).arrayBuffer()));
+        files.push(file);
+      }
+      const report = CompleteReport.parse({
+        title: "bench",
+        source_duration_seconds: durationSeconds,
+        clips: (loopback.job.clips ?? []).map((c, index) => ({ index, start_seconds: c.start_seconds, end_seconds: c.end_seconds, score: c.score, reasons: c.reasons, width: c.width, height: c.height, text: null, title: null, captions_burned: false, sidecars: false })),
+        transcript: null,
+        transcript_unavailable_reason: "bench",
+      });
+      thumbnails = await measureThumbnails(sourcePath, report, files, DEFAULT_CLIP_CONFIG, WORK);
+    }
+
+    printCase(`loopback: ${MINUTES} min of 1080p30, ${spans.length} clips`, loopback, loopbackFigures, "analysis + encodes (plain ffmpeg)");
+    console.log(`floor detail: analysis ${round(floor.analysisSeconds)} s, encodes ${round(floor.encodesSeconds)} s (${floor.encodeSeconds.map((s) => round(s, 1)).join(" / ")}), load ${loadBeforeFloor} -> ${loadAfterFloor}`);
+    if (throttledJob && throttledFigures) printCase(`2x realtime: the same job, the source throttled`, throttledJob, throttledFigures, "download at 2x + encodes");
+    const serverPeak = await peakRssMb(enginePid);
+    console.log(`\nengine peak RSS ${round(serverPeak, 0)} MB; ffmpeg peak ${round(children.largestMb, 0)} MB (concurrent ${round(children.concurrentMb, 0)} MB over ${children.processes} processes)`);
+    if (thumbnails) console.log(`thumbnail per clip, median: from the source ${round(thumbnails.source.wallMedian, 3)} s, from the clip ${round(thumbnails.clip.wallMedian, 3)} s (rule chose ${thumbnails.chosen.join(", ")})`);
 
     const figures = {
-      source: { duration_seconds: facts.durationSeconds, width: facts.width, height: facts.height, fps: facts.fps },
+      machine: { cpus: os.cpus().length, load_1m_at_start: loadAtStart, load_1m_at_end: load() },
+      source: { minutes: MINUTES, bytes: sourceBytes, width: base.facts.width, height: base.facts.height, fps: base.facts.fps },
       render_concurrency: RENDER_CONCURRENCY,
-      clips: job.report.clips.map((c) => ({ start: round(c.start_seconds, 2), end: round(c.end_seconds, 2), seconds: round(c.end_seconds - c.start_seconds, 2), width: c.width, height: c.height, score: c.score, reasons: c.reasons.join(",") })),
-      job_wall_seconds: round(job.jobSeconds),
-      engine_processing_seconds: round(job.processingSeconds),
-      engine_analysis_seconds: round(job.analysisSeconds, 2),
-      engine_render_and_upload_seconds: round(job.renderSeconds),
-      engine_cpu_seconds: round(job.cpuSeconds),
-      floor_seconds: round(floor.totalSeconds),
-      floor_analysis_seconds: round(floor.analysisSeconds, 2),
-      floor_encodes_seconds: round(floor.encodesSeconds),
-      floor_encode_seconds: floor.encodeSeconds.map((s) => round(s)),
-      floor_cpu_seconds: round(floor.cpuSeconds),
-      ratio_job_to_floor: round(job.jobSeconds / floor.totalSeconds, 3),
-      ratio_processing_to_floor: round(job.processingSeconds / floor.totalSeconds, 3),
-      ratio_cpu_to_floor: round(job.cpuSeconds / floor.cpuSeconds, 3),
-      analysis_realtime_factor_engine: round(facts.durationSeconds / job.analysisSeconds),
-      analysis_realtime_factor_floor: round(facts.durationSeconds / floor.analysisSeconds),
-      thumbnail_from_source: { wall_median_s: round(thumbnails.source.wallMedian, 3), cpu_median_s: round(thumbnails.source.cpuMedian, 3) },
-      thumbnail_from_clip: { wall_median_s: round(thumbnails.clip.wallMedian, 3), cpu_median_s: round(thumbnails.clip.cpuMedian, 3) },
-      thumbnail_rule_chose: thumbnails.chosen,
-      source_keyframe_gap_seconds: round(thumbnails.sourceKeyframeGap, 2),
-      server_peak_rss_mb: round(serverPeakMb),
-      ffmpeg_largest_peak_rss_mb: round(job.ffmpegLargestPeakMb),
-      ffmpeg_concurrent_peak_rss_mb: round(job.ffmpegConcurrentPeakMb),
-      ffmpeg_processes: job.ffmpegProcesses,
-      bench_process_peak_rss_mb: round(process.resourceUsage().maxRSS / 1024),
-      load_average_1m: { before_job: loadBefore, after_job: round(job.loadAverage, 2), after_thumbnails: loadAfterThumbnails, after_floor: loadAfterFloor },
-      growth: GROWTH
-        ? {
-            rows: growth,
-            total: fitMinutesAndClips(growth.map((g) => ({ minutes: g.minutes, clips: g.clips, y: g.total_s }))),
-            analysis: fitLine(growth.map((g) => ({ x: g.minutes, y: g.analysis_s }))),
-            render_per_clip: growth.map((g) => round(g.render_s / g.clips)),
-          }
-        : null,
-      cpus: os.cpus().length,
-      targets: { ratio_max: 1.05, analysis_realtime_min: 50, server_peak_mb_max: 300 },
+      dispatch: dispatchSummary,
+      loopback: loopbackFigures,
+      throttled: throttledFigures ? { realtime: THROTTLE_REALTIME, ...throttledFigures } : null,
+      floor: { analysis_seconds: round(floor.analysisSeconds), encodes_seconds: round(floor.encodesSeconds), encode_seconds: floor.encodeSeconds.map((s) => round(s, 1)), cpu_seconds: round(floor.cpuSeconds, 1), load_1m: { before: loadBeforeFloor, after: loadAfterFloor } },
+      memory: { engine_peak_rss_mb: round(serverPeak, 0), ffmpeg_largest_mb: round(children.largestMb, 0), ffmpeg_concurrent_mb: round(children.concurrentMb, 0) },
+      thumbnails,
+      targets: { ratio_max: 1.05, ratio_aim: 1.02, dispatch_p50_ms_max: 300 },
     };
-    console.log("");
-    console.table(figures.clips);
-    console.log(`render concurrency (engine and floor):     ${RENDER_CONCURRENCY} on ${figures.cpus} cores`);
-    console.log(`job wall time (POST /jobs -> complete):    ${figures.job_wall_seconds} s  (load ${loadBefore} before, ${figures.load_average_1m.after_job} after)`);
-    console.log(`engine processing (analysis -> complete):  ${figures.engine_processing_seconds} s  (analysis ${figures.engine_analysis_seconds} s, render+upload ${figures.engine_render_and_upload_seconds} s)`);
-    console.log(`ffmpeg floor (analysis + encodes + thumbs): ${figures.floor_seconds} s  (analysis ${figures.floor_analysis_seconds} s, encodes ${figures.floor_encodes_seconds} s: ${figures.floor_encode_seconds.join(" / ")}; load after ${loadAfterFloor})`);
-    console.log(`ratio job / floor:                         ${figures.ratio_job_to_floor}  (target <= 1.05)`);
-    console.log(`ratio processing / floor:                  ${figures.ratio_processing_to_floor}`);
-    console.log(`CPU: engine ${figures.engine_cpu_seconds} s, floor ${figures.floor_cpu_seconds} s, ratio ${figures.ratio_cpu_to_floor}`);
-    console.log(`analysis realtime factor (engine step):    ${figures.analysis_realtime_factor_engine}x  (floor commands ${figures.analysis_realtime_factor_floor}x; target >= 50x)`);
-    console.log(
-      `thumbnail, median per clip:                from the source ${figures.thumbnail_from_source.wall_median_s} s wall / ${figures.thumbnail_from_source.cpu_median_s} s CPU; ` +
-        `from the clip ${figures.thumbnail_from_clip.wall_median_s} s / ${figures.thumbnail_from_clip.cpu_median_s} s ` +
-        `(source keyframes every ${figures.source_keyframe_gap_seconds} s; the engine's rule chose ${thumbnails.chosen.join(", ")}; load ${loadAfterThumbnails})`,
-    );
-    console.log(`server peak RSS:                           ${figures.server_peak_rss_mb} MB  (target < 300 MB)`);
-    console.log(`ffmpeg peak RSS: largest ${figures.ffmpeg_largest_peak_rss_mb} MB, concurrent ${figures.ffmpeg_concurrent_peak_rss_mb} MB over ${figures.ffmpeg_processes} processes`);
-    if (figures.growth) {
-      console.log("\ngrowth of the job with source length (same 5-clip config):");
-      console.table(figures.growth.rows);
-      const { total, analysis, render_per_clip: perClip } = figures.growth;
-      console.log(`analysis fit:  ${round(analysis.intercept, 2)} s + ${round(analysis.slope, 2)} s per minute of source`);
-      console.log(`render+upload per clip, per length: ${perClip.join(" / ")} s`);
-      console.log(`total fit:     ${round(total.fixed)} s + ${round(total.perMinute, 2)} s per minute of source + ${round(total.perClip)} s per clip`);
-      for (const g of growth) {
-        const predicted = total.fixed + total.perMinute * g.minutes + (Number.isNaN(total.perClip) ? 0 : total.perClip * g.clips);
-        console.log(`  ${g.minutes} min, ${g.clips} clips: measured ${g.total_s} s, fit ${round(predicted)} s`);
-      }
-    }
     const resultsDir = path.join(PROJECT_ROOT, "bench", "results");
     await mkdir(resultsDir, { recursive: true });
     const file = path.join(resultsDir, `engine-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     await writeFile(file, JSON.stringify(figures, null, 2));
-    console.log(`machine: ${figures.cpus} cores; figures written to ${path.relative(PROJECT_ROOT, file)}`);
+    console.log(`machine: ${figures.machine.cpus} cores, load ${loadAtStart} at start, ${figures.machine.load_1m_at_end} at end; figures written to ${path.relative(PROJECT_ROOT, file)}`);
   } finally {
-    await harness.close();
+    await Promise.all([stack.stop(), sources.close(), throttled.close()]);
     await rm(WORK, { recursive: true, force: true });
   }
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
   process.exit(1);
 });

@@ -1,7 +1,7 @@
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ENGINE_PORT, engineSecretProblem } from "#contract";
+import { ENGINE_PORT, verifyKeyProblem } from "#contract";
 
 /** Engine settings from the environment; everything a job needs beyond StartJob. */
 export interface EngineConfig {
@@ -20,8 +20,12 @@ export interface EngineConfig {
   callbackTimeoutMs: number;
   /** Longest silence between progress reports while a job works. */
   progressHeartbeatMs: number;
-  /** Verifies the Worker's signed StartJob and cancel requests (ENGINE_SECRET, at least 32 bytes). */
-  engineSecret: string;
+  /**
+   * ENGINE_VERIFY_KEY: the Worker's Ed25519 public key, which verifies its
+   * signed StartJob and cancel requests and can sign nothing. The engine
+   * holds no secret: each job's callback token comes with its StartJob.
+   */
+  engineVerifyKey: string;
   /** Origin of the Worker's callback routes (CALLBACK_BASE); never taken from a request. */
   callbackBase: string;
   /** Sources on private, loopback or link-local hosts (ALLOW_PRIVATE_SOURCES=true): local development only. */
@@ -105,8 +109,8 @@ function callbackBaseOf(raw: string | undefined): string {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): EngineConfig {
   const port = positiveNumber(env, "PORT", ENGINE_PORT);
-  const secretProblem = engineSecretProblem(env.ENGINE_SECRET);
-  if (secretProblem) throw new Error(`${secretProblem}; the engine refuses to start without it`);
+  const keyProblem = verifyKeyProblem(env.ENGINE_VERIFY_KEY);
+  if (keyProblem) throw new Error(`${keyProblem}; the engine refuses to start without it`);
   return {
     port,
     // Loopback unless told otherwise: the Container class sets HOST=0.0.0.0 inside its instance.
@@ -121,7 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EngineConfig {
     callbackRetryBaseMs: positiveNumber(env, "CALLBACK_RETRY_BASE_MS", 500),
     callbackTimeoutMs: positiveNumber(env, "CALLBACK_TIMEOUT_SECONDS", 30) * 1000,
     progressHeartbeatMs: positiveNumber(env, "PROGRESS_HEARTBEAT_SECONDS", 2) * 1000,
-    engineSecret: env.ENGINE_SECRET ?? "",
+    engineVerifyKey: (env.ENGINE_VERIFY_KEY ?? "").trim(),
     callbackBase: callbackBaseOf(env.CALLBACK_BASE),
     allowPrivateHosts: env.ALLOW_PRIVATE_SOURCES?.trim() === "true",
     renderConcurrency: renderConcurrencyOf(env),

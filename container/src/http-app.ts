@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   ENGINE_SIGNATURE_HEADER,
+  importVerifyKey,
   StartJob,
   verifyEngineRequest,
   type EngineHealth,
@@ -12,13 +13,15 @@ import { JobAborted, errorMessage } from "./errors.ts";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";
 import { runJob, type JobDeps, type JobOutcome } from "./job.ts";
 import { log } from "./log.ts";
+import { ReplayLedger } from "./replay.ts";
 
 /**
  * The engine's HTTP server: direction 1 of the contract (Worker -> engine).
  * Each job gets its own AbortController, reporter and work directory; the
  * only shared state is the table of running jobs. StartJob and cancel are
- * accepted only with a fresh signature made with ENGINE_SECRET; anything else
- * gets 401 and starts, fetches or stops nothing.
+ * accepted only with a fresh Ed25519 signature that ENGINE_VERIFY_KEY (the
+ * Worker's public key) verifies, and only once (replay.ts): a forged request
+ * gets 401, a replayed one 409, and neither starts, fetches or stops anything.
  */
 export interface EngineServerOptions {
   config: EngineConfig;
@@ -76,9 +79,26 @@ function signatureOf(req: http.IncomingMessage): string | null {
   return typeof value === "string" ? value : null;
 }
 
+/** How a signed request was judged: accepted, or the answer to send instead. */
+type Verdict = { ok: true } | { ok: false; status: 401 | 409; code: string; detail: string };
+
 export function createEngineServer(opts: EngineServerOptions): EngineServer {
   const jobs = new Map<string, RunningJob>();
   let shuttingDown = false;
+  const ledger = new ReplayLedger();
+  const verifyKey = importVerifyKey(opts.config.engineVerifyKey);
+  // An unusable key refuses every request (loadConfig already refused to start with one).
+  verifyKey.catch(() => undefined);
+
+  /** A fresh signature of this exact request, by the Worker, never seen before. */
+  const judge = async (req: http.IncomingMessage, path: string, body: string, what: string): Promise<Verdict> => {
+    const verified = await verifyEngineRequest(await verifyKey, signatureOf(req), { method: "POST", path, body });
+    if (!verified.ok) return { ok: false, status: 401, code: "unauthorized", detail: `${what} needs a valid Engine-Signature.` };
+    if (!ledger.accept(verified.nonce, verified.timestamp)) {
+      return { ok: false, status: 409, code: "replayed", detail: `This signed ${what} was already accepted once; a request is accepted only once.` };
+    }
+    return { ok: true };
+  };
 
   const startJob = (job: StartJob): StartJobAccepted => {
     if (jobs.has(job.job_id)) return { job_id: job.job_id, started: false };
@@ -98,9 +118,10 @@ export function createEngineServer(opts: EngineServerOptions): EngineServer {
     if (shuttingDown) return sendProblem(res, 503, "shutting_down", "The engine is shutting down and takes no new jobs.");
     const text = await readBody(req);
     if (text === null) return sendProblem(res, 413, "payload_too_large", `Body over ${MAX_BODY_BYTES} bytes.`);
-    if (!(await verifyEngineRequest(opts.config.engineSecret, signatureOf(req), { method: "POST", path: "/jobs", body: text }))) {
-      log.warn("start_refused_unsigned", {});
-      return sendProblem(res, 401, "unauthorized", "StartJob needs a valid Engine-Signature.");
+    const verdict = await judge(req, "/jobs", text, "StartJob").catch((): Verdict => ({ ok: false, status: 401, code: "unauthorized", detail: "StartJob needs a valid Engine-Signature." }));
+    if (!verdict.ok) {
+      log.warn(verdict.status === 409 ? "start_refused_replayed" : "start_refused_unsigned", {});
+      return sendProblem(res, verdict.status, verdict.code, verdict.detail);
     }
     let json: unknown;
     try {
@@ -120,8 +141,9 @@ export function createEngineServer(opts: EngineServerOptions): EngineServer {
 
   const handleCancel = async (req: http.IncomingMessage, res: http.ServerResponse, jobId: string, path: string) => {
     const text = await readBody(req);
-    const signed = text !== null && (await verifyEngineRequest(opts.config.engineSecret, signatureOf(req), { method: "POST", path, body: text }));
-    if (!signed) return sendProblem(res, 401, "unauthorized", "Cancel needs a valid Engine-Signature.");
+    const unsigned: Verdict = { ok: false, status: 401, code: "unauthorized", detail: "Cancel needs a valid Engine-Signature." };
+    const verdict = text === null ? unsigned : await judge(req, path, text, "cancel").catch((): Verdict => unsigned);
+    if (!verdict.ok) return sendProblem(res, verdict.status, verdict.code, verdict.detail);
     const running = jobs.get(jobId);
     if (!running) return sendProblem(res, 404, "not_found", "No such job is running here.");
     if (!running.controller.signal.aborted) running.controller.abort(new JobAborted("canceled"));

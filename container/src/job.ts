@@ -1,6 +1,8 @@
 import { rm, stat, writeFile } from "node:fs/promises";
 import { MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipReport, type StartJob, type Transcript } from "#contract";
+import { startEarlyAnalysis, type EarlyAnalysis } from "./analyse/early.ts";
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
+import type { MeasurePlan } from "./analyse/measure.ts";
 import { loadSpeechModel, type SpeechModelLoad } from "./analyse/speech-model.ts";
 import { SENTENCE_SNAPPED_TYPES, snapToSentences } from "./analyse/sentence-cuts.ts";
 import { prepareBrand } from "./brand/prepare.ts";
@@ -17,6 +19,7 @@ import { renderClip } from "./render.ts";
 import { outputSize } from "./render-geometry.ts";
 import { CallbackError, JobReporter } from "./report.ts";
 import { policyFor, systemResolver, type AddressPolicy, type Resolver } from "./source/address-policy.ts";
+import { GrowingFile } from "./source/growing-file.ts";
 import { fetchSource } from "./source/index.ts";
 import { classifySourceUrl } from "./source/platforms.ts";
 import { ProcessTimeoutError } from "./spawn.ts";
@@ -28,13 +31,17 @@ import type { ScoredWindow } from "./analyse/select.ts";
 import { promptClips } from "./steer/prompt.ts";
 import { keptSeconds, noRemovals, planRemovals, type Interval, type RemovalPlan } from "./steer/removals.ts";
 import { analysisWindow, toSourceCandidates, toSourceSpans, windowedSource, type SourceWindow } from "./steer/time-range.ts";
+import { StageClock } from "./stages.ts";
 import { thumbnailFrom } from "./thumbnail.ts";
 import { createWorkDir, type WorkDir } from "./workdir.ts";
 
 /**
- * One job from start to finish: fetch the source, probe it, let the Worker
- * reserve credits, analyse, then render the clips and upload each while the
- * next ones render (clip-pipeline.ts), complete. Any failure
+ * One job from start to finish: fetch the source (analysing it as it
+ * arrives when its container allows, analyse/early.ts), probe it, let the
+ * Worker reserve credits, finish the analysis, then render the clips and
+ * upload each while the next ones render (clip-pipeline.ts), complete. Each
+ * stage's start and end go into the complete report and the completion log
+ * line (stages.ts). Any failure
  * becomes one fail callback with a SPEC failure code; a cancel or a 409 from
  * the Worker ends the job without another callback. The work directory goes
  * in every case.
@@ -203,7 +210,9 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
   const progress = new ProgressTracker((report) => reporter.progress(report), config.progressHeartbeatMs);
   const note = backendNote(runner);
   let workDir: WorkDir | undefined;
-  const started = Date.now();
+  let early: EarlyAnalysis | null = null;
+  const clock = new StageClock();
+  const started = clock.startedAt;
   log.info("job_started", { job_id: jobId, video_type: job.video_type, backend: runner.backend });
   try {
     workDir = await createWorkDir(config.workDir, jobId);
@@ -213,6 +222,21 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     progress.start();
 
     progress.enter("download", "Downloading video");
+    const endDownload = clock.begin("download");
+    const arriving = new GrowingFile(workDir.file("source.video"));
+    // The analysis reads a direct link or an upload as it arrives (native ffmpeg only; yt-dlp merges at the end).
+    // A time_range job measures only its range, from the finished file (the passes seek to it).
+    if (runner.backend === "native" && !isPlatformUrl(job.video_url) && !job.time_range) {
+      early = startEarlyAnalysis({
+        runner,
+        source: arriving,
+        videoType: job.video_type,
+        speech: speechLoad,
+        workDir: workDir.path,
+        timeoutMs: (job.limits.download_timeout_seconds + 120 + job.limits.max_source_seconds * 2) * 1000,
+        signal,
+      });
+    }
     const fetched = await fetchSource({
       videoUrl: job.video_url,
       limits: job.limits,
@@ -226,10 +250,16 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       maxRedirects: config.maxRedirects,
       signal,
       onProgress: (f) => progress.update(f),
+      onWritten: () => arriving.grew(),
       policy: deps.policy,
       resolver: deps.resolver,
       upload: job.source === "upload" ? { url: callbackUrl(config.callbackBase, jobId, "source"), token: job.token } : undefined,
+    }).catch((error: unknown) => {
+      arriving.fail(error);
+      throw error;
     });
+    arriving.finish();
+    endDownload();
     signal.throwIfAborted();
     log.info("job_downloaded", { job_id: jobId, bytes: fetched.bytes });
     // The client named this file: an unusable one fails the job (captions_invalid) before any work is charged.
@@ -248,6 +278,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     }
 
     progress.enter("probe", `Probing video${note}`);
+    const endProbe = clock.begin("probe");
     const source = await probeSource({
       runner,
       path: fetched.path,
@@ -268,6 +299,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       format: source.format.slice(0, 100),
       size_bytes: source.sizeBytes,
     });
+    endProbe();
     if (!ack.proceed) {
       log.info("job_refused_by_worker", { job_id: jobId, code: ack.error?.code });
       await progress.stop();
@@ -282,6 +314,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     let quiet: { start: number; end: number }[] | null = null;
     let keyframes: number[] | null = null;
     let windows: ScoredWindow[] = [];
+    const analysisCalled = Date.now();
     // time_range (issue 27): the analysis reads only the range; its times come back in source seconds.
     const window = analysisWindow(source, job.time_range);
     const wholeSource = window.start <= 0 && window.end >= source.durationSeconds;
@@ -295,12 +328,20 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         onQuiet: (stretches) => (quiet = stretches ? toSourceSpans(stretches, window) : null),
         onKeyframes: (times) => (keyframes = times ? times.map((t) => t + window.start) : null),
         ...(prompt ? { onWindows: (scored: ScoredWindow[]) => (windows = toSourceSpans(scored, window)) } : {}),
+        // What the early analysis measured is the whole source: a time_range's window is measured from the file.
+        ...(early && wholeSource ? { measured: (plan: MeasurePlan, onSeconds: (seconds: number) => void) => early!.measured(plan, onSeconds) } : {}),
       }),
       window,
     ).slice(0, job.config.max_clips);
+    // The analysis began when its measuring pass did: during the download when it streamed.
+    const streamedFrom = early?.startedAt() ?? null;
+    const streamed = streamedFrom !== null && early?.outcome().startsWith("measured while downloading") === true;
+    clock.begin("analysis", streamed ? streamedFrom : analysisCalled)();
+    log.info("job_analysed", { job_id: jobId, analysis: early?.outcome() ?? "measured after the download", candidates: analysed.length });
     if (analysed.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
 
     progress.enter("transcribe", "Transcribing speech");
+    const endTranscript = clock.begin("transcript");
     const heard = await obtainTranscript({
       runner,
       reporter,
@@ -315,6 +356,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       signal,
       onProgress: (f) => progress.update(f),
     });
+    endTranscript();
     let transcript: Transcript | null = transcriptInWindow(heard.transcript, window, wholeSource);
     // A source that does not say its language (a captions file) is in the one the job was told (issue 29).
     if (transcript && transcript.language === null && job.config.language) transcript = { ...transcript, language: job.config.language };
@@ -328,9 +370,12 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       if (!transcript) {
         throw new JobFailure("prompt_needs_transcript", `The job has a prompt, but there is no transcript to match it against. ${transcriptReason ?? ""}`.trim());
       }
-      const matched = await promptClips(
-        { prompt, transcript, limits: { min: limits.min, max: limits.max, from: window.start, to: window.end }, maxClips: job.config.max_clips, windows, reporter, jobId },
-        (method) => progress.enter("transcribe", method === "meaning" ? "Matching the prompt by meaning" : "Matching the prompt by words (no text embeddings on this deployment)"),
+      const heardText = transcript;
+      const matched = await clock.time("prompt", () =>
+        promptClips(
+          { prompt, transcript: heardText, limits: { min: limits.min, max: limits.max, from: window.start, to: window.end }, maxClips: job.config.max_clips, windows, reporter, jobId },
+          (method) => progress.enter("transcribe", method === "meaning" ? "Matching the prompt by meaning" : "Matching the prompt by words (no text embeddings on this deployment)"),
+        ),
       );
       log.info("job_prompt", { job_id: jobId, method: matched.method, clips: matched.candidates.length });
       candidates = matched.candidates;
@@ -369,19 +414,22 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     const detectShare = job.config.reframe === "center" ? 0 : DETECT_SHARE;
     const planned = outputSize(job.config, source);
     // Brand and language (issue 29): translated captions and the logo, once for all clips.
-    const brand = await prepareBrand({
-      job,
-      runner,
-      reporter,
-      progress,
-      transcript: heardTranscript,
-      clips: candidates,
-      output: planned,
-      logoPath: workDir.file("logo.image"),
-      signal,
-    });
+    const brand = await clock.time("brand", () =>
+      prepareBrand({
+        job,
+        runner,
+        reporter,
+        progress,
+        transcript: heardTranscript,
+        clips: candidates,
+        output: planned,
+        logoPath: workDir!.file("logo.image"),
+        signal,
+      }),
+    );
     signal.throwIfAborted();
-    const render = async (index: number, renderSignal: AbortSignal): Promise<RenderedClip> => {
+    const render = (index: number, renderSignal: AbortSignal): Promise<RenderedClip> => clock.time(`render ${index}`, () => renderOne(index, renderSignal));
+    const renderOne = async (index: number, renderSignal: AbortSignal): Promise<RenderedClip> => {
       const candidate = candidates[index]!;
       const videoPath = workDir!.file(`clip-${index}.mp4`);
       const thumbnailPath = workDir!.file(`clip-${index}.jpg`);
@@ -442,7 +490,9 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       uploadTotal[index] = video.size + thumb.size;
       return { index, candidate, videoPath, thumbnailPath, ...size, plan, captions, removal, promptMatch: prompt ? (promptMatches[index] ?? null) : null };
     };
-    const upload = async (index: number, clip: RenderedClip, uploadSignal: AbortSignal): Promise<void> => {
+    const upload = (index: number, clip: RenderedClip, uploadSignal: AbortSignal): Promise<void> =>
+      clock.time(`upload ${index}`, () => uploadOne(index, clip, uploadSignal));
+    const uploadOne = async (index: number, clip: RenderedClip, uploadSignal: AbortSignal): Promise<void> => {
       const onBytes = (n: number) => {
         uploadBytes[index] = uploadBytes[index]! + n;
         uploadProgress();
@@ -467,7 +517,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       // The transcript is small and ready now: stored first, while the first clips render.
       uploadFirst: async (uploadSignal) => {
         if (!transcript) return;
-        const unstored = await storeTranscript(transcript, workDir!, reporter, jobId, uploadSignal);
+        const stored = transcript;
+        const unstored = await clock.time("upload transcript", () => storeTranscript(stored, workDir!, reporter, jobId, uploadSignal));
         if (unstored) {
           transcript = null;
           transcriptReason = unstored;
@@ -482,15 +533,21 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     });
     await progress.stop();
     signal.throwIfAborted();
+    const summary = transcript ? { source: transcript.source, language: transcript.language, word_count: transcript.words.length } : null;
+    const reason = transcript ? null : (transcriptReason ?? "No transcript.").slice(0, 300);
+    // The report carries the stages up to its own sending; the log line adds the complete call itself.
+    const endComplete = clock.begin("complete");
     await reporter.complete({
       title: source.title,
       source_duration_seconds: source.durationSeconds,
       clips: rendered.map(clipReport),
-      transcript: transcript ? { source: transcript.source, language: transcript.language, word_count: transcript.words.length } : null,
-      transcript_unavailable_reason: transcript ? null : (transcriptReason ?? "No transcript.").slice(0, 300),
+      transcript: summary,
+      transcript_unavailable_reason: reason,
       translation: brand.translationOutcome,
+      timings: { ...(job.timeline ? { timeline: job.timeline } : {}), engine_started_at: started, stages: clock.timings().slice(0, 64) },
     });
-    log.info("job_completed", { job_id: jobId, clips: rendered.length, seconds: Math.round((Date.now() - started) / 1000) });
+    endComplete();
+    log.info("job_completed", { job_id: jobId, clips: rendered.length, seconds: Math.round((Date.now() - started) / 1000), stages: clock.timings() });
     return "completed";
   } catch (error) {
     await progress.stop();
@@ -518,6 +575,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     }
     return "failed";
   } finally {
+    // The early analysis of a job that failed, was refused or canceled stops before its files go.
+    await early?.stop().catch(() => undefined);
     await workDir?.remove().catch((error: unknown) => log.error("workdir_remove_failed", { job_id: jobId, error: errorMessage(error) }));
   }
 }

@@ -2,7 +2,7 @@
  * One JSON line per event on stdout (stderr for errors), so a container log
  * collector can index by job_id without parsing free text.
  */
-export type LogFields = Record<string, string | number | boolean | undefined | null>;
+export type LogFields = Record<string, string | number | boolean | undefined | null | readonly Record<string, string | number>[]>;
 
 type Level = "info" | "warn" | "error";
 const RANK: Record<Level, number> = { info: 0, warn: 1, error: 2 };

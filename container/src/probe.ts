@@ -104,20 +104,29 @@ export interface ProbeRequest {
 export const MAX_SOURCE_SIDE = 8192;
 export const MAX_SOURCE_PIXELS = 7680 * 4320;
 
-export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
-  const common = { inputs: [req.path], outputs: [], timeoutMs: PROBE_TIMEOUT_MS, signal: req.signal };
-  const detect = await req.runner.ffprobe({
+interface ProbedStreams {
+  formatName: string;
+  probed: ProbeOutput & { format: NonNullable<ProbeOutput["format"]> };
+  video: ProbeStream;
+  width: number;
+  height: number;
+}
+
+/** Both probing passes and the checks that need no duration: the container, a video stream, the picture's size. */
+async function probeStreams(runner: FfmpegRunner, path: string, signal: AbortSignal): Promise<ProbedStreams> {
+  const common = { inputs: [path], outputs: [], timeoutMs: PROBE_TIMEOUT_MS, signal };
+  const detect = await runner.ffprobe({
     ...common,
-    args: ["-v", "error", "-protocol_whitelist", "file", "-format_whitelist", ALLOWED_DEMUXERS.join(","), "-show_entries", "format=format_name", "-of", "json", "-i", req.path],
+    args: ["-v", "error", "-protocol_whitelist", "file", "-format_whitelist", ALLOWED_DEMUXERS.join(","), "-show_entries", "format=format_name", "-of", "json", "-i", path],
   });
   const formatName = parseJson(detect.stdout).format?.format_name;
   if (detect.exitCode !== 0 || !formatName) throw notVideo("its format is not an accepted video container");
   const demuxer = pinnedDemuxer(formatName);
   if (!(ALLOWED_DEMUXERS as readonly string[]).includes(demuxer)) throw notVideo(`format ${formatName} is not accepted`);
 
-  const full = await req.runner.ffprobe({
+  const full = await runner.ffprobe({
     ...common,
-    args: ["-v", "error", "-protocol_whitelist", "file", "-f", demuxer, "-show_format", "-show_streams", "-of", "json", "-i", req.path],
+    args: ["-v", "error", "-protocol_whitelist", "file", "-f", demuxer, "-show_format", "-show_streams", "-of", "json", "-i", path],
   });
   const probed = parseJson(full.stdout);
   if (full.exitCode !== 0 || !probed.format) throw notVideo("ffprobe could not read it");
@@ -133,6 +142,29 @@ export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
       `The video's picture is ${width}x${height}; the largest accepted is 8K (7680x4320, or up to ${MAX_SOURCE_SIDE} pixels on a side).`,
     );
   }
+  return { formatName, probed: { ...probed, format: probed.format }, video, width, height };
+}
+
+/** What the head of a source still downloading tells: enough to start the analysis on it (analyse/early.ts). */
+export interface HeadInfo {
+  /** ffprobe's format_name, checked against the allow-list (pin with pinnedDemuxer). */
+  format: string;
+  hasAudio: boolean;
+}
+
+/**
+ * Probes the head of a source that is still downloading, with the same
+ * passes and checks as probeSource except the duration (a partial file's is
+ * unknown or wrong). Only for starting the analysis early: the finished file
+ * is probed again, and that probe decides.
+ */
+export async function probeHead(runner: FfmpegRunner, path: string, signal: AbortSignal): Promise<HeadInfo> {
+  const { formatName, probed } = await probeStreams(runner, path, signal);
+  return { format: formatName, hasAudio: probed.streams?.some((s) => s.codec_type === "audio") ?? false };
+}
+
+export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
+  const { formatName, probed, video, width, height } = await probeStreams(req.runner, req.path, req.signal);
   const duration = positive(probed.format.duration) || positive(video.duration);
   if (duration <= 0) throw notVideo("its duration could not be determined");
   if (duration > req.maxSourceSeconds) {

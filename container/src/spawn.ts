@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import type { Readable } from "node:stream";
 
 /**
  * The only variables a child process (ffmpeg, ffprobe, yt-dlp) inherits from
@@ -19,7 +20,8 @@ export function childEnvironment(base: NodeJS.ProcessEnv = process.env, extra: R
 }
 
 /**
- * Runs one program with an argument array (never a shell), stdin closed, and
+ * Runs one program with an argument array (never a shell), stdin closed (or
+ * fed from `stdin`), and
  * kills it (SIGTERM, then SIGKILL after a grace period) when the time limit
  * passes or the signal aborts.
  *
@@ -47,6 +49,12 @@ export interface SpawnRequest {
    * nothing it left behind outlives its exit.
    */
   processGroup?: boolean;
+  /**
+   * Piped to the program's stdin (closed otherwise): a source read as it
+   * downloads. The program may exit before reading it all (a failing
+   * ffmpeg); the rest is dropped and the stream destroyed.
+   */
+  stdin?: Readable;
 }
 
 export interface SpawnResult {
@@ -95,7 +103,8 @@ export function runProcess(req: SpawnRequest): Promise<SpawnResult> {
       return;
     }
     const child = spawn(req.command, req.args, {
-      stdio: ["ignore", "pipe", "pipe"],
+      // stdin is a pipe either way: fed from req.stdin, or closed at once (the program reads end of file).
+      stdio: ["pipe", "pipe", "pipe"],
       shell: false,
       windowsHide: true,
       env: req.env ?? childEnvironment(),
@@ -130,6 +139,15 @@ export function runProcess(req: SpawnRequest): Promise<SpawnResult> {
     const onAbort = () => stop(req.signal?.reason);
     req.signal?.addEventListener("abort", onAbort, { once: true });
 
+    // EPIPE when the program exits before reading everything (or closes stdin): its exit code tells what happened.
+    child.stdin.on("error", () => req.stdin?.destroy());
+    if (!req.stdin) child.stdin.end();
+    else {
+      const input = req.stdin;
+      input.on("error", () => child.stdin.destroy());
+      input.pipe(child.stdin);
+      child.on("exit", () => input.destroy());
+    }
     const stderrLines = lineSplitter((line) => req.onStderrLine?.(line));
     const stdoutLines = req.onStdoutLine ? lineSplitter(req.onStdoutLine) : undefined;
     child.stdout.on("data", (chunk: Buffer) => {

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ENGINE_PORT } from "#contract";
 import { osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { waitFor } from "./helpers/servers.ts";
+import { TEST_VERIFY_KEY } from "./helpers/engine.ts";
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -93,7 +94,7 @@ describe("container/Dockerfile", () => {
     // Run from an empty directory so nothing outside the bundle can be picked up.
     const child = spawn(process.execPath, [path.join(root, "container/dist/server.mjs")], {
       cwd: workDir,
-      env: { PATH: process.env.PATH, PORT: String(port), HOST: "127.0.0.1", WORK_DIR: workDir, YTDLP_PATH: "", ENGINE_SECRET: "dockerfile-test-secret-0123456789abcdef" },
+      env: { PATH: process.env.PATH, PORT: String(port), HOST: "127.0.0.1", WORK_DIR: workDir, YTDLP_PATH: "", ENGINE_VERIFY_KEY: TEST_VERIFY_KEY },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";

@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CLIP_CONFIG, ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type CompleteReport, type ProbeReport, type ProgressReport } from "#contract";
 import { cachedMedia, type MediaFacts } from "../../test/media/generate.ts";
-import { startTestEngine, newJobId, postJson, startJobBody, TEST_ENGINE_SECRET, type TestEngine } from "./helpers/engine.ts";
+import { startTestEngine, newJobId, OTHER_SIGNING_KEY, postJson, signedHeader, startJobBody, TEST_SIGNING_KEY, type TestEngine } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { ffprobeJson, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { ffmpegChildren } from "./helpers/processes.ts";
@@ -172,7 +172,7 @@ describe("engine server", () => {
     await waitFor(async () => rendering() && (await ffmpegChildren()).length > 0, 60_000, "rendering to start");
 
     const cancelUrl = `${engine.base}/jobs/${jobId}/cancel`;
-    const forged = await postJson(cancelUrl, undefined, {}, { secret: "another-secret-of-the-same-length-0123456" });
+    const forged = await postJson(cancelUrl, undefined, {}, { signingKey: OTHER_SIGNING_KEY });
     expect(forged.status).toBe(401);
     const missing = await postJson(cancelUrl, undefined, { authorization: `Bearer ${tokens.get(jobId)}` }, { signed: false });
     expect(missing.status).toBe(401);
@@ -181,8 +181,14 @@ describe("engine server", () => {
     expect(unknown.status).toBe(404);
 
     const canceledAt = Date.now();
-    const ok = await postJson(cancelUrl, undefined);
+    // The genuine cancel, sent twice byte for byte: accepted once, the replay refused.
+    const signature = await signedHeader({ method: "POST", path: new URL(cancelUrl).pathname, body: "" });
+    const send = () => fetch(cancelUrl, { method: "POST", headers: { "content-type": "application/json", [ENGINE_SIGNATURE_HEADER]: signature }, body: "" });
+    const ok = await send();
     expect(ok.status).toBe(202);
+    const replayed = await send();
+    expect(replayed.status).toBe(409);
+    expect(((await replayed.json()) as { code: string }).code).toBe("replayed");
     await waitFor(async () => (await ffmpegChildren()).length === 0, 10_000, "ffmpeg to stop");
     expect(Date.now() - canceledAt).toBeLessThan(10_000);
     await waitFor(async () => engine.engine.activeJobs() === 0 && (await engine.workDirsOf(jobId)).length === 0, 10_000, "cleanup");
@@ -231,12 +237,34 @@ describe("engine server", () => {
     await waitFor(async () => (await engine.workDirsOf(jobId)).length === 0, 10_000, "cleanup");
   });
 
+  it("accepts a signed StartJob once: the same request replayed is refused with 409 and starts nothing", async () => {
+    const jobId = newJobId("replay");
+    const text = JSON.stringify(startJobBody({ jobId, token: tokenFor(jobId), videoUrl: source.url("/page.mp4"), config: SMALL }));
+    const signature = await signedHeader({ method: "POST", path: "/jobs", body: text });
+    const send = () => fetch(`${engine.base}/jobs`, { method: "POST", headers: { "content-type": "application/json", [ENGINE_SIGNATURE_HEADER]: signature }, body: text });
+    const first = await send();
+    expect(first.status).toBe(202);
+    // Ended: reported to the Worker, and let go by the engine (which it does just after the report).
+    await waitFor(() => finished(jobId) && engine.engine.activeJobs() === 0, 20_000, "the first run to end");
+    // Replayed after the job ended (where a re-run would do the work again) and again at once.
+    for (let i = 0; i < 2; i += 1) {
+      const again = await send();
+      expect(again.status).toBe(409);
+      expect(((await again.json()) as { code: string }).code).toBe("replayed");
+    }
+    expect(worker.callsFor(jobId, "fail")).toHaveLength(1);
+    expect(engine.engine.activeJobs()).toBe(0);
+    // A new signature of the same body (what the Worker sends for a duplicate dispatch) is a new request.
+    expect((await postJson(`${engine.base}/jobs`, JSON.parse(text))).status).toBe(202);
+    await waitFor(() => worker.callsFor(jobId, "fail").length === 2, 20_000, "the second run to end");
+  });
+
   it("answers 401 to an unsigned, forged or expired StartJob and fetches nothing", async () => {
     const connections = source.connections;
     const requests = source.requests.length;
     for (const [label, options] of [
       ["unsigned", { signed: false }],
-      ["forged", { secret: "another-secret-of-the-same-length-0123456" }],
+      ["forged", { signingKey: OTHER_SIGNING_KEY }],
     ] as const) {
       const jobId = newJobId(label);
       const res = await postJson(`${engine.base}/jobs`, startJobBody({ jobId, token: tokenFor(jobId), videoUrl: source.url("/talk.mp4"), config: SMALL }), {}, options);
@@ -245,13 +273,13 @@ describe("engine server", () => {
     // A signature older than the tolerance (a replay) is refused too.
     const jobId = newJobId("expired");
     const text = JSON.stringify(startJobBody({ jobId, token: tokenFor(jobId), videoUrl: source.url("/talk.mp4"), config: SMALL }));
-    const old = await signEngineRequest(TEST_ENGINE_SECRET, { method: "POST", path: "/jobs", body: text }, Date.now() - 10 * 60_000);
+    const old = await signedHeader({ method: "POST", path: "/jobs", body: text }, TEST_SIGNING_KEY, Date.now() - 10 * 60_000);
     const expired = await fetch(`${engine.base}/jobs`, { method: "POST", headers: { "content-type": "application/json", [ENGINE_SIGNATURE_HEADER]: old }, body: text });
     expect(expired.status).toBe(401);
     // The body signed for another path does not open this one.
     const moved = await fetch(`${engine.base}/jobs`, {
       method: "POST",
-      headers: { "content-type": "application/json", [ENGINE_SIGNATURE_HEADER]: await signEngineRequest(TEST_ENGINE_SECRET, { method: "POST", path: "/other", body: text }) },
+      headers: { "content-type": "application/json", [ENGINE_SIGNATURE_HEADER]: await signedHeader({ method: "POST", path: "/other", body: text }) },
       body: text,
     });
     expect(moved.status).toBe(401);

@@ -4,6 +4,7 @@
  * fresh secrets when missing; never committed.
  */
 import { randomBytes } from "node:crypto";
+import { newCallbackTokenSecret, newSigningKey } from "./engine-keys.ts";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./paths.ts";
@@ -11,12 +12,16 @@ import { PROJECT_ROOT } from "./paths.ts";
 export const DEV_VARS_PATH = join(PROJECT_ROOT, ".dev.vars");
 const DEV_VARS_EXAMPLE_PATH = join(PROJECT_ROOT, ".dev.vars.example");
 
-/** Secrets the example only names: each new .dev.vars gets fresh random values for them. */
-const GENERATED_SECRETS = ["ADMIN_TOKEN", "ENGINE_SECRET"];
+/** Secrets the example only names: each new .dev.vars gets fresh values for them. */
+const GENERATED_SECRETS: Record<string, () => string> = {
+  ADMIN_TOKEN: () => `local-${randomBytes(24).toString("base64url")}`,
+  ENGINE_SIGNING_KEY: newSigningKey,
+  CALLBACK_TOKEN_SECRET: newCallbackTokenSecret,
+};
 
 /**
- * Creates .dev.vars from the example when missing, with fresh random secrets
- * (the Worker refuses the example's ENGINE_SECRET); true when it created it.
+ * Creates .dev.vars from the example when missing, with fresh secrets (the
+ * Worker refuses the example's placeholders); true when it created it.
  */
 export function ensureDevVars(): boolean {
   if (existsSync(DEV_VARS_PATH)) return false;
@@ -24,7 +29,8 @@ export function ensureDevVars(): boolean {
     .split(/\r?\n/)
     .map((line) => {
       const name = /^([A-Z_]+)=/.exec(line)?.[1];
-      return name && GENERATED_SECRETS.includes(name) ? `${name}=local-${randomBytes(24).toString("base64url")}` : line;
+      const generate = name ? GENERATED_SECRETS[name] : undefined;
+      return name && generate ? `${name}=${generate()}` : line;
     })
     .join("\n");
   writeFileSync(DEV_VARS_PATH, text, { mode: 0o600 });

@@ -22,15 +22,20 @@ export interface RunningEngine {
   process: ManagedProcess;
 }
 
+/** The Worker's secrets: whatever the launching shell holds, an engine never inherits them. */
+const WORKER_SECRETS = ["ENGINE_SIGNING_KEY", "CALLBACK_TOKEN_SECRET", "ADMIN_TOKEN", "ENGINE_SECRET"];
+
 export async function startEngine(options: EngineOptions): Promise<RunningEngine> {
   const url = `http://127.0.0.1:${options.port}`;
+  const inherited = { ...process.env };
+  for (const name of WORKER_SECRETS) delete inherited[name];
   const child = startProcess({
     name: "engine (container/src/server.ts)",
     command: process.execPath,
     args: ["--import", "tsx", join("container", "src", "server.ts")],
     cwd: options.root,
     env: {
-      ...process.env,
+      ...inherited,
       ...options.env,
       PORT: String(options.port),
       HOST: "127.0.0.1",

@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { startEngine, type RunningEngine } from "./engine.ts";
+import { newEngineKeys, verifyKeyOf } from "./engine-keys.ts";
 import { freePort } from "./ports.ts";
 import { applyMigrations, startWorker, type RunningWorker } from "./worker.ts";
 
@@ -35,8 +36,9 @@ export interface StackOptions {
    * Worker variables over the local defaults (random secrets, addresses from
    * the ports, private sources allowed, one engine instance): e.g.
    * MAX_SOURCE_SECONDS for tests, `.dev.vars` for `npm run dev`,
-   * D1_QUERY_COUNT for a bench. ENGINE_SECRET, CALLBACK_BASE and
-   * ALLOW_PRIVATE_SOURCES reach the engine too.
+   * D1_QUERY_COUNT for a bench. CALLBACK_BASE and ALLOW_PRIVATE_SOURCES
+   * reach the engine too, and ENGINE_VERIFY_KEY, the public half of
+   * ENGINE_SIGNING_KEY; the Worker's secrets never do.
    */
   vars?: Record<string, string>;
   /** Engine environment on top of what it gets from `vars`. */
@@ -68,6 +70,8 @@ export interface LocalStack {
   restartEngine(): Promise<void>;
   /** Stops both processes and everything they started; resolves once they are gone. */
   stop(): Promise<void>;
+  /** Process ids of wrangler dev and the engine (null without one), for a bench's CPU figures. */
+  pids(): { worker: number; engine: number | null };
 }
 
 function secret(prefix: string): string {
@@ -88,9 +92,11 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
     freePort(),
   ]);
   const workerUrl = `http://127.0.0.1:${workerPort}`;
+  const keys = newEngineKeys();
   const vars: Record<string, string> = {
     ADMIN_TOKEN: secret("local-admin"),
-    ENGINE_SECRET: secret("local-engine"),
+    ENGINE_SIGNING_KEY: keys.ENGINE_SIGNING_KEY,
+    CALLBACK_TOKEN_SECRET: keys.CALLBACK_TOKEN_SECRET,
     ENGINE_URL: `http://127.0.0.1:${enginePort}`,
     CALLBACK_BASE: workerUrl,
     CDN_URL: `${workerUrl}/cdn`,
@@ -107,9 +113,10 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
       workDir: engineWorkDir,
       logFile: join(logsDir, "engine.log"),
       echo: options.echo ? "engine" : undefined,
-      // The engine's own settings come from its environment, as in its Container.
+      // The engine's own settings come from its environment, as in its Container:
+      // the public key only, never the Worker's signing key or token secret.
       env: {
-        ENGINE_SECRET: vars.ENGINE_SECRET!,
+        ENGINE_VERIFY_KEY: verifyKeyOf(vars.ENGINE_SIGNING_KEY!),
         CALLBACK_BASE: vars.CALLBACK_BASE!,
         ALLOW_PRIVATE_SOURCES: vars.ALLOW_PRIVATE_SOURCES!,
         ...options.engineEnv,
@@ -199,6 +206,7 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
       engine = await launchEngine();
       watchEngine(engine);
     },
+    pids: () => ({ worker: worker.process.pid, engine: engine?.process.pid ?? null }),
     async stop() {
       stopping = true;
       await Promise.all([engine?.process.stop(), worker.process.stop()]);

@@ -6,12 +6,14 @@
  *   GET  /health                        -> EngineHealth
  *   POST /jobs           StartJob        -> 202 StartJobAccepted (idempotent per job_id)
  *   POST /jobs/:id/cancel                -> 202 | 404
- * Both POSTs carry an ENGINE_SIGNATURE_HEADER made with ENGINE_SECRET (see
- * signEngineRequest); the engine answers 401 to anything else and starts
- * nothing. What the engine may reach (private hosts) and where it calls back
+ * Both POSTs carry an ENGINE_SIGNATURE_HEADER, an Ed25519 signature made with
+ * the Worker's ENGINE_SIGNING_KEY (see signEngineRequest), that the engine
+ * verifies with ENGINE_VERIFY_KEY and accepts once; it answers 401 to anything
+ * else and starts nothing. What the engine may reach (private hosts) and where it calls back
  * come from its own environment, never from a request.
  *
- * Direction 2, engine -> Worker (under the engine's CALLBACK_BASE, Bearer job token):
+ * Direction 2, engine -> Worker (under the engine's CALLBACK_BASE, Bearer job
+ * token, which opens only the routes of its job's scopes: src/engine/scopes.ts):
  *   POST {callback_base}/internal/v1/jobs/:id/progress  ProgressReport -> CallbackAck
  *   POST {callback_base}/internal/v1/jobs/:id/probe     ProbeReport    -> ProbeAck
  *   PUT  {callback_base}/internal/v1/jobs/:id/clips/:index            (video/mp4 body)  -> CallbackAck
@@ -56,6 +58,21 @@ export const EngineLimits = z.object({
 });
 export type EngineLimits = z.infer<typeof EngineLimits>;
 
+/**
+ * When the job was submitted and when its dispatch began (epoch ms, the
+ * Worker's clock): the engine hands them back in its complete report's
+ * timings, so the completion log line spans the whole job (issue 30).
+ * granted_at (the fleet granted an engine) and sent_at (StartJob left the
+ * Worker) split the dispatch stage; absent from an older Worker.
+ */
+export const DispatchTimes = z.object({
+  submitted_at: z.number().int().nonnegative(),
+  dispatched_at: z.number().int().nonnegative(),
+  granted_at: z.number().int().nonnegative().optional(),
+  sent_at: z.number().int().nonnegative().optional(),
+});
+export type DispatchTimes = z.infer<typeof DispatchTimes>;
+
 /** Unknown members (an old Worker's callback_base, allow_private_hosts) are dropped by parsing. */
 export const StartJob = z.object({
   job_id: z.string().regex(/^job_[A-Za-z0-9]{16,40}$/),
@@ -71,6 +88,8 @@ export const StartJob = z.object({
   captions_url: z.string().url().nullish(),
   /** Only this part of the source is analysed and clipped (issue 27); absent or null: all of it. */
   time_range: TimeRange.nullish(),
+  /** Absent from an older Worker: the report's timings then start at the engine. */
+  timeline: DispatchTimes.optional(),
 });
 export type StartJob = z.infer<typeof StartJob>;
 
@@ -262,6 +281,25 @@ export const ClipReport = z.object({
 });
 export type ClipReport = z.infer<typeof ClipReport>;
 
+/** One stage of a job on the engine: milliseconds from the engine taking the job to its start and end. */
+export const StageTiming = z.object({
+  /** download, probe, analysis, transcript, render N, upload N, upload transcript, complete. */
+  stage: z.string().min(1).max(40),
+  start_ms: z.number().int().nonnegative(),
+  end_ms: z.number().int().nonnegative(),
+});
+export type StageTiming = z.infer<typeof StageTiming>;
+
+/** Where a job's time went (issue 30): the engine's stages, with StartJob's timeline handed back. */
+export const JobTimings = z.object({
+  /** StartJob.timeline, as the engine received it (absent from an older Worker). */
+  timeline: DispatchTimes.optional(),
+  /** Epoch ms (the engine's clock) when the engine took the job. */
+  engine_started_at: z.number().int().nonnegative(),
+  stages: z.array(StageTiming).max(64),
+});
+export type JobTimings = z.infer<typeof JobTimings>;
+
 export const CompleteReport = z.object({
   title: z.string().max(300),
   source_duration_seconds: z.number().positive(),
@@ -271,6 +309,8 @@ export const CompleteReport = z.object({
   transcript_unavailable_reason: z.string().max(300).nullable(),
   /** The job's caption_language and whether the captions are in it; null when none was asked for. */
   translation: TranslationOutcome.nullable().default(null),
+  /** Stage timings (absent from an older engine): the Worker logs them with its own stages at completion. */
+  timings: JobTimings.optional(),
 });
 export type CompleteReport = z.infer<typeof CompleteReport>;
 

@@ -20,6 +20,7 @@ import { completeJob, failJob, requeueAfterInterruption, resettle, type Completi
 import { StagedObjectMissing } from "../jobs/publication";
 import { CLIP_CONTENT_TYPE, privateBucket, stagedKey, THUMBNAIL_CONTENT_TYPE } from "../jobs/storage";
 import {
+  CALLBACK_PREFIX,
   CompleteReport,
   FailReport,
   InterruptedReport,
@@ -36,6 +37,8 @@ import { similarityChannel } from "./similarity-channel";
 import { rememberJobAccount } from "./job-accounts";
 import { brandChannel } from "./brand-channel";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
+import { scopeOf } from "./scopes";
+import { completionTimes } from "./stage-timings";
 import { verifyEngineToken } from "./token";
 import { uploadSource } from "../uploads/source-route";
 
@@ -83,11 +86,16 @@ function badToken(): AppError {
   });
 }
 
-/** Token first: a 401 comes before anything about the job leaks. */
+/**
+ * Token first: a 401 comes before anything about the job leaks. The token
+ * must be this job's, unexpired, and carry the scope of the route called
+ * (scopes.ts); a route in no scope is opened by no token.
+ */
 const engineToken = createMiddleware<CallbackEnv>(async (c, next) => {
   const jobId = c.req.param("job_id") ?? "";
   const token = bearerToken(c.req.header("Authorization"));
-  if (!token || !(await verifyEngineToken(c.env.ENGINE_SECRET, token, jobId))) throw badToken();
+  const scope = scopeOf(c.req.method, c.req.path.slice(`${CALLBACK_PREFIX}/${jobId}/`.length));
+  if (!token || scope === null || !(await verifyEngineToken(c.env.CALLBACK_TOKEN_SECRET, token, jobId, scope))) throw badToken();
   await next();
 });
 
@@ -222,6 +230,7 @@ export const callbacks = new Hono<CallbackEnv>()
     return c.json(ACK);
   })
   .post("/:job_id/complete", processingOrCompletedInD1, validate("json", CompleteReport), async (c) => {
+    const arrived = Date.now();
     const job = c.get("job");
     const report = c.req.valid("json");
     const indexes = report.clips.map((clip) => clip.index);
@@ -265,6 +274,11 @@ export const callbacks = new Hono<CallbackEnv>()
       throw uploadsMissing([err.message]);
     }
     if (outcome === "inactive") throw notActive(job.id);
+    if (outcome === "completed") {
+      // Where the job's time went, one line per completed job (README "The engine's pipeline").
+      const times = completionTimes(Date.parse(job.createdAt), report.timings, { start: arrived, end: Date.now() });
+      console.log(JSON.stringify({ event: "job_completed", job_id: job.id, account_id: job.accountId, clips: clips.length, ...times }));
+    }
     if (outcome === "publishing") {
       // Large clips: publishing goes on with the engine's next call. A sign of life meanwhile.
       await noteSignOfLife(c.env, job.id);

@@ -10,7 +10,25 @@ import { Container, type OutboundHandler, type StopParams } from "@cloudflare/co
 import { app } from "../app";
 import { CALLBACK_PREFIX, ENGINE_PORT } from "#contract";
 import { engineExited } from "../fleet/engine-exit";
-import { callbackBase, INTERNAL_CALLBACK_HOST } from "../settings";
+import { callbackBase, engineVerifyKey, INTERNAL_CALLBACK_HOST } from "../settings";
+
+/**
+ * The engine's whole environment. Its settings come from here, never from a
+ * request: the public key that verifies the Worker's signed requests (it
+ * cannot sign: the Worker keeps the private half), where to call back, and
+ * (always off here) private source hosts. No secret of the Worker is in it:
+ * per-job callback tokens arrive with each StartJob and live in memory. It
+ * listens on all interfaces inside the container, where only the binding
+ * reaches it.
+ */
+export async function engineEnvironment(env: Env): Promise<Record<string, string>> {
+  return {
+    ENGINE_VERIFY_KEY: await engineVerifyKey(env),
+    CALLBACK_BASE: callbackBase(env),
+    ALLOW_PRIVATE_SOURCES: "false",
+    HOST: "0.0.0.0",
+  };
+}
 
 export class ClipEngine extends Container {
   override defaultPort = ENGINE_PORT;
@@ -25,16 +43,10 @@ export class ClipEngine extends Container {
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     super(ctx, env);
-    // The engine's settings come from its environment, never from a request:
-    // the key that verifies the Worker's signed requests, where to call back,
-    // and (always off here) private source hosts. It listens on all interfaces
-    // inside the container, where only the binding reaches it.
-    this.envVars = {
-      ENGINE_SECRET: env.ENGINE_SECRET,
-      CALLBACK_BASE: callbackBase(env),
-      ALLOW_PRIVATE_SOURCES: "false",
-      HOST: "0.0.0.0",
-    };
+    // Derived before the object takes any request (the instance starts on one).
+    void ctx.blockConcurrencyWhile(async () => {
+      this.envVars = await engineEnvironment(env);
+    });
   }
 
   /**

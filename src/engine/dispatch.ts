@@ -7,6 +7,7 @@
 import { StartJob, StartJobAccepted, type StartJob as StartJobBody } from "#contract";
 import { classifyStartAnswer, EngineStartError, engineHosts } from "../fleet/engine-host";
 import { EngineMisconfiguredError, engineConfigProblem, engineLimits, tokenTtlSeconds } from "../settings";
+import { grantedScopes } from "./scopes";
 import { signEngineToken } from "./token";
 import type { Job } from "../db/jobs";
 
@@ -15,34 +16,47 @@ export { EngineStartError } from "../fleet/engine-host";
 const START_TIMEOUT_MS = 30_000;
 
 /**
- * The job's callback token, signed at dispatch: its lifetime counts from the
- * moment an engine gets the job (not from submission), and every dispatch
- * (a restart after a redeploy included) renews it.
+ * The job's callback token, signed at dispatch with the Worker's own
+ * CALLBACK_TOKEN_SECRET: this job, the routes its scopes open (scopes.ts),
+ * and an expiry that counts from the moment an engine gets the job (not from
+ * submission); every dispatch (a restart after a redeploy included) renews it.
  */
-export async function jobToken(env: Env, jobId: string, nowMs: number = Date.now()): Promise<string> {
-  return signEngineToken(env.ENGINE_SECRET, jobId, tokenTtlSeconds(env), nowMs);
+export async function jobToken(env: Env, job: Pick<Job, "id" | "uploadId" | "videoType" | "config">, nowMs: number = Date.now()): Promise<string> {
+  return signEngineToken(env.CALLBACK_TOKEN_SECRET, job.id, grantedScopes(job), tokenTtlSeconds(env), nowMs);
 }
 
 /**
  * Sends a signed StartJob. The engine answers `started: false` for a job it
  * already runs, so a duplicate delivery re-sends safely. Throws
- * EngineMisconfiguredError before sending anything when ENGINE_SECRET is
- * unfit, and EngineStartError (classified by fleet/engine-host.ts: the
+ * EngineMisconfiguredError before sending anything when ENGINE_SIGNING_KEY or
+ * CALLBACK_TOKEN_SECRET is unfit, and EngineStartError (classified by fleet/engine-host.ts: the
  * platform's refusals, an engine that cannot be reached, or the engine's own
  * refusal of this job) when no engine accepted it.
  */
-export async function startOnEngine(env: Env, job: Job): Promise<StartJobAccepted> {
+export async function startOnEngine(
+  env: Env,
+  job: Job,
+  times: { dispatchedAt: number; grantedAt?: number } = { dispatchedAt: Date.now() },
+): Promise<StartJobAccepted> {
   const problem = engineConfigProblem(env);
   if (problem) throw new EngineMisconfiguredError(problem);
+  const token = await jobToken(env, job);
   const body: StartJobBody = StartJob.parse({
     job_id: job.id,
-    token: await jobToken(env, job.id),
+    token,
     video_url: job.videoUrl,
     source: job.uploadId !== null ? "upload" : "url",
     video_type: job.videoType,
     config: job.config,
     limits: engineLimits(env),
     captions_url: job.captionsUrl,
+    // Handed back in the complete report, for the completion log line's queued and dispatch stages.
+    timeline: {
+      submitted_at: Date.parse(job.createdAt),
+      dispatched_at: times.dispatchedAt,
+      ...(times.grantedAt !== undefined ? { granted_at: times.grantedAt } : {}),
+      sent_at: Date.now(),
+    },
     time_range: job.timeRange ?? null,
   });
   let response: Response;

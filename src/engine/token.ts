@@ -1,70 +1,83 @@
 /**
- * Per-job engine tokens: `<payload>.<signature>`, both base64url, where the
- * payload is JSON {job_id, exp} and the signature is HMAC-SHA256 over the
- * encoded payload with ENGINE_SECRET. A token names exactly one job and
- * expires; nothing else (API keys, the admin token) has this shape.
+ * Per-job callback tokens: `<payload>.<signature>`, both base64url, where the
+ * payload is JSON {job_id, exp, scopes} and the signature is HMAC-SHA256 over
+ * the encoded payload with CALLBACK_TOKEN_SECRET, a secret only the Worker
+ * holds (never an engine: the engine receives its job's token in StartJob and
+ * cannot make another). A token names exactly one job, expires, and opens only
+ * the channel routes of its scopes (scopes.ts). Nothing else (API keys, the
+ * admin token) has this shape.
  */
 import { decodeBase64Url, encodeBase64Url } from "hono/utils/encode";
+import { isScope, type Scope } from "./scopes";
 
-interface TokenPayload {
+export interface TokenClaims {
   job_id: string;
+  /** Unix seconds. */
   exp: number;
+  scopes: Scope[];
 }
 
 const encoder = new TextEncoder();
+const keys = new Map<string, Promise<CryptoKey>>();
 
-async function hmacKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-    "verify",
-  ]);
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+    keys.set(secret, key);
+  }
+  return key;
 }
 
 export async function signEngineToken(
   secret: string,
   jobId: string,
+  scopes: readonly Scope[],
   ttlSeconds: number,
   nowMs: number = Date.now(),
 ): Promise<string> {
-  const payload: TokenPayload = { job_id: jobId, exp: Math.floor(nowMs / 1000) + ttlSeconds };
-  const encoded = encodeBase64Url(encoder.encode(JSON.stringify(payload)).buffer);
+  const claims: TokenClaims = { job_id: jobId, exp: Math.floor(nowMs / 1000) + ttlSeconds, scopes: [...scopes] };
+  const encoded = encodeBase64Url(encoder.encode(JSON.stringify(claims)).buffer);
   const signature = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(encoded));
   return `${encoded}.${encodeBase64Url(signature)}`;
 }
 
-function parsePayload(encoded: string): TokenPayload | null {
+function parseClaims(encoded: string): TokenClaims | null {
   try {
     const value: unknown = JSON.parse(new TextDecoder().decode(decodeBase64Url(encoded)));
     if (typeof value !== "object" || value === null) return null;
-    const { job_id, exp } = value as Record<string, unknown>;
-    if (typeof job_id !== "string" || typeof exp !== "number") return null;
-    return { job_id, exp };
+    const { job_id, exp, scopes } = value as Record<string, unknown>;
+    if (typeof job_id !== "string" || typeof exp !== "number" || !Array.isArray(scopes)) return null;
+    if (!scopes.every((scope): scope is Scope => typeof scope === "string" && isScope(scope))) return null;
+    return { job_id, exp, scopes };
   } catch {
     return null;
   }
 }
 
 /**
- * True only for an unexpired token signed with `secret` for `jobId`.
- * crypto.subtle.verify compares the signature in constant time.
+ * The token's claims when it is signed with `secret`, unexpired, for `jobId`
+ * and carries `scope`; else null. crypto.subtle.verify compares the
+ * signature in constant time.
  */
 export async function verifyEngineToken(
   secret: string,
   token: string,
   jobId: string,
+  scope: Scope,
   nowMs: number = Date.now(),
-): Promise<boolean> {
+): Promise<TokenClaims | null> {
   const parts = token.split(".");
-  if (parts.length !== 2) return false;
+  if (parts.length !== 2) return null;
   const [encoded, signatureText] = parts as [string, string];
   let signature: Uint8Array;
   try {
     signature = decodeBase64Url(signatureText);
   } catch {
-    return false;
+    return null;
   }
-  const valid = await crypto.subtle.verify("HMAC", await hmacKey(secret), signature, encoder.encode(encoded));
-  if (!valid) return false;
-  const payload = parsePayload(encoded);
-  return payload !== null && payload.job_id === jobId && payload.exp > Math.floor(nowMs / 1000);
+  if (!(await crypto.subtle.verify("HMAC", await hmacKey(secret), signature, encoder.encode(encoded)))) return null;
+  const claims = parseClaims(encoded);
+  if (!claims || claims.job_id !== jobId || claims.exp <= Math.floor(nowMs / 1000) || !claims.scopes.includes(scope)) return null;
+  return claims;
 }

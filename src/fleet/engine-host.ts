@@ -9,6 +9,7 @@
  */
 import { getContainer } from "@cloudflare/containers";
 import { ENGINE_SIGNATURE_HEADER, signEngineRequest } from "#contract";
+import { engineSigningKey } from "../settings";
 import type { StartProblem } from "./fleet-scheduler";
 
 /** The engine could not be reached or refused a request that is not a start (a stop). */
@@ -85,19 +86,23 @@ const CONTAINER_ORIGIN = "http://engine.container";
 const CANCEL_TIMEOUT_MS = 5_000;
 const HEALTH_TIMEOUT_MS = 5_000;
 
-async function signedInit(secret: string, path: string, body: string, timeoutMs: number): Promise<RequestInit> {
+/** The Worker's Ed25519 signing key (settings.ts), fetched when a request is signed. */
+type SigningKey = () => Promise<CryptoKey>;
+
+/** A request signed for the engine: fresh, with its own nonce, so the engine accepts it once. */
+async function signedInit(key: SigningKey, path: string, body: string, timeoutMs: number): Promise<RequestInit> {
   return {
     method: "POST",
     headers: {
       "Content-Type": "application/json",
-      [ENGINE_SIGNATURE_HEADER]: await signEngineRequest(secret, { method: "POST", path, body }),
+      [ENGINE_SIGNATURE_HEADER]: await signEngineRequest(await key(), { method: "POST", path, body }),
     },
     body,
     signal: AbortSignal.timeout(timeoutMs),
   };
 }
 
-export function processHost(url: string, secret: string): EngineHost {
+export function processHost(url: string, secret: SigningKey): EngineHost {
   const origin = url.replace(/\/+$/, "");
   return {
     kind: "process",
@@ -133,7 +138,7 @@ export interface ContainerNamespace {
   get(id: DurableObjectId): ContainerStub;
 }
 
-export function containerHost(namespace: ContainerNamespace, secret: string): EngineHost {
+export function containerHost(namespace: ContainerNamespace, secret: SigningKey): EngineHost {
   const stubFor = (jobId: string) => getContainer(namespace as unknown as DurableObjectNamespace<never>, jobId) as unknown as ContainerStub;
   return {
     kind: "container",
@@ -180,9 +185,8 @@ export function containerHost(namespace: ContainerNamespace, secret: string): En
  */
 export const engineHosts = {
   select(env: Env): EngineHost {
-    return env.ENGINE_URL
-      ? processHost(env.ENGINE_URL, env.ENGINE_SECRET)
-      : containerHost(env.ENGINE as unknown as ContainerNamespace, env.ENGINE_SECRET);
+    const key = () => engineSigningKey(env);
+    return env.ENGINE_URL ? processHost(env.ENGINE_URL, key) : containerHost(env.ENGINE as unknown as ContainerNamespace, key);
   },
 };
 

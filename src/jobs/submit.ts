@@ -8,7 +8,7 @@ import { getUsage } from "../db/accounts";
 import { getConfig } from "../db/configs";
 import { claimHeldGuard, deleteIdempotencyRecord, holdsClaim, storeIdempotentResponseStatement } from "../db/idempotency";
 import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
-import { engineConfigProblem, engineLimits, maxQueueSeconds } from "../settings";
+import { engineConfigProblem, engineLimits, maxQueueSeconds, misconfiguredVariable } from "../settings";
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type ClipConfig, type VideoType } from "#contract";
 import { findLogo } from "../db/logos";
 import { AppError } from "../http/errors";
@@ -111,7 +111,7 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     console.error(`refusing submissions: ${problem}`);
     throw new AppError("service_misconfigured", "The service cannot run jobs until its operator fixes its configuration.", {
       headers: { "Retry-After": "300" },
-      extra: { configuration_error: "ENGINE_SECRET" },
+      extra: { configuration_error: misconfiguredVariable(problem) },
     });
   }
   const usage = await getUsage(env.DB, submission.accountId);
@@ -167,10 +167,8 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
   const job = queuedJob(row);
   // The job and its job.queued event in one batch (the outbox); the event goes out once the job is queued.
   const transitionId = newTransitionId();
-  const writes = [
-    insertJobStatement(env.DB, row, transitionId),
-    jobEventStatement(env, { id: transitionId, type: "job.queued", job, at: row.now }),
-  ];
+  const event = jobEventStatement(env, { id: transitionId, type: "job.queued", job, at: row.now });
+  const writes = [insertJobStatement(env.DB, row, transitionId), event];
   if (idempotent) {
     const answer = JSON.stringify(idempotent.present(job));
     // First: the batch rolls back whole unless this request still holds the key.
@@ -179,7 +177,7 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
   }
   let written: boolean;
   try {
-    written = eventWritten((await env.DB.batch(writes))[1]);
+    written = eventWritten((await env.DB.batch(writes))[writes.indexOf(event)]);
   } catch (err) {
     await account.releaseSlot(jobId);
     await giveUploadBack();

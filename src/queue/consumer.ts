@@ -52,6 +52,8 @@ export function isJobMessage(body: unknown): body is JobMessage {
 const ENDED = new Set(["completed", "failed", "canceled"]);
 
 async function handleMessage(message: Message<unknown>, env: Env): Promise<void> {
+  // The dispatch stage of the completion log line starts here (engine/stage-timings.ts).
+  const received = Date.now();
   if (!isJobMessage(message.body)) {
     console.error(`dropping malformed jobs message ${message.id}`);
     message.ack();
@@ -71,6 +73,7 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     return;
   }
   const claim = await fleetScheduler(env).claim({ jobId, accountId, dispatch }, fleetLimits(env));
+  const granted = Date.now();
   await sendDispatches(env, claim.grants);
   if (claim.state !== "granted") {
     message.ack();
@@ -109,7 +112,7 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     console.error(`recording ${jobId} as processing in its account's object failed`, err);
   }
   try {
-    await startOnEngine(env, processing);
+    await startOnEngine(env, processing, { dispatchedAt: received, grantedAt: granted });
   } catch (err) {
     await startFailed(env, processing, claim.dispatch, err);
     message.ack();

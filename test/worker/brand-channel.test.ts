@@ -55,11 +55,16 @@ async function processingJob(config: Record<string, unknown> = {}, account?: Tes
   return client;
 }
 
+/** A job with a caption_language: only such a job's token opens /translate (src/engine/scopes.ts). */
+function translatingJob(): Promise<EngineClient> {
+  return processingJob({ caption_language: "fr" });
+}
+
 const REQUEST = { source_language: "en", target_language: "fr", texts: ["Welcome back everyone.", "Today we talk about clips.", "Not in the book."] };
 
 describe("POST /internal/v1/jobs/:id/translate", () => {
   it("translates each text with m2m100-1.2b, in order", async () => {
-    const client = await processingJob();
+    const client = await translatingJob();
     const ai = new M2M100StandIn(FRENCH);
     const res = await translate(client, REQUEST, ai);
     expect(res.status).toBe(200);
@@ -74,7 +79,7 @@ describe("POST /internal/v1/jobs/:id/translate", () => {
   });
 
   it("retries a failing call and answers once it succeeds", async () => {
-    const client = await processingJob();
+    const client = await translatingJob();
     const ai = new M2M100StandIn(FRENCH, [{ kind: "throw", message: "3040: Capacity temporarily exceeded" }, { kind: "answer" }]);
     const res = await translate(client, { ...REQUEST, texts: ["Welcome back everyone."] }, ai);
     expect(res.status).toBe(200);
@@ -90,7 +95,7 @@ describe("POST /internal/v1/jobs/:id/translate", () => {
       [{ kind: "raw", output: { translated_text: "   " } }],
     ];
     for (const outcome of outcomes) {
-      const client = await processingJob();
+      const client = await translatingJob();
       const ai = new M2M100StandIn(FRENCH, outcome);
       await expectProblem(await translate(client, { ...REQUEST, texts: ["Welcome back everyone."] }, ai), 502, "translation_failed");
       expect(ai.calls).toHaveLength(3);
@@ -98,14 +103,14 @@ describe("POST /internal/v1/jobs/:id/translate", () => {
   }, 30_000);
 
   it("answers 503 translation_unavailable without an AI binding, and with wrangler's local placeholder", async () => {
-    const client = await processingJob();
+    const client = await translatingJob();
     await expectProblem(await translate(client, REQUEST, undefined), 503, "translation_unavailable");
     await expectProblem(await translate(client, REQUEST, "local"), 503, "translation_unavailable");
   });
 
   it("refuses what is not the contract's request, and other jobs' tokens, without calling the model", async () => {
-    const client = await processingJob();
-    const other = await processingJob();
+    const client = await translatingJob();
+    const other = await translatingJob();
     const ai = new M2M100StandIn(FRENCH);
     for (const body of [
       { ...REQUEST, target_language: "tlh" },
@@ -118,6 +123,9 @@ describe("POST /internal/v1/jobs/:id/translate", () => {
       await expectProblem(await translate(client, body, ai), 400, "invalid_request");
     }
     expect((await translate(client, REQUEST, ai, other.token)).status).toBe(401);
+    // A job without a caption_language: its own token does not open the route.
+    const untranslated = await processingJob();
+    await expectProblem(await translate(untranslated, REQUEST, ai), 401, "unauthorized");
     expect(ai.calls).toHaveLength(0);
   });
 
@@ -161,8 +169,8 @@ describe("GET /internal/v1/jobs/:id/logo", () => {
     // Another job's token, or no token: nothing.
     const stranger = await processingJob();
     expect((await getLogo(client, stranger.token)).status).toBe(401);
-    // A job whose configuration places no logo cannot read one.
-    await expectProblem(await getLogo(stranger), 404, "not_found");
+    // A job whose configuration places no logo cannot read one: its token does not open the route (src/engine/scopes.ts).
+    await expectProblem(await getLogo(stranger), 401, "unauthorized");
     // Deleted since the job was submitted: 404, and the engine makes the clips without it.
     expect((await api(account, "/api/v1/logo", { method: "DELETE" })).status).toBe(204);
     await expectProblem(await getLogo(client), 404, "not_found");

@@ -15,30 +15,33 @@ beforeEach(() => {
 
 describe("engine tokens", () => {
   const secret = "unit-test-secret-0123456789";
+  const ALL = ["report", "upload", "transcribe", "source"] as const;
 
-  it("verify a fresh token for its own job only", async () => {
-    const token = await signEngineToken(secret, "job_AAAAAAAAAAAAAAAAAAAA", 60);
-    expect(await verifyEngineToken(secret, token, "job_AAAAAAAAAAAAAAAAAAAA")).toBe(true);
-    expect(await verifyEngineToken(secret, token, "job_BBBBBBBBBBBBBBBBBBBB")).toBe(false);
-    expect(await verifyEngineToken("another-secret-0123456789", token, "job_AAAAAAAAAAAAAAAAAAAA")).toBe(false);
+  it("verify a fresh token for its own job and its own scopes only", async () => {
+    const token = await signEngineToken(secret, "job_AAAAAAAAAAAAAAAAAAAA", ["report", "upload"], 60);
+    expect(await verifyEngineToken(secret, token, "job_AAAAAAAAAAAAAAAAAAAA", "report")).toMatchObject({ job_id: "job_AAAAAAAAAAAAAAAAAAAA" });
+    expect(await verifyEngineToken(secret, token, "job_AAAAAAAAAAAAAAAAAAAA", "upload")).not.toBeNull();
+    expect(await verifyEngineToken(secret, token, "job_AAAAAAAAAAAAAAAAAAAA", "source")).toBeNull();
+    expect(await verifyEngineToken(secret, token, "job_BBBBBBBBBBBBBBBBBBBB", "report")).toBeNull();
+    expect(await verifyEngineToken("another-secret-0123456789", token, "job_AAAAAAAAAAAAAAAAAAAA", "report")).toBeNull();
   });
 
   it("expire", async () => {
     const issuedAt = Date.now() - 120_000;
-    const token = await signEngineToken(secret, "job_AAAAAAAAAAAAAAAAAAAA", 60, issuedAt);
-    expect(await verifyEngineToken(secret, token, "job_AAAAAAAAAAAAAAAAAAAA")).toBe(false);
-    expect(await verifyEngineToken(secret, token, "job_AAAAAAAAAAAAAAAAAAAA", issuedAt + 30_000)).toBe(true);
+    const token = await signEngineToken(secret, "job_AAAAAAAAAAAAAAAAAAAA", ALL, 60, issuedAt);
+    expect(await verifyEngineToken(secret, token, "job_AAAAAAAAAAAAAAAAAAAA", "report")).toBeNull();
+    expect(await verifyEngineToken(secret, token, "job_AAAAAAAAAAAAAAAAAAAA", "report", issuedAt + 30_000)).not.toBeNull();
   });
 
-  it("reject a payload edited after signing", async () => {
-    const token = await signEngineToken(secret, "job_AAAAAAAAAAAAAAAAAAAA", 60);
+  it("reject a payload edited after signing (another job, more scopes)", async () => {
+    const token = await signEngineToken(secret, "job_AAAAAAAAAAAAAAAAAAAA", ["report"], 60);
     const [, signature] = token.split(".");
-    const forged = btoa(JSON.stringify({ job_id: "job_BBBBBBBBBBBBBBBBBBBB", exp: 9999999999 }))
-      .replaceAll("+", "-")
-      .replaceAll("/", "_")
-      .replaceAll("=", "");
-    expect(await verifyEngineToken(secret, `${forged}.${signature}`, "job_BBBBBBBBBBBBBBBBBBBB")).toBe(false);
-    expect(await verifyEngineToken(secret, "garbage", "job_AAAAAAAAAAAAAAAAAAAA")).toBe(false);
+    const encode = (claims: unknown) => btoa(JSON.stringify(claims)).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+    const otherJob = encode({ job_id: "job_BBBBBBBBBBBBBBBBBBBB", exp: 9999999999, scopes: ALL });
+    expect(await verifyEngineToken(secret, `${otherJob}.${signature}`, "job_BBBBBBBBBBBBBBBBBBBB", "report")).toBeNull();
+    const moreScopes = encode({ job_id: "job_AAAAAAAAAAAAAAAAAAAA", exp: 9999999999, scopes: ALL });
+    expect(await verifyEngineToken(secret, `${moreScopes}.${signature}`, "job_AAAAAAAAAAAAAAAAAAAA", "source")).toBeNull();
+    expect(await verifyEngineToken(secret, "garbage", "job_AAAAAAAAAAAAAAAAAAAA", "report")).toBeNull();
   });
 });
 
@@ -47,8 +50,8 @@ describe("internal routes", () => {
     const account = await createAccount();
     const client = await startJob(account, engine);
     const other = await startJob(await createAccount(), engine);
-    const expired = await signEngineToken(env.ENGINE_SECRET, client.jobId, 60, Date.now() - 3_600_000);
-    const wrongSecret = await signEngineToken("not-the-engine-secret-0123", client.jobId, 600);
+    const expired = await signEngineToken(env.CALLBACK_TOKEN_SECRET, client.jobId, ["report"], 60, Date.now() - 3_600_000);
+    const wrongSecret = await signEngineToken("not-the-engine-secret-0123", client.jobId, ["report"], 600);
     const report = { progress: 5, step: "Downloading video" };
 
     const noToken = await SELF.fetch(client.url("progress"), {

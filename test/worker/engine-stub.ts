@@ -18,7 +18,29 @@ import type {
   ProgressReport,
   StartJob,
 } from "#contract";
-import { ENGINE_SIGNATURE_HEADER, verifyEngineRequest } from "#contract";
+import { ENGINE_SIGNATURE_HEADER, importVerifyKey, verifyEngineRequest, verifyKeyFor } from "#contract";
+
+let verifyKey: Promise<CryptoKey> | undefined;
+
+/** ENGINE_VERIFY_KEY as the engine gets it: the public half of the Worker's ENGINE_SIGNING_KEY. */
+export function engineVerifyKey(): Promise<CryptoKey> {
+  verifyKey ??= verifyKeyFor(env.ENGINE_SIGNING_KEY).then(importVerifyKey);
+  return verifyKey;
+}
+
+/** How the real engine judges a signed request: "ok" once per signature, "replayed" after, "unsigned" when it does not verify. */
+export type Verdict = "ok" | "replayed" | "unsigned";
+
+/** The nonces accepted so far, as the engine's ledger keeps them (container/src/replay.ts). */
+const seenNonces = new Set<string>();
+
+export async function judgeAsEngine(header: string | null, request: { method: string; path: string; body: string }): Promise<Verdict> {
+  const verified = await verifyEngineRequest(await engineVerifyKey(), header, request);
+  if (!verified.ok) return "unsigned";
+  if (seenNonces.has(verified.nonce)) return "replayed";
+  seenNonces.add(verified.nonce);
+  return "ok";
+}
 
 export const ENGINE_ORIGIN = "http://engine.test";
 
@@ -26,8 +48,12 @@ export interface EngineRequest {
   method: string;
   path: string;
   authorization: string | null;
-  /** Whether the Engine-Signature verified with ENGINE_SECRET, as the real engine checks. */
+  /** Whether the Engine-Signature verified with the Worker's public key, as the real engine checks. */
   signed: boolean;
+  /** The real engine's verdict (a replay of an accepted request is refused). */
+  verdict: Verdict;
+  /** The Engine-Signature header as sent. */
+  signature: string | null;
   body: string;
 }
 
@@ -57,24 +83,25 @@ export class FakeEngine {
   private async answer(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
     const body = await request.text();
-    const signed = await verifyEngineRequest(env.ENGINE_SECRET, request.headers.get(ENGINE_SIGNATURE_HEADER), {
-      method: request.method,
-      path,
-      body,
-    });
+    const signature = request.headers.get(ENGINE_SIGNATURE_HEADER);
+    const verdict = await judgeAsEngine(signature, { method: request.method, path, body });
+    const signed = verdict !== "unsigned";
     this.requests.push({
       method: request.method,
       path,
       authorization: request.headers.get("Authorization"),
       signed,
+      verdict,
+      signature,
       body,
     });
     if (this.mode === "down") throw new TypeError("fetch failed: connection refused");
     if (this.mode === "broken") return new Response("engine failed", { status: 500 });
     if (this.mode === "busy") return new Response("shutting down", { status: 503 });
     const recorded = this.requests.at(-1)!;
-    // The real engine answers 401 to an unsigned or forged request and starts nothing.
+    // The real engine answers 401 to an unsigned or forged request, 409 to a replayed one, and starts nothing.
     if (request.method === "POST" && !signed) return new Response("unauthorized", { status: 401 });
+    if (request.method === "POST" && verdict === "replayed") return Response.json({ code: "replayed" }, { status: 409 });
     if (request.method === "POST" && path === "/jobs") {
       const start = JSON.parse(recorded.body) as StartJob;
       const started = !this.running.has(start.job_id);
@@ -103,8 +130,8 @@ export class FakeEngine {
   }
 }
 
-/** Polls `probe` until it returns a value (not undefined) or the deadline passes. */
-export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+/** Polls `probe` until it returns a value (not undefined) or the deadline passes (a budget for a stuck run, under the 60 s test timeout: a loaded machine is slow, not wrong). */
+export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

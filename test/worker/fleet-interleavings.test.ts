@@ -112,7 +112,7 @@ describe("B: a consumer that dies right after marking a job processing", () => {
     // here, at the first thing StartJob needs.
     const dyingEnv = new Proxy(testEnv, {
       get(target, prop) {
-        if (prop === "ENGINE_SECRET" && dying) throw new Error("the consumer's isolate was killed");
+        if (prop === "ENGINE_SIGNING_KEY" && dying) throw new Error("the consumer's isolate was killed");
         return Reflect.get(target, prop);
       },
     });

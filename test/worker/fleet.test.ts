@@ -169,20 +169,27 @@ describe("deadlines and recovery", () => {
     await expectProblem(await api(account, "/api/v1/jobs", { method: "POST", body: JSON.stringify({ video_url: "https://videos.example.com/a.mp4", video_type: "general" }) }), 409, "active_job_limit");
   });
 
-  it("answers 503 service_misconfigured and creates nothing while ENGINE_SECRET is weak", async () => {
+  it("answers 503 service_misconfigured and creates nothing while the engine keys are missing, weak or the example's", async () => {
     const account = await createAccount();
-    for (const secret of ["too-short", "local-engine-secret-change-me-0123456789"]) {
+    for (const [variable, secret] of [
+      ["ENGINE_SIGNING_KEY", "too-short"],
+      ["ENGINE_SIGNING_KEY", "replace-me-with-an-ed25519-pkcs8-key"],
+      ["ENGINE_SIGNING_KEY", ""],
+      ["CALLBACK_TOKEN_SECRET", "too-short"],
+      ["CALLBACK_TOKEN_SECRET", "local-callback-token-secret-change-me-0123456789"],
+    ] as const) {
       const res = await app.fetch(
         new Request("http://worker.test/api/v1/jobs", {
           method: "POST",
           headers: { Authorization: `Bearer ${account.apiKey}`, "Content-Type": "application/json" },
           body: JSON.stringify({ video_url: "https://videos.example.com/a.mp4", video_type: "general" }),
         }),
-        { ...env, ENGINE_SECRET: secret },
+        { ...env, [variable]: secret },
         createExecutionContext(),
       );
       const problem = await expectProblem(res, 503, "service_misconfigured");
-      expect(problem.detail).not.toContain(secret);
+      expect(problem.configuration_error).toBe(variable);
+      if (secret) expect(problem.detail).not.toContain(secret);
     }
     const count = await env.DB.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?`).bind(account.accountId).first<number>("n");
     expect(count).toBe(0);

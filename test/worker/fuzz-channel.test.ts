@@ -8,7 +8,9 @@ import fc from "fast-check";
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CompleteReport, FailReport, ProbeReport, ProgressReport } from "#contract";
+import { accountState } from "../../src/account/stub";
 import { signEngineToken } from "../../src/engine/token";
+import { silenceTimeoutSeconds } from "../../src/settings";
 import { arbitraryFromSchema, bodyFor, contentType, inputSchema, jsonValue, malformedBody, type RawBody } from "./fuzz/bodies";
 import { fuzzEndpoint, describeCase } from "./fuzz/property";
 import { fuzzAccounts, isJsonMediaType, parsedBody, pathSegment, type Caller, type FuzzAccounts, type FuzzRequest } from "./fuzz/requests";
@@ -58,6 +60,19 @@ async function ensureLive(guard: WriteGuard): Promise<void> {
   await guard.check();
   live = await startLive(accounts.main);
   await guard.start();
+}
+
+/**
+ * Before each request: the live job is there, and the stand-in engine gives its
+ * sign of life as the real engine's heartbeat does (a report recorded in the
+ * account's Durable Object, no D1 write). Most probe, complete and fail bodies
+ * are refused before they count as one, so without it the watchdog would fail
+ * the live job ENGINE_SILENCE_TIMEOUT_SECONDS after the last accepted report:
+ * on a loaded machine in the middle of a property, a write no request made.
+ */
+async function holdLive(guard: WriteGuard): Promise<void> {
+  await ensureLive(guard);
+  await accountState(env, accounts.main.accountId).engineReport(live.jobId, {}, silenceTimeoutSeconds(env));
 }
 
 async function jobStatus(jobId: string): Promise<string | undefined> {
@@ -122,12 +137,12 @@ describe("fuzz: engine callbacks", () => {
           .record({ token: tokenKinds, contentType, body: reportBodies(route, schema) })
           .map(({ token, ...rest }): FuzzRequest => ({ ...rest, method: "POST", target: `/internal/v1/jobs/@live/${route}`, caller: { kind: "garbage", authorization: token } })),
         prepare: async (req) => {
-          await ensureLive(guard);
+          await holdLive(guard);
           // Tokens are signed per job, so they are chosen once the live job is known.
           const kind = req.caller.authorization as TokenKind;
           let caller = tokenCaller(kind, live.token);
           if (kind === "expired") {
-            const expired = expiredFor.get(live.jobId) ?? (await signEngineToken(env.ENGINE_SECRET, live.jobId, -60));
+            const expired = expiredFor.get(live.jobId) ?? (await signEngineToken(env.CALLBACK_TOKEN_SECRET, live.jobId, ["report", "upload", "transcribe"], -60));
             expiredFor.set(live.jobId, expired);
             caller = { kind: "garbage", authorization: `Bearer ${expired}` };
           }
@@ -181,7 +196,7 @@ describe("fuzz: engine callbacks", () => {
           body: { kind: bytes === undefined ? "none" : "binary", payload: bytes },
         })),
       prepare: async (req) => {
-        await ensureLive(guard);
+        await holdLive(guard);
         return { ...req, caller: tokenCaller(req.caller.authorization as TokenKind, live.token), target: req.target.replace("@live", live.jobId) };
       },
       judge: async (req, { status }) => {
@@ -268,7 +283,7 @@ describe("fuzz: engine channel, speech uploads", () => {
           body: route === "transcript" ? transcript : { kind: "random-json", payload: captions },
         })),
       prepare: async (req) => {
-        await ensureLive(guard);
+        await holdLive(guard);
         return { ...req, caller: tokenCaller(req.caller.authorization as TokenKind, live.token), target: req.target.replace("@live", live.jobId) };
       },
       judge: async (req, { status }) => {

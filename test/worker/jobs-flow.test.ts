@@ -53,7 +53,7 @@ describe("queue consumer", () => {
     const start = await waitFor(() => engine.starts(jobId).at(-1), "the StartJob");
     expect(start.video_url).toBe(VIDEO_URL);
     expect(start.video_type).toBe("lecture");
-    // Signed with ENGINE_SECRET; the callback origin and private-host rule are the engine's own settings.
+    // Signed with the Worker's Ed25519 key; the callback origin and private-host rule are the engine's own settings.
     expect(engine.requests.filter((r) => r.path === "/jobs").every((r) => r.signed)).toBe(true);
     expect(start).not.toHaveProperty("callback_base");
     // Every member of the contract's configuration, at its default (brand and language ones included).

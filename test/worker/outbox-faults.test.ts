@@ -219,6 +219,30 @@ describe.each<Fault>(["account", "fleet", "queue", "engine stop"])("a fault in t
   });
 });
 
+describe("job.queued", () => {
+  it("is sent for a submission with an Idempotency-Key (its guard shares the batch), once for the key's replay too", async () => {
+    const account = await createAccount("unmetered");
+    const hook = await createWebhook(account);
+    const submitWithKey = () =>
+      fetchWith(
+        { ...envWith(queue), JOBS: quietJobs },
+        new Request("http://worker.test/api/v1/jobs", {
+          method: "POST",
+          headers: { Authorization: `Bearer ${account.apiKey}`, "Content-Type": "application/json", "Idempotency-Key": "outbox-once" },
+          body: JSON.stringify({ video_url: "https://videos.example.com/talk.mp4", video_type: "podcast" }),
+        }),
+      );
+    const first = await submitWithKey();
+    expect(first.status).toBe(201);
+    const replay = await submitWithKey();
+    expect(replay.status).toBe(201);
+    const jobId = (await first.json<{ job_id: string }>()).job_id;
+    expect((await replay.json<{ job_id: string }>()).job_id).toBe(jobId);
+    await drainWebhooks();
+    expect(verifiedEvents(hook)).toEqual([expect.objectContaining({ type: "job.queued", jobId })]);
+  });
+});
+
 describe("an undone transition", () => {
   it("a submission whose enqueue fails after the commit is removed with its event: no event is ever sent", async () => {
     const account = await createAccount("unmetered");

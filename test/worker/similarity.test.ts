@@ -12,7 +12,7 @@ import { batches, EMBED_BATCH_CHARS, similarities } from "../../src/engine/embed
 import { BgeM3StandIn } from "./bge-m3-stand-in";
 import { FakeEngine, type EngineClient } from "./engine-stub";
 import { createAccount, expectProblem } from "./helpers";
-import { startJob } from "./jobs-helpers";
+import { startJob, VIDEO_URL } from "./jobs-helpers";
 
 /** The stand-in answers env.AI.run as the binding does (the stand-in file is shared with the engine's Node suites, which have no Ai type). */
 function standInBinding(standIn: BgeM3StandIn): Ai {
@@ -47,8 +47,9 @@ async function send(client: EngineClient, ai: BgeM3StandIn | undefined | "local"
   return response;
 }
 
+/** A job with a prompt: only such a job's token carries the similarity scope (src/engine/scopes.ts). */
 async function processingJob(): Promise<EngineClient> {
-  const client = await startJob(await createAccount("unmetered"), engine);
+  const client = await startJob(await createAccount("unmetered"), engine, { video_url: VIDEO_URL, video_type: "podcast", prompt: "what clips are for" });
   await client.probe({ duration_seconds: 120 });
   return client;
 }

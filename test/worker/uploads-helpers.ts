@@ -83,6 +83,14 @@ export function uploadInternals(uploadId: string) {
   });
 }
 
+/**
+ * True while a PATCH is being received by the upload's Durable Object (its
+ * one-at-a-time flag is set): what a concurrent PATCH is refused for.
+ */
+export function isReceiving(uploadId: string): Promise<boolean> {
+  return runInDurableObject(uploadStub(uploadId), (instance: UploadState) => (instance as unknown as { appending: boolean }).appending);
+}
+
 /** Moves the upload's expiry into the past (the alarm then finds it due). */
 export function backdateExpiry(uploadId: string): Promise<void> {
   return runInDurableObject(uploadStub(uploadId), (_instance: UploadState, state) => {

@@ -142,10 +142,10 @@ describe("the engine reads the source over its job channel", { timeout: 30_000 }
     await expectProblem(await client.send("source", { token: account.apiKey }), 401, "unauthorized");
   });
 
-  it("a URL job has no uploaded source", async () => {
+  it("a URL job has no uploaded source: its token does not carry the source scope", async () => {
     const account = await createAccount();
     const client = await startJob(account, engine);
-    await expectProblem(await client.send("source"), 404, "not_found");
+    await expectProblem(await client.send("source"), 401, "unauthorized");
   });
 });
 

@@ -14,6 +14,7 @@ import {
   bytesOf,
   createUpload,
   head,
+  isReceiving,
   metadataHeader,
   multipartGone,
   patch,
@@ -177,24 +178,34 @@ describe("refusals, each a documented error", { timeout: 60_000 }, () => {
     const id = await createUpload(account, 1000);
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const slow = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        controller.enqueue(bytesOf(60, 3));
-        await held;
-        controller.enqueue(bytesOf(40, 4));
-        controller.close();
+    let taken!: () => void;
+    const firstBytesTaken = new Promise<void>((resolve) => (taken = resolve));
+    let pulls = 0;
+    // Pulled only when read (high-water mark 0): the first 60 bytes, then nothing until the test releases the rest.
+    const slow = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          pulls += 1;
+          if (pulls === 1) {
+            controller.enqueue(bytesOf(60, 3));
+            taken();
+            return;
+          }
+          await held;
+          controller.enqueue(bytesOf(40, 4));
+          controller.close();
+        },
       },
-    });
+      { highWaterMark: 0 },
+    );
     const first = patch(account, id, 0, slow);
-    // Wait until the first PATCH is inside the upload's Durable Object.
-    for (let i = 0; i < 50; i += 1) {
-      const busy = await patch(account, id, 0, bytesOf(100, 5));
-      if (busy.status === 409) {
-        await expectProblem(busy, 409, "upload_busy");
-        break;
-      }
-      throw new Error(`expected 409 upload_busy, got ${busy.status} ${await busy.text()}`);
+    // Synchronise on events, not time: the first body is being read, and the upload's Durable Object is receiving it.
+    await firstBytesTaken;
+    const firstEnded = first.then(() => true);
+    while (!(await isReceiving(id))) {
+      if (await Promise.race([firstEnded, scheduler.wait(1).then(() => false)])) throw new Error(`the first PATCH ended (${(await first).status}) before it was received`);
     }
+    await expectProblem(await patch(account, id, 0, bytesOf(100, 5)), 409, "upload_busy");
     release();
     expect((await first).status).toBe(204);
     expect((await head(account, id)).headers.get("Upload-Offset")).toBe("100");

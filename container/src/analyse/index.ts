@@ -1,8 +1,9 @@
 /**
- * Analysis: one audio pass and one reduced video pass over the source (run
- * concurrently), turned into per-bin features, then the video_type's
- * strategy proposes scored windows and the best non-overlapping ones become
- * the candidates, best first.
+ * Analysis: one measuring pass over the source (measure.ts: one decode feeds
+ * loudness, pauses, voice activity and the keyframes; run while the source
+ * downloads when it can be, early.ts), turned into per-bin features, then the
+ * video_type's strategy proposes scored windows and the best non-overlapping
+ * ones become the candidates, best first.
  *
  * Types that need speech: podcast and lecture clips are cut on speech. A
  * source without it (no audio track, a silent track, or only music and noise
@@ -13,7 +14,7 @@
  *
  * Speech: when the speech model loads (speech-model.ts), speech and pauses
  * come from voice activity (vad.ts) on mono 16 kHz audio written by the same
- * audio pass, so a music bed or room noise between phrases neither hides the
+ * pass, so a music bed or room noise between phrases neither hides the
  * pauses nor counts as speech. Without a transcript, clip edges go only in
  * pauses between sentences (features.ts SENTENCE_PAUSE_SECONDS); the quiet
  * stretches are handed on (onQuiet) so edges moved onto a transcript's
@@ -25,7 +26,7 @@
  * min_clip_seconds, or no window scoring at least MIN_SCORE) fails with
  * NoClipsFoundError instead of returning noise.
  */
-import { rm } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { ClipConfig, VideoType } from "#contract";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import type { Candidate, CropSegment, SourceInfo, StageProgress } from "../types.ts";
@@ -33,10 +34,11 @@ import { buildFeatures, hasSpeech, type Features } from "./features.ts";
 import { analyseFrames, type SceneActivity } from "./frames.ts";
 import { applyExactCuts, refineCuts, withoutOverlaps } from "./refine.ts";
 import { pickBest, type ScoredWindow } from "./select.ts";
-import { audioPass, speechPcmPath, videoPass, type AudioSignals, type Interval } from "./signals.ts";
+import { pinnedDemuxer } from "../probe.ts";
+import { audioSignals, measure, type MeasurePlan, type Measurements } from "./measure.ts";
+import { analysisTimeoutMs, keyframesAreSparse, sampledFramesPass, windowArgs, type Interval } from "./signals.ts";
 import { loadSpeechModel, type SpeechModel } from "./speech-model.ts";
 import { STRATEGIES } from "./strategies/index.ts";
-import { detectSpeech } from "./vad.ts";
 
 export class NoClipsFoundError extends Error {
   constructor(message: string) {
@@ -49,10 +51,8 @@ export class NoClipsFoundError extends Error {
 const MIN_SCORE = 0.2;
 /** Motion below this everywhere (with no cuts) means a static picture. */
 const STATIC_MOTION = 0.05;
-/** Audio decoding is far cheaper than video decoding: this share of the stage's progress is the audio pass. */
-const AUDIO_SHARE = 0.15;
-/** Of the audio pass's progress, the speech model's share (when it runs). */
-const SPEECH_SHARE = 0.4;
+/** Share of the stage's progress that the measuring pass stands for (the rest: cut refinement, a sampled pass). */
+const MEASURE_SHARE = 0.9;
 
 export interface AnalyseOptions {
   signal: AbortSignal;
@@ -70,31 +70,24 @@ export interface AnalyseOptions {
   onKeyframes?: (times: number[] | null) => void;
   /** Told every window the strategy scored: the video type's signal, for ranking a prompt's clips (steer/prompt.ts). */
   onWindows?: (windows: ScoredWindow[]) => void;
+  /**
+   * Measurements already taken while the source downloaded (early.ts): asked
+   * with the plan this analysis needs, it answers them when they were taken
+   * with that plan over the same file, else null (then the source is measured
+   * here).
+   */
+  measured?: (plan: MeasurePlan, onSeconds: (seconds: number) => void) => Promise<Measurements | null>;
 }
 
-/** Loudness and silence, then (with the model) voice activity on the PCM the same pass wrote. */
-async function audioSignals(
-  runner: FfmpegRunner,
-  source: SourceInfo,
-  model: SpeechModel | null,
-  opts: { signal: AbortSignal; onProgress: StageProgress },
-): Promise<AudioSignals> {
-  if (!model) return audioPass(runner, source, opts);
-  const pcm = speechPcmPath(source);
-  try {
-    const audio = await audioPass(runner, source, {
-      signal: opts.signal,
-      onProgress: (f) => opts.onProgress(f * (1 - SPEECH_SHARE)),
-      speechPcm: pcm,
-    });
-    const speech = await detectSpeech(model, pcm, source.durationSeconds, {
-      signal: opts.signal,
-      onProgress: (f) => opts.onProgress(1 - SPEECH_SHARE + f * SPEECH_SHARE),
-    });
-    return { ...audio, speech };
-  } finally {
-    await rm(pcm, { force: true });
-  }
+/** How a source is measured: the probed container, keyframes unless motion is all there is to go by. */
+export function measurePlan(source: SourceInfo, videoType: VideoType, speech: boolean): MeasurePlan {
+  return {
+    demuxer: pinnedDemuxer(source.format),
+    hasAudio: source.hasAudio,
+    // Without audio, motion is the only sign of excitement, and keyframes seconds apart miss short bursts of it.
+    frames: !source.hasAudio && videoType !== "lecture" ? "sampled" : "keyframes",
+    speech: source.hasAudio && speech,
+  };
 }
 
 /** Sound between the pauses: where speech can be. */
@@ -148,23 +141,14 @@ export async function analyse(
     throw new NoClipsFoundError(`The video has no audio track; ${videoType} clips are cut on speech.`);
   }
 
-  let audioDone = 0;
-  let videoDone = 0;
   let reported = 0;
-  const report = () => {
-    const fraction = source.hasAudio ? AUDIO_SHARE * audioDone + (1 - AUDIO_SHARE) * videoDone : videoDone;
+  const report = (fraction: number) => {
     if (fraction > reported) {
       reported = fraction;
       opts.onProgress(Math.min(1, fraction));
     }
   };
-  // When one pass fails, the other is stopped at once rather than left to finish for nothing.
-  const failFast = new AbortController();
-  const signal = AbortSignal.any([opts.signal, failFast.signal]);
-  const stopOther = (error: unknown): never => {
-    failFast.abort(error);
-    throw error;
-  };
+  const onSeconds = (seconds: number) => report((MEASURE_SHARE * seconds) / Math.max(duration, 0.001));
   let model: SpeechModel | null = null;
   if (source.hasAudio) {
     if (opts.speech !== undefined) model = opts.speech;
@@ -173,24 +157,26 @@ export async function analyse(
       model = "model" in loaded ? loaded.model : null;
     }
   }
-  const audioRun: Promise<AudioSignals | null> = source.hasAudio
-    ? audioSignals(runner, source, model, { signal, onProgress: (f) => ((audioDone = f), report()) }).catch(stopOther)
-    : Promise.resolve(null);
-  const videoRun = videoPass(runner, source, {
-    signal,
-    onProgress: (f) => ((videoDone = f), report()),
-    dense: !source.hasAudio && videoType !== "lecture",
-  }).catch(stopOther);
-  // Both passes settle before anything is thrown, so no ffmpeg outlives a failed analysis; the first failure is the one reported.
-  const [audioResult, videoResult] = await Promise.allSettled([audioRun, videoRun]);
-  if (failFast.signal.aborted) throw failFast.signal.reason;
-  if (audioResult.status === "rejected") throw audioResult.reason;
-  if (videoResult.status === "rejected") throw videoResult.reason;
-  const frames = videoResult.value;
+  const plan = measurePlan(source, videoType, model !== null);
+  const measured =
+    (opts.measured ? await opts.measured(plan, onSeconds) : null) ??
+    (await measure(runner, { path: source.path, windowArgs: windowArgs(source) }, plan, {
+      signal: opts.signal,
+      model,
+      workDir: dirname(source.path),
+      timeoutMs: analysisTimeoutMs(source),
+      onSeconds,
+    }));
+  let frames = measured.frames;
+  if (frames.mode === "keyframes" && keyframesAreSparse(frames, duration)) {
+    // Keyframes too far apart to see scenes: every frame decoded, two a second kept (a second pass over the file).
+    frames = await sampledFramesPass(runner, source, { signal: opts.signal, onProgress: (f) => report(MEASURE_SHARE + f * (1 - MEASURE_SHARE)) });
+  }
   opts.onKeyframes?.(frames.mode === "keyframes" ? frames.times : null);
+  const audio = measured.audio ? audioSignals(measured.audio, duration) : null;
 
   const frameAnalysis = analyseFrames(frames, duration);
-  const features = buildFeatures(duration, audioResult.value, frameAnalysis, frames.times);
+  const features = buildFeatures(duration, audio, frameAnalysis, frames.times);
   if (features.hasAudio && features.audible) opts.onSpeech?.(soundSpans(features));
   opts.onQuiet?.(features.quiet);
   if (isSilentAndStatic(features)) {

@@ -1,19 +1,11 @@
 /**
- * The two measuring passes of the analysis, each ONE ffmpeg run over the
- * source, run concurrently (audio decoding is cheap next to video decoding,
- * so the audio pass finishes inside the video pass's time):
- *
- *   audio: the audio stream alone through silencedetect (pause intervals with
- *          sample-accurate edges) and ebur128 (momentary loudness every 0.1 s);
- *          when speech detection is on, the same decode also writes the track
- *          as mono 16 kHz 16-bit PCM to a file for the speech model (a second
- *          output of the same run, so the source is decoded once).
- *   video: keyframes only (`-skip_frame nokey`, about 10x faster than a full
- *          decode of 1080p), each scaled to a 64x36 grey thumbnail written to
- *          a raw file; frame times come from showinfo. When keyframes are
- *          sparse (mean gap above SPARSE_KEYFRAME_GAP), a second pass decodes
- *          every frame but keeps two per second, which is slower but still
- *          sees every scene (also used for audio-less sources, see videoPass).
+ * The analysis's signals and the passes that read them apart from the
+ * measuring pass (measure.ts, which decodes the source once for all of
+ * them): what ebur128, silencedetect and showinfo lines say; the sampled
+ * frame pass (every frame decoded, two a second kept) for sources whose
+ * keyframes are too sparse (mean gap above SPARSE_KEYFRAME_GAP) to see
+ * scenes; exact cut times; and the audio alone (audioPass, for the speech
+ * tests and bench:speech).
  *
  * Times: ffmpeg's command line shifts every input so it starts at 0 (the
  * file's start time), and input `-ss` counts from that same origin, so every
@@ -39,7 +31,7 @@ const SPARSE_KEYFRAME_GAP = 5;
 /** Frames per second kept by the fallback pass. */
 const SAMPLED_FPS = 2;
 /** Pauses: below -35 dBFS for at least 0.3 s (a breath between phrases). */
-const SILENCE_FILTER = "silencedetect=noise=-35dB:duration=0.3";
+export const SILENCE_FILTER = "silencedetect=noise=-35dB:duration=0.3";
 /** ebur128's momentary loudness is logged every 0.1 s. */
 export const LOUDNESS_HOP = 0.1;
 /** Floor for momentary loudness (ebur128 reports about -120 LUFS for digital silence). */
@@ -105,7 +97,7 @@ function progressFrom(source: SourceInfo, onProgress: StageProgress): (seconds: 
  * its start and read its length, so the pass's times are range-local and it
  * decodes nothing outside the range. Nothing for a whole-source pass.
  */
-function windowArgs(source: SourceInfo): string[] {
+export function windowArgs(source: SourceInfo): string[] {
   if (!source.seekSeconds) return [];
   return ["-ss", source.seekSeconds.toFixed(6), "-t", source.durationSeconds.toFixed(6)];
 }
@@ -113,6 +105,25 @@ function windowArgs(source: SourceInfo): string[] {
 const EBUR128_LINE = /\bt:\s*([\d.]+)\s+TARGET:.*?\bM:\s*(-?[\d.]+|-?inf|nan)/;
 const SILENCE_START = /silence_start:\s*(-?[\d.]+)/;
 const SILENCE_END = /silence_end:\s*(-?[\d.]+)/;
+
+/** An ebur128 line: its time, and the momentary loudness credited to the slot at its 0.4 s window's centre. */
+export function parseLoudnessLine(line: string): { t: number; slot: number; value: number } | null {
+  const level = EBUR128_LINE.exec(line);
+  if (!level) return null;
+  const t = Number(level[1]);
+  const raw = Number(level[2]);
+  const value = Number.isFinite(raw) ? Math.max(LOUDNESS_FLOOR, raw) : LOUDNESS_FLOOR;
+  // M at time t covers the 0.4 s before t: credit it to the slot at the window's centre.
+  return { t, slot: Math.floor((t - 0.2) / LOUDNESS_HOP), value };
+}
+
+/** A silencedetect line: where a pause starts or ends. */
+export function parseSilenceLine(line: string): { kind: "start" | "end"; t: number } | null {
+  const started = SILENCE_START.exec(line);
+  if (started) return { kind: "start", t: Number(started[1]) };
+  const ended = SILENCE_END.exec(line);
+  return ended ? { kind: "end", t: Number(ended[1]) } : null;
+}
 
 /**
  * The audio pass. With `speechPcm`, the run also writes the track as the
@@ -131,25 +142,16 @@ export async function audioPass(
   const report = progressFrom(source, opts.onProgress);
 
   const onLine = (line: string): void => {
-    const level = EBUR128_LINE.exec(line);
+    const level = parseLoudnessLine(line);
     if (level) {
-      const t = Number(level[1]);
-      const raw = Number(level[2]);
-      const value = Number.isFinite(raw) ? Math.max(LOUDNESS_FLOOR, raw) : LOUDNESS_FLOOR;
-      // M at time t covers the 0.4 s before t: credit it to the slot at the window's centre.
-      const slot = Math.floor((t - 0.2) / LOUDNESS_HOP);
-      if (slot >= 0 && slot < slots) loudness[slot] = value;
-      report(t);
+      if (level.slot >= 0 && level.slot < slots) loudness[level.slot] = level.value;
+      report(level.t);
       return;
     }
-    const started = SILENCE_START.exec(line);
-    if (started) {
-      openSilence = Math.max(0, Number(started[1]));
-      return;
-    }
-    const ended = SILENCE_END.exec(line);
-    if (ended && openSilence !== null) {
-      silences.push({ start: openSilence, end: Number(ended[1]) });
+    const silence = parseSilenceLine(line);
+    if (silence?.kind === "start") openSilence = Math.max(0, silence.t);
+    else if (silence?.kind === "end" && openSilence !== null) {
+      silences.push({ start: openSilence, end: silence.t });
       openSilence = null;
     }
   };
@@ -183,6 +185,15 @@ export async function audioPass(
 
 const SHOWINFO_TIME = /\bn:\s*\d+\s+pts:\s*-?\d+\s+pts_time:\s*(-?[\d.]+)/;
 
+/** A showinfo line's frame time, or null. */
+export function parseShowinfoTime(line: string): number | null {
+  const match = SHOWINFO_TIME.exec(line);
+  return match ? Number(match[1]) : null;
+}
+
+/** The sampled pass's frame selection: select (not fps) keeps each kept frame's own timestamp, so a cut is never dated before it happens. */
+export const SAMPLED_FILTER = `select='isnan(prev_selected_t)+gte(t-prev_selected_t,${(1 / SAMPLED_FPS).toFixed(3)})'`;
+
 async function framePass(
   runner: FfmpegRunner,
   source: SourceInfo,
@@ -193,16 +204,13 @@ async function framePass(
   const times: number[] = [];
   const report = progressFrom(source, opts.onProgress);
   const onLine = (line: string): void => {
-    const match = SHOWINFO_TIME.exec(line);
-    if (!match) return;
-    const t = Number(match[1]);
+    const t = parseShowinfoTime(line);
+    if (t === null) return;
     times.push(t);
     report(t);
   };
   const scale = `scale=${THUMB_WIDTH}:${THUMB_HEIGHT}:flags=area,format=gray,showinfo`;
-  // select (not fps) keeps each kept frame's own timestamp, so a cut is never dated before it happens.
-  const sample = `select='isnan(prev_selected_t)+gte(t-prev_selected_t,${(1 / SAMPLED_FPS).toFixed(3)})'`;
-  const filter = mode === "keyframes" ? scale : `${sample},${scale}`;
+  const filter = mode === "keyframes" ? scale : `${SAMPLED_FILTER},${scale}`;
   try {
     const result = await runner.ffmpeg({
       args: [
@@ -242,25 +250,12 @@ export function keyframesAreSparse(frames: VideoFrames, durationSeconds: number)
 }
 
 /**
- * Keyframes first; the sampled pass only when keyframes are too sparse. The
- * second pass's progress continues from where the first left off. `dense`
- * goes straight to the sampled pass: without audio, motion is the only sign
- * of excitement, and keyframes seconds apart miss short bursts of it.
+ * The sampled pass over the finished file: every frame decoded, two a second
+ * kept. For a source whose keyframes turned out too sparse to see scenes
+ * (analyse/index.ts); sources without audio get it from the measuring pass.
  */
-export async function videoPass(runner: FfmpegRunner, source: SourceInfo, opts: PassOptions & { dense?: boolean }): Promise<VideoFrames> {
-  if (opts.dense) return framePass(runner, source, "sampled", opts);
-  const keyframes = await framePass(runner, source, "keyframes", {
-    signal: opts.signal,
-    onProgress: (f) => opts.onProgress(f * 0.3),
-  });
-  if (!keyframesAreSparse(keyframes, source.durationSeconds)) {
-    opts.onProgress(1);
-    return keyframes;
-  }
-  return framePass(runner, source, "sampled", {
-    signal: opts.signal,
-    onProgress: (f) => opts.onProgress(0.3 + f * 0.7),
-  });
+export function sampledFramesPass(runner: FfmpegRunner, source: SourceInfo, opts: PassOptions): Promise<VideoFrames> {
+  return framePass(runner, source, "sampled", opts);
 }
 
 /**
@@ -296,8 +291,8 @@ export async function exactCut(
       timeoutMs: 60_000 + (span.at - span.after) * 20_000,
       signal,
       onStderrLine: (line) => {
-        const match = SHOWINFO_TIME.exec(line);
-        if (match) times.push(span.after + Number(match[1]));
+        const t = parseShowinfoTime(line);
+        if (t !== null) times.push(span.after + t);
       },
     });
     failOnExit("cut refinement", result);

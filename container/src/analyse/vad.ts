@@ -4,27 +4,36 @@
  * speech segments from those probabilities.
  *
  * Speed: the model is recurrent, so one stream must be run frame after frame.
- * The audio is split into LANES contiguous parts run side by side as one
+ * The audio is split into lanes of LANE_FRAMES frames run side by side as one
  * batch (one model call per step for all of them), which is several times
- * faster than one stream on a single core. Each part after the first starts
+ * faster than one stream on a single core. Each lane after the first starts
  * WARMUP_FRAMES early, so its state has settled by the time its own frames
  * begin; the warm-up frames' outputs are dropped.
  *
+ * Read as it is written: the PCM may still be growing (the analysis pass
+ * writes it while the source downloads, analyse/measure.ts). Lanes start at
+ * fixed multiples of LANE_FRAMES whatever the audio's length, and each lane
+ * steps as far as the samples on disk allow; a lane's results do not depend on
+ * which other lanes share its batch (checked bit for bit), so the
+ * probabilities of a growing file equal those of the finished one, and after
+ * the last sample only the lane it falls in has steps left.
+ *
  * Memory: the PCM stays on disk and is read CHUNK_STEPS steps at a time per
- * lane (about 1 MiB in all); only the probabilities (4 bytes per 32 ms, about
- * 450 KiB an hour) are kept.
+ * lane (about 150 KiB per lane); only the probabilities (4 bytes per 32 ms,
+ * about 450 KiB an hour) are kept.
  */
 import { open } from "node:fs/promises";
+import { GrowingFile, abortable } from "../source/growing-file.ts";
 import type { Interval } from "./signals.ts";
 import { CONTEXT_SAMPLES, FRAME_SAMPLES, SAMPLE_RATE, type SpeechModel } from "./speech-model.ts";
 
 /** Seconds per probability. */
 export const FRAME_SECONDS = FRAME_SAMPLES / SAMPLE_RATE;
-/** Parts run side by side; more adds little on one thread (measured in bench/engine). */
-const LANES = 16;
-/** A part shorter than this is not worth its warm-up. */
-const MIN_LANE_FRAMES = 256;
-/** About one second of warm-up before each part's own frames. */
+/** Frames per lane (about 16 s): short enough that little is left after the last sample, long enough that warm-ups cost 6%. */
+export const LANE_FRAMES = 512;
+/** Lanes stepped in one batch at most (an hour of audio is 225 lanes). */
+const MAX_BATCH = 64;
+/** About one second of warm-up before each lane's own frames. */
 const WARMUP_FRAMES = 32;
 /** Steps read from disk at once per lane. */
 const CHUNK_STEPS = 64;
@@ -66,80 +75,113 @@ export interface SpeechTrack {
 
 export interface DetectOptions {
   signal?: AbortSignal;
+  /** Fraction done; only known for a finished file (a growing one's length is not). */
   onProgress?: (fraction: number) => void;
-  /** Parts run side by side (default LANES); the bench compares settings. */
-  lanes?: number;
 }
 
 interface Lane {
   /** First frame this lane runs (its warm-up included). */
   first: number;
-  /** Its own frames: [own, ownEnd). */
+  /** Its own frames: [own, own + LANE_FRAMES), cut at the end of the audio. */
   own: number;
-  ownEnd: number;
+  /** The next frame to run. */
+  next: number;
+  /** Recurrent state for one stream: [2][128] as the model lays it out per batch row. */
+  state: Float32Array;
+  /** Samples of the frames [chunkFrom, chunkFrom + CHUNK_STEPS) and the context before them. */
+  chunk: Float32Array;
+  chunkFrom: number;
+  chunkFrames: number;
 }
 
-function planLanes(frames: number, most: number): { lanes: Lane[]; steps: number } {
-  const count = Math.max(1, Math.min(most, Math.floor(frames / MIN_LANE_FRAMES)));
-  const size = Math.ceil(frames / count);
+type PcmFile = Awaited<ReturnType<typeof open>>;
+
+/**
+ * Speech probability per frame of s16le mono 16 kHz PCM: a finished file
+ * (a path) or one still being written (a GrowingFile, read as it grows; the
+ * promise resolves once it finished and every frame ran).
+ */
+export async function speechProbabilities(model: SpeechModel, pcm: string | GrowingFile, opts: DetectOptions = {}): Promise<Float32Array> {
+  const source = typeof pcm === "string" ? GrowingFile.complete(pcm) : pcm;
+  let file: PcmFile | null = null;
+  let probabilities: Float32Array = new Float32Array(4096);
   const lanes: Lane[] = [];
-  for (let k = 0; k < count; k++) {
-    const own = k * size;
-    lanes.push({ first: Math.max(0, own - WARMUP_FRAMES), own, ownEnd: Math.min(frames, own + size) });
-  }
-  const steps = Math.max(...lanes.map((l) => l.ownEnd - l.first));
-  return { lanes, steps };
-}
-
-/** Speech probability per frame of the s16le mono 16 kHz file at `pcmPath`. */
-export async function speechProbabilities(model: SpeechModel, pcmPath: string, opts: DetectOptions = {}): Promise<Float32Array> {
-  const file = await open(pcmPath, "r");
+  const stateSize = model.initialState(1).length;
+  const window = CONTEXT_SAMPLES + FRAME_SAMPLES;
+  const chunkSamples = CHUNK_STEPS * FRAME_SAMPLES + CONTEXT_SAMPLES;
+  const raw = Buffer.alloc(chunkSamples * BYTES_PER_SAMPLE);
+  let total = 0;
   try {
-    const totalSamples = Math.floor((await file.stat()).size / BYTES_PER_SAMPLE);
-    const frames = Math.ceil(totalSamples / FRAME_SAMPLES);
-    const probabilities = new Float32Array(frames);
-    if (frames === 0) return probabilities;
-    const { lanes, steps } = planLanes(frames, opts.lanes ?? LANES);
-    const batch = lanes.length;
-    const window = CONTEXT_SAMPLES + FRAME_SAMPLES;
-    // Per lane: the samples of CHUNK_STEPS steps plus the context before the first of them.
-    const chunkSamples = CHUNK_STEPS * FRAME_SAMPLES + CONTEXT_SAMPLES;
-    const raw = Buffer.alloc(chunkSamples * BYTES_PER_SAMPLE);
-    const chunks = lanes.map(() => new Float32Array(chunkSamples));
-    const input = new Float32Array(batch * window);
-    let state = model.initialState(batch);
-
-    for (let chunkStart = 0; chunkStart < steps; chunkStart += CHUNK_STEPS) {
+    for (;;) {
       opts.signal?.throwIfAborted();
-      for (const [k, lane] of lanes.entries()) {
-        await readSamples(file, (lane.first + chunkStart) * FRAME_SAMPLES - CONTEXT_SAMPLES, totalSamples, raw, chunks[k]!);
+      source.check();
+      const next = source.changed();
+      const finished = source.finished;
+      file ??= await open(source.path, "r").catch(() => null);
+      const samples = file ? Math.floor((await file.stat()).size / BYTES_PER_SAMPLE) : 0;
+      // A frame is ready once its samples are all there; the last, partial one once the file is finished (padded with silence).
+      const frames = finished ? Math.ceil(samples / FRAME_SAMPLES) : Math.floor(samples / FRAME_SAMPLES);
+      if (frames > probabilities.length) probabilities = grown(probabilities, frames);
+      total = Math.max(total, frames);
+      while (lanes.length * LANE_FRAMES < frames) {
+        const own = lanes.length * LANE_FRAMES;
+        const first = Math.max(0, own - WARMUP_FRAMES);
+        lanes.push({ first, own, next: first, state: model.initialState(1), chunk: new Float32Array(chunkSamples), chunkFrom: -1, chunkFrames: 0 });
       }
-      const chunkSteps = Math.min(CHUNK_STEPS, steps - chunkStart);
-      for (let s = 0; s < chunkSteps; s++) {
-        for (let k = 0; k < batch; k++) input.set(chunks[k]!.subarray(s * FRAME_SAMPLES, s * FRAME_SAMPLES + window), k * window);
-        const out = await model.step(input, state, batch);
-        state = out.state;
-        for (const [k, lane] of lanes.entries()) {
-          const frame = lane.first + chunkStart + s;
-          if (frame >= lane.own && frame < lane.ownEnd) probabilities[frame] = out.probabilities[k]!;
+      const limit = (lane: Lane) => Math.min(frames, lane.own + LANE_FRAMES);
+      const runnable = lanes.filter((lane) => lane.next < limit(lane)).slice(0, MAX_BATCH);
+      if (runnable.length === 0) {
+        if (finished) break;
+        await abortable(next, opts.signal ?? new AbortController().signal);
+        continue;
+      }
+      // Each lane's next chunk of samples (as many steps as are ready, at most CHUNK_STEPS).
+      for (const lane of runnable) {
+        lane.chunkFrom = lane.next;
+        lane.chunkFrames = Math.min(CHUNK_STEPS, limit(lane) - lane.next);
+        await readSamples(file!, lane.next * FRAME_SAMPLES - CONTEXT_SAMPLES, samples, raw, lane.chunk);
+      }
+      const steps = Math.max(...runnable.map((lane) => lane.chunkFrames));
+      for (let s = 0; s < steps; s++) {
+        const batch = runnable.filter((lane) => s < lane.chunkFrames);
+        const input = new Float32Array(batch.length * window);
+        const state = new Float32Array(batch.length * stateSize);
+        const half = stateSize / 2;
+        for (const [k, lane] of batch.entries()) {
+          input.set(lane.chunk.subarray(s * FRAME_SAMPLES, s * FRAME_SAMPLES + window), k * window);
+          // The state is [2, batch, 128]: each lane's two halves go to row k of each layer.
+          state.set(lane.state.subarray(0, half), k * half);
+          state.set(lane.state.subarray(half), batch.length * half + k * half);
+        }
+        const out = await model.step(input, state, batch.length);
+        for (const [k, lane] of batch.entries()) {
+          lane.state.set(out.state.subarray(k * half, (k + 1) * half), 0);
+          lane.state.set(out.state.subarray(batch.length * half + k * half, batch.length * half + (k + 1) * half), half);
+          const frame = lane.chunkFrom + s;
+          if (frame >= lane.own) probabilities[frame] = out.probabilities[k]!;
+          lane.next = frame + 1;
         }
       }
-      opts.onProgress?.(Math.min(1, (chunkStart + chunkSteps) / steps));
+      if (finished && total > 0) {
+        const done = lanes.reduce((sum, lane) => sum + (Math.min(lane.next, limit(lane)) - lane.first), 0);
+        const all = lanes.reduce((sum, lane) => sum + (limit(lane) - lane.first), 0);
+        opts.onProgress?.(Math.min(1, done / all));
+      }
     }
-    return probabilities;
+    return probabilities.slice(0, total);
   } finally {
-    await file.close();
+    await file?.close();
   }
+}
+
+function grown(values: Float32Array, atLeast: number): Float32Array {
+  const bigger = new Float32Array(Math.max(atLeast, values.length * 2));
+  bigger.set(values);
+  return bigger;
 }
 
 /** Fills `into` with samples from `fromSample` on, as floats; before the start and past the end is silence. */
-async function readSamples(
-  file: Awaited<ReturnType<typeof open>>,
-  fromSample: number,
-  totalSamples: number,
-  raw: Buffer,
-  into: Float32Array,
-): Promise<void> {
+async function readSamples(file: PcmFile, fromSample: number, totalSamples: number, raw: Buffer, into: Float32Array): Promise<void> {
   into.fill(0);
   const first = Math.max(0, fromSample);
   const last = Math.min(totalSamples, fromSample + into.length);
@@ -216,9 +258,13 @@ export function quietStretches(probabilities: Float32Array, duration: number): I
   return quiet;
 }
 
-export async function detectSpeech(model: SpeechModel, pcmPath: string, duration: number, opts: DetectOptions = {}): Promise<SpeechTrack> {
-  const probabilities = await speechProbabilities(model, pcmPath, opts);
+/** The speech track of the PCM's probabilities (see speechProbabilities). */
+export function speechTrack(probabilities: Float32Array, duration: number): SpeechTrack {
   const segments = speechSegments(probabilities, duration);
   const speechSeconds = segments.reduce((sum, s) => sum + (s.end - s.start), 0);
   return { probabilities, segments, speechSeconds, quiet: quietStretches(probabilities, duration) };
+}
+
+export async function detectSpeech(model: SpeechModel, pcm: string | GrowingFile, duration: number, opts: DetectOptions = {}): Promise<SpeechTrack> {
+  return speechTrack(await speechProbabilities(model, pcm, opts), duration);
 }

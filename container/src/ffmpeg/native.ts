@@ -29,6 +29,7 @@ export function createNativeRunner(opts: NativeRunnerOptions): FfmpegRunner {
       timeoutMs: req.timeoutMs,
       signal: req.signal,
       onStderrLine: req.onStderrLine,
+      stdin: req.stdin,
     });
   return {
     backend: "native",

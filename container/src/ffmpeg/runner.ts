@@ -6,6 +6,8 @@
  * and output files it is given into its in-memory file system itself, which
  * is why inputs and outputs are declared separately from the argument list.
  */
+import type { Readable } from "node:stream";
+
 export type BackendName = "native" | "wasm";
 
 export interface RunRequest {
@@ -21,6 +23,11 @@ export interface RunRequest {
   signal?: AbortSignal;
   /** Called with each line ffmpeg writes to stderr (progress, filter logs). */
   onStderrLine?: (line: string) => void;
+  /**
+   * Native backend only: what ffmpeg reads as `pipe:0` (a source still
+   * downloading, see analyse/measure.ts). The WebAssembly backend refuses it.
+   */
+  stdin?: Readable;
 }
 
 export interface RunResult {

@@ -165,6 +165,8 @@ async function openInputs(inputs: MappedFile[], maxSourceBytes: number, handles:
 
 async function runTool(tool: WasmTool, req: RunRequest, maxSourceBytes: number): Promise<RunResult> {
   if (req.signal?.aborted) throw req.signal.reason;
+  // Streamed input is a native-only path: callers check the backend first (analyse/early.ts).
+  if (req.stdin) throw new Error("the WebAssembly ffmpeg backend cannot read a stream");
   const mapped = mapRequestFiles(req);
   const handles: FileHandle[] = [];
   try {

@@ -24,6 +24,8 @@ export interface FetchSourceRequest {
   maxRedirects: number;
   signal: AbortSignal;
   onProgress: (fraction: number) => void;
+  /** Bytes may have reached destPath (a direct link or an upload; not a platform download): for reading it as it grows. */
+  onWritten?: () => void;
   /** Tests inject these; production uses the limits' rule and the system resolver. */
   policy?: AddressPolicy;
   resolver?: Resolver;
@@ -99,6 +101,7 @@ export async function fetchSource(req: FetchSourceRequest): Promise<FetchedSourc
       stallTimeoutMs: req.stallTimeoutMs,
       signal: req.signal,
       onProgress: req.onProgress,
+      onWritten: req.onWritten,
     });
     return { path: req.destPath, bytes: read.bytes, title: read.fileName ?? uploadFileName(req.videoUrl) };
   }
@@ -136,6 +139,7 @@ export async function fetchSource(req: FetchSourceRequest): Promise<FetchedSourc
     resolver: req.resolver ?? systemResolver,
     signal: req.signal,
     onProgress: (bytes, total) => {
+      req.onWritten?.();
       if (total) req.onProgress(Math.min(1, bytes / total));
     },
   });

@@ -21,6 +21,8 @@ export interface UploadReadRequest {
   stallTimeoutMs: number;
   signal: AbortSignal;
   onProgress: (fraction: number) => void;
+  /** Bytes may have reached destPath (for a reader following the file as it grows). */
+  onWritten?: () => void;
   /** Attempts in all, the first included (resumes after a dropped connection). */
   attempts?: number;
 }
@@ -100,6 +102,7 @@ export async function readUploadedSource(req: UploadReadRequest): Promise<{ byte
               return;
             }
             if (size) req.onProgress(Math.min(1, bytes / size));
+            req.onWritten?.();
             callback(null, chunk);
           },
         });

@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { ENGINE_SIGNATURE_HEADER, signEngineRequest, type ClipConfig, type StartJob } from "#contract";
+import { ENGINE_SIGNATURE_HEADER, importSigningKey, signEngineRequest, type ClipConfig, type StartJob } from "#contract";
 import type { EngineConfig } from "../../src/config.ts";
 import { createEngineServer, type EngineServer, type EngineServerOptions } from "../../src/http-app.ts";
 import { nativeRunner } from "./media.ts";
@@ -15,8 +15,11 @@ export interface TestEngine {
   close(): Promise<void>;
 }
 
-/** The ENGINE_SECRET test engines and test "Workers" share. */
-export const TEST_ENGINE_SECRET = "test-engine-secret-0123456789abcdef-0123";
+/** The test "Worker"'s Ed25519 key pair: the private half signs (ENGINE_SIGNING_KEY), test engines verify with the public half. */
+export const TEST_SIGNING_KEY = "MC4CAQAwBQYDK2VwBCIEIM+4rWre9FbEwnWNez4UsvpZ5kZnE6vGc6mHV3Z6bnBD";
+export const TEST_VERIFY_KEY = "tp8EprDXDsleEpximlZXhS0igYQJplSjj5vWRvDO60M";
+/** Another key pair, for requests an engine must refuse as forged. */
+export const OTHER_SIGNING_KEY = "MC4CAQAwBQYDK2VwBCIEIG+/Cp5HI/Pqo8otdoFlUhQKHHQZz9Q8z2OEXFmxriNu";
 
 /** The engine settings that come from its environment, per test engine. */
 export interface EngineSettings {
@@ -27,7 +30,7 @@ export interface EngineSettings {
 
 export function testConfig(workDir: string, settings: EngineSettings = {}): EngineConfig {
   return {
-    engineSecret: TEST_ENGINE_SECRET,
+    engineVerifyKey: TEST_VERIFY_KEY,
     callbackBase: settings.callbackBase ?? "http://127.0.0.1:9",
     // Tests serve their sources on loopback.
     allowPrivateHosts: settings.allowPrivateHosts ?? true,
@@ -93,24 +96,25 @@ export function startJobBody(args: {
   };
 }
 
+/** A signature header as the Worker makes one (each with a fresh nonce). */
+export async function signedHeader(request: { method: string; path: string; body: string }, signingKey = TEST_SIGNING_KEY, nowMs?: number): Promise<string> {
+  return signEngineRequest(await importSigningKey(signingKey), request, nowMs);
+}
+
 /**
- * POSTs JSON to a test engine, signed with TEST_ENGINE_SECRET as the Worker
+ * POSTs JSON to a test engine, signed with TEST_SIGNING_KEY as the Worker
  * signs StartJob and cancel (pass `signed: false` to send it unsigned).
  */
 export async function postJson(
   url: string,
   body: unknown,
   headers: Record<string, string> = {},
-  options: { signed?: boolean; secret?: string } = {},
+  options: { signed?: boolean; signingKey?: string } = {},
 ): Promise<{ status: number; json: unknown }> {
   const payload = body === undefined ? "" : JSON.stringify(body);
   const sent: Record<string, string> = { "content-type": "application/json" };
   if (options.signed !== false) {
-    sent[ENGINE_SIGNATURE_HEADER] = await signEngineRequest(options.secret ?? TEST_ENGINE_SECRET, {
-      method: "POST",
-      path: new URL(url).pathname,
-      body: payload,
-    });
+    sent[ENGINE_SIGNATURE_HEADER] = await signedHeader({ method: "POST", path: new URL(url).pathname, body: payload }, options.signingKey);
   }
   const res = await fetch(url, { method: "POST", headers: { ...sent, ...headers }, body: payload });
   const text = await res.text();

@@ -22,7 +22,8 @@
  */
 import { abortAllDurableObjects, createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { app } from "../../../src/app";
-import { ENGINE_SIGNATURE_HEADER, StartJob, verifyEngineRequest } from "#contract";
+import { ENGINE_SIGNATURE_HEADER, StartJob } from "#contract";
+import { judgeAsEngine } from "../engine-stub";
 import { createAccount as createAccountRow } from "../../../src/db/accounts";
 import { stopEngine } from "../../../src/fleet/engine-host";
 import { issueApiKey } from "../../../src/keys/issue";
@@ -389,8 +390,9 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
         const path = new URL(request.url).pathname;
         if (path === "/health") return Response.json({ ok: true, backend: "sim", active_jobs: current && !current.done ? 1 : 0 });
         const body = await request.text();
-        const signed = await verifyEngineRequest(env.ENGINE_SECRET, request.headers.get(ENGINE_SIGNATURE_HEADER), { method: request.method, path, body });
-        if (!signed) return new Response("unauthorized", { status: 401 });
+        // The Worker's public key verifies, and a nonce is accepted once, as the real engine does.
+        const verdict = await judgeAsEngine(request.headers.get(ENGINE_SIGNATURE_HEADER), { method: request.method, path, body });
+        if (verdict !== "ok") return new Response(verdict, { status: verdict === "replayed" ? 409 : 401 });
         if (path !== "/jobs") return new Response(null, { status: 404 });
         const start = StartJob.parse(JSON.parse(body));
         if (current && !current.done) return Response.json({ job_id: start.job_id, started: false }, { status: 202 });

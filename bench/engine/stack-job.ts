@@ -1,0 +1,121 @@
+/**
+ * One job as a client sees it, on the real local stack (the Worker under
+ * `wrangler dev`, the engine process, ffmpeg): POST /api/v1/jobs, then GET
+ * the job every POLL_MS until it is completed. The job's stages come from
+ * the Worker's completion log line (src/engine/stage-timings.ts), CPU from
+ * /proc for the Worker's and the engine's process trees.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { loadavg } from "node:os";
+import type { ApiClient } from "../../scripts/local-stack/api-client.ts";
+import type { JobView } from "../../scripts/local-stack/api-types.ts";
+import type { LocalStack } from "../../scripts/local-stack/stack.ts";
+import { liveTreeCpuSeconds } from "./cpu.ts";
+
+/** How often the client asks: the most the job's end can be seen late by. */
+export const POLL_MS = 100;
+
+export interface Stage {
+  stage: string;
+  start_ms: number;
+  end_ms: number;
+}
+
+export interface StackJobFigures {
+  jobId: string;
+  job: JobView;
+  /** Submission (the POST sent) to the GET that first saw `completed`. */
+  clientSeconds: number;
+  /** From the Worker's completion line: every stage, ms from submission (the job's created_at). */
+  stages: Stage[];
+  /** The Worker's submission to completion committed. */
+  workerTotalSeconds: number;
+  /** CPU of the engine's process tree (engine and ffmpeg) and of the Worker's (wrangler, workerd) during the job. */
+  engineCpuSeconds: number;
+  workerCpuSeconds: number;
+  loadBefore: number;
+  loadAfter: number;
+}
+
+interface CompletionLine {
+  event: string;
+  job_id: string;
+  total_ms: number;
+  stages: Stage[];
+}
+
+/** The Worker's job_completed line for the job (wrangler dev writes the Worker's console to its log). */
+export async function completionLine(stack: LocalStack, jobId: string): Promise<CompletionLine | null> {
+  const log = await readFile(path.join(stack.logsDir, "worker.log"), "utf8").catch(() => "");
+  for (const line of log.split("\n")) {
+    if (!line.includes('"job_completed"') || !line.includes(jobId)) continue;
+    const parsed = JSON.parse(line.slice(line.indexOf("{"))) as CompletionLine;
+    if (parsed.event === "job_completed" && parsed.job_id === jobId) return parsed;
+  }
+  return null;
+}
+
+function treeCpu(stack: LocalStack): { engine: number; worker: number } {
+  const pids = stack.pids();
+  return { engine: pids.engine ? liveTreeCpuSeconds(pids.engine) : 0, worker: liveTreeCpuSeconds(pids.worker) };
+}
+
+export async function runStackJob(
+  stack: LocalStack,
+  client: ApiClient,
+  submission: { video_url: string; video_type: string; config_name?: string },
+  timeoutMs = 3 * 3600_000,
+): Promise<StackJobFigures> {
+  const loadBefore = loadavg()[0] ?? 0;
+  const cpuBefore = treeCpu(stack);
+  const started = performance.now();
+  const submitted = await client.submit(submission);
+  const job = await client.waitForJob(submitted.job_id, { timeoutMs, intervalMs: POLL_MS });
+  const clientSeconds = (performance.now() - started) / 1000;
+  const cpuAfter = treeCpu(stack);
+  if (job.status !== "completed") throw new Error(`job ${job.job_id} ended ${job.status}: ${JSON.stringify(job.error ?? null)} (logs in ${stack.logsDir})`);
+  // The line is written as the completion commits; the log file may lag the response by a moment.
+  let line: CompletionLine | null = null;
+  for (let tries = 0; tries < 50 && !line; tries++) {
+    line = await completionLine(stack, job.job_id);
+    if (!line) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  if (!line) throw new Error(`no job_completed line for ${job.job_id} in ${stack.logsDir}/worker.log`);
+  return {
+    jobId: job.job_id,
+    job,
+    clientSeconds,
+    stages: line.stages,
+    workerTotalSeconds: line.total_ms / 1000,
+    engineCpuSeconds: cpuAfter.engine - cpuBefore.engine,
+    workerCpuSeconds: cpuAfter.worker - cpuBefore.worker,
+    loadBefore,
+    loadAfter: loadavg()[0] ?? 0,
+  };
+}
+
+/** Seconds of a stage (0 when absent). */
+export function stageSeconds(stages: Stage[], name: string): number {
+  const s = stages.find((x) => x.stage === name);
+  return s ? (s.end_ms - s.start_ms) / 1000 : 0;
+}
+
+/**
+ * The waterfall: one bar per stage on a common time axis from submission to
+ * the client seeing `completed`, renders and uploads grouped by clip.
+ */
+export function waterfall(figures: StackJobFigures, width = 64): string {
+  const endMs = figures.clientSeconds * 1000;
+  const scale = (ms: number) => Math.max(0, Math.min(width, Math.round((ms / endMs) * width)));
+  const rows = [...figures.stages, { stage: "completed (client sees)", start_ms: endMs, end_ms: endMs }];
+  const label = Math.max(...rows.map((r) => r.stage.length));
+  const lines = rows.map((r) => {
+    const from = scale(r.start_ms);
+    const to = Math.max(from + 1, scale(r.end_ms));
+    const bar = " ".repeat(from) + "#".repeat(Math.min(width + 1, to) - from);
+    const times = `${(r.start_ms / 1000).toFixed(2).padStart(7)} ${(r.end_ms / 1000).toFixed(2).padStart(7)} ${((r.end_ms - r.start_ms) / 1000).toFixed(2).padStart(6)}`;
+    return `${r.stage.padEnd(label)} ${times}  |${bar.padEnd(width + 1)}|`;
+  });
+  return [`${"stage".padEnd(label)}   start     end    dur  (seconds from submission)`, ...lines].join("\n");
+}
