@@ -75,7 +75,18 @@ function percentile(values: number[], p: number): number {
 function dispatchFigures(job: StackJobFigures) {
   const queued = job.stages.find((s) => s.stage === "queued");
   const dispatch = job.stages.find((s) => s.stage === "dispatch");
-  return { queued_ms: queued ? queued.end_ms - queued.start_ms : NaN, dispatch_ms: dispatch ? dispatch.end_ms - dispatch.start_ms : NaN, to_engine_ms: dispatch?.end_ms ?? NaN };
+  const ms = (name: string) => {
+    const s = job.stages.find((x) => x.stage === name);
+    return s ? s.end_ms - s.start_ms : NaN;
+  };
+  return {
+    queued_ms: queued ? queued.end_ms - queued.start_ms : NaN,
+    dispatch_ms: dispatch ? dispatch.end_ms - dispatch.start_ms : NaN,
+    grant_ms: ms("dispatch: fleet grant"),
+    bookkeeping_ms: ms("dispatch: bookkeeping"),
+    start_job_ms: ms("dispatch: StartJob"),
+    to_engine_ms: dispatch?.end_ms ?? NaN,
+  };
 }
 
 function caseFigures(job: StackJobFigures, floorSeconds: number, floorCpu: number) {
@@ -156,13 +167,17 @@ async function main(): Promise<void> {
       to_engine_ms: { p50: percentile(toEngine.map((d) => d.to_engine_ms), 50), p95: percentile(toEngine.map((d) => d.to_engine_ms), 95), first: toEngine[0]?.to_engine_ms },
       queued_ms: { p50: percentile(toEngine.map((d) => d.queued_ms), 50), p95: percentile(toEngine.map((d) => d.queued_ms), 95) },
       dispatch_ms: { p50: percentile(toEngine.map((d) => d.dispatch_ms), 50), p95: percentile(toEngine.map((d) => d.dispatch_ms), 95) },
+      grant_ms: { p50: percentile(toEngine.map((d) => d.grant_ms), 50), p95: percentile(toEngine.map((d) => d.grant_ms), 95) },
+      bookkeeping_ms: { p50: percentile(toEngine.map((d) => d.bookkeeping_ms), 50), p95: percentile(toEngine.map((d) => d.bookkeeping_ms), 95) },
+      start_job_ms: { p50: percentile(toEngine.map((d) => d.start_job_ms), 50), p95: percentile(toEngine.map((d) => d.start_job_ms), 95) },
       client_seconds: { p50: round(percentile(dispatch.map((j) => j.clientSeconds), 50)) },
       load_1m: load(),
     };
     console.log(
       `submission -> engine start: p50 ${dispatchSummary.to_engine_ms.p50} ms, p95 ${dispatchSummary.to_engine_ms.p95} ms (first job ${dispatchSummary.to_engine_ms.first} ms; target p50 < 300 ms)\n` +
         `  queued (submission -> consumer): p50 ${dispatchSummary.queued_ms.p50} ms, p95 ${dispatchSummary.queued_ms.p95} ms\n` +
-        `  dispatch (consumer -> engine took the job): p50 ${dispatchSummary.dispatch_ms.p50} ms, p95 ${dispatchSummary.dispatch_ms.p95} ms   (load ${dispatchSummary.load_1m})`,
+        `  dispatch (consumer -> engine took the job): p50 ${dispatchSummary.dispatch_ms.p50} ms, p95 ${dispatchSummary.dispatch_ms.p95} ms   (load ${dispatchSummary.load_1m})\n` +
+        `    fleet grant p50 ${dispatchSummary.grant_ms.p50} ms, p95 ${dispatchSummary.grant_ms.p95} ms; bookkeeping (D1, account object, token) p50 ${dispatchSummary.bookkeeping_ms.p50} ms, p95 ${dispatchSummary.bookkeeping_ms.p95} ms; StartJob p50 ${dispatchSummary.start_job_ms.p50} ms, p95 ${dispatchSummary.start_job_ms.p95} ms`,
     );
 
     console.log(`\nloopback: the ${MINUTES}-minute job, source on a loopback host...`);

@@ -62,10 +62,14 @@ export type EngineLimits = z.infer<typeof EngineLimits>;
  * When the job was submitted and when its dispatch began (epoch ms, the
  * Worker's clock): the engine hands them back in its complete report's
  * timings, so the completion log line spans the whole job (issue 30).
+ * granted_at (the fleet granted an engine) and sent_at (StartJob left the
+ * Worker) split the dispatch stage; absent from an older Worker.
  */
 export const DispatchTimes = z.object({
   submitted_at: z.number().int().nonnegative(),
   dispatched_at: z.number().int().nonnegative(),
+  granted_at: z.number().int().nonnegative().optional(),
+  sent_at: z.number().int().nonnegative().optional(),
 });
 export type DispatchTimes = z.infer<typeof DispatchTimes>;
 

@@ -33,12 +33,17 @@ export async function jobToken(env: Env, job: Pick<Job, "id" | "uploadId" | "vid
  * platform's refusals, an engine that cannot be reached, or the engine's own
  * refusal of this job) when no engine accepted it.
  */
-export async function startOnEngine(env: Env, job: Job, dispatchedAt: number = Date.now()): Promise<StartJobAccepted> {
+export async function startOnEngine(
+  env: Env,
+  job: Job,
+  times: { dispatchedAt: number; grantedAt?: number } = { dispatchedAt: Date.now() },
+): Promise<StartJobAccepted> {
   const problem = engineConfigProblem(env);
   if (problem) throw new EngineMisconfiguredError(problem);
+  const token = await jobToken(env, job);
   const body: StartJobBody = StartJob.parse({
     job_id: job.id,
-    token: await jobToken(env, job),
+    token,
     video_url: job.videoUrl,
     source: job.uploadId !== null ? "upload" : "url",
     video_type: job.videoType,
@@ -46,7 +51,12 @@ export async function startOnEngine(env: Env, job: Job, dispatchedAt: number = D
     limits: engineLimits(env),
     captions_url: job.captionsUrl,
     // Handed back in the complete report, for the completion log line's queued and dispatch stages.
-    timeline: { submitted_at: Date.parse(job.createdAt), dispatched_at: dispatchedAt },
+    timeline: {
+      submitted_at: Date.parse(job.createdAt),
+      dispatched_at: times.dispatchedAt,
+      ...(times.grantedAt !== undefined ? { granted_at: times.grantedAt } : {}),
+      sent_at: Date.now(),
+    },
     time_range: job.timeRange ?? null,
   });
   let response: Response;

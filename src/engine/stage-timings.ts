@@ -4,8 +4,13 @@
  * dispatch, publish) around the engine's (from its complete report).
  *
  *   queued    submission -> the queue consumer took the job's message
- *   dispatch  the consumer took it -> the engine took the job (fleet grant,
- *             D1 and account updates, StartJob)
+ *   dispatch  the consumer took it -> the engine took the job, split (from
+ *             a Worker that sends granted_at and sent_at) into
+ *     dispatch: fleet grant    the consumer took it -> the fleet granted an engine
+ *     dispatch: bookkeeping    other jobs' grants sent, the job processing in D1
+ *                              and in its account's object, its token signed
+ *     dispatch: StartJob       StartJob built -> the engine took the job (its
+ *                              signature, an instance start included)
  *   download, probe, analysis, transcript, prompt, brand, render N, upload N,
  *   upload transcript   the engine's (StageTiming), overlapping
  *   publish   the complete call arriving -> the job completed in D1 (clips
@@ -35,7 +40,13 @@ export function completionTimes(submittedAt: number, timings: JobTimings | undef
     const engineAt = timings.engine_started_at;
     if (timings.timeline) {
       stages.push({ stage: "queued", start_ms: 0, end_ms: since(timings.timeline.dispatched_at) });
-      stages.push({ stage: "dispatch", start_ms: since(timings.timeline.dispatched_at), end_ms: since(engineAt) });
+      const { dispatched_at: dispatched, granted_at: granted, sent_at: sent } = timings.timeline;
+      stages.push({ stage: "dispatch", start_ms: since(dispatched), end_ms: since(engineAt) });
+      if (granted !== undefined && sent !== undefined) {
+        stages.push({ stage: "dispatch: fleet grant", start_ms: since(dispatched), end_ms: since(granted) });
+        stages.push({ stage: "dispatch: bookkeeping", start_ms: since(granted), end_ms: since(sent) });
+        stages.push({ stage: "dispatch: StartJob", start_ms: since(sent), end_ms: since(engineAt) });
+      }
     } else {
       stages.push({ stage: "queued and dispatch", start_ms: 0, end_ms: since(engineAt) });
     }

@@ -73,6 +73,7 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     return;
   }
   const claim = await fleetScheduler(env).claim({ jobId, accountId, dispatch }, fleetLimits(env));
+  const granted = Date.now();
   await sendDispatches(env, claim.grants);
   if (claim.state !== "granted") {
     message.ack();
@@ -111,7 +112,7 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     console.error(`recording ${jobId} as processing in its account's object failed`, err);
   }
   try {
-    await startOnEngine(env, processing, received);
+    await startOnEngine(env, processing, { dispatchedAt: received, grantedAt: granted });
   } catch (err) {
     await startFailed(env, processing, claim.dispatch, err);
     message.ack();

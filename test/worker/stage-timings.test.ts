@@ -1,6 +1,7 @@
 /**
  * Where a job's time goes (issue 30): StartJob carries when the job was
- * submitted and when its dispatch began; the engine hands them back with its
+ * submitted, when its dispatch began, when the fleet granted an engine and
+ * when StartJob was sent; the engine hands them back with its
  * stages in the complete report, and the Worker logs one line per completed
  * job with every stage from submission, in order: queued, dispatch, the
  * engine's, publish.
@@ -55,9 +56,15 @@ describe("stage timings", () => {
     expect(start.timeline!.dispatched_at).toBeGreaterThanOrEqual(start.timeline!.submitted_at);
     expect(start.timeline!.dispatched_at).toBeGreaterThanOrEqual(before);
     expect(start.timeline!.dispatched_at).toBeLessThanOrEqual(Date.now());
+    // The dispatch split: the fleet's grant, then StartJob sent, both within the dispatch.
+    const granted = start.timeline!.granted_at!;
+    const sent = start.timeline!.sent_at!;
+    expect(granted).toBeGreaterThanOrEqual(start.timeline!.dispatched_at);
+    expect(sent).toBeGreaterThanOrEqual(granted);
+    expect(sent).toBeLessThanOrEqual(Date.now());
 
     // The engine took the job 40 ms after the dispatch began, as its report says.
-    const engineStartedAt = start.timeline!.dispatched_at + 40;
+    const engineStartedAt = sent + 40;
     await client.probe({ duration_seconds: 60 });
     await client.uploadClip(0);
     const timings: JobTimings = {
@@ -78,14 +85,18 @@ describe("stage timings", () => {
 
     const line = completionLine(client.jobId);
     expect(line.clips).toBe(1);
-    expect(line.stages.map((s) => s.stage)).toEqual(["queued", "dispatch", "download", "probe", "analysis", "transcript", "render 0", "upload 0", "publish"]);
+    expect(line.stages.map((s) => s.stage)).toEqual(["queued", "dispatch", "dispatch: fleet grant", "dispatch: bookkeeping", "dispatch: StartJob", "download", "probe", "analysis", "transcript", "render 0", "upload 0", "publish"]);
     const at = (stage: string) => line.stages.find((s) => s.stage === stage)!;
     const dispatchedMs = start.timeline!.dispatched_at - submitted;
     expect(at("queued")).toEqual({ stage: "queued", start_ms: 0, end_ms: dispatchedMs });
-    expect(at("dispatch")).toEqual({ stage: "dispatch", start_ms: dispatchedMs, end_ms: dispatchedMs + 40 });
+    const engineMs = engineStartedAt - submitted;
+    expect(at("dispatch")).toEqual({ stage: "dispatch", start_ms: dispatchedMs, end_ms: engineMs });
+    expect(at("dispatch: fleet grant")).toEqual({ stage: "dispatch: fleet grant", start_ms: dispatchedMs, end_ms: granted - submitted });
+    expect(at("dispatch: bookkeeping")).toEqual({ stage: "dispatch: bookkeeping", start_ms: granted - submitted, end_ms: sent - submitted });
+    expect(at("dispatch: StartJob")).toEqual({ stage: "dispatch: StartJob", start_ms: sent - submitted, end_ms: engineMs });
     // The engine's stages, moved to submission time; they may overlap (the analysis during the download).
-    expect(at("analysis")).toEqual({ stage: "analysis", start_ms: dispatchedMs + 40 + 300, end_ms: dispatchedMs + 40 + 1400 });
-    expect(at("upload 0")).toEqual({ stage: "upload 0", start_ms: dispatchedMs + 40 + 4000, end_ms: dispatchedMs + 40 + 4100 });
+    expect(at("analysis")).toEqual({ stage: "analysis", start_ms: engineMs + 300, end_ms: engineMs + 1400 });
+    expect(at("upload 0")).toEqual({ stage: "upload 0", start_ms: engineMs + 4000, end_ms: engineMs + 4100 });
     // Publish: from the complete call's arrival to the job completed.
     expect(at("publish").start_ms).toBeGreaterThanOrEqual(arrived - submitted);
     expect(at("publish").end_ms).toBeGreaterThanOrEqual(at("publish").start_ms);
