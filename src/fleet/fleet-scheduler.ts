@@ -384,7 +384,8 @@ export class FleetScheduler extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    await followUpTick(this.env, await this.tick());
+    // The object itself frees what the probe finds gone (no call through its own stub).
+    await followUpTick(this.env, await this.tick(), (jobId) => this.instanceGone(jobId));
   }
 
   // ---- internals ----
@@ -567,13 +568,17 @@ export interface TickResult {
 }
 
 /** What the alarm (and the simulation, on its clock) does with a tick: send, stop, and ask about overdue exits. */
-export async function followUpTick(env: Env, { grants, stop, probe }: TickResult): Promise<void> {
+export async function followUpTick(
+  env: Env,
+  { grants, stop, probe }: TickResult,
+  instanceGone: (jobId: string) => Grant[] | Promise<Grant[]> = (jobId) => fleetScheduler(env).instanceGone(jobId),
+): Promise<void> {
   await sendDispatches(env, grants);
   for (const jobId of stop) await stopEngine(env, jobId, false);
   const host = engineHosts.select(env);
   for (const jobId of probe) {
     if ((await host.exited(jobId)) !== true) continue;
-    await sendDispatches(env, await fleetScheduler(env).instanceGone(jobId));
+    await sendDispatches(env, await instanceGone(jobId));
   }
 }
 
