@@ -25,23 +25,33 @@
  * pair, both faces one per half (layout split); talk, the speaking face
  * framed from 1 s after each turn starts (turns of at least the minimum shot).
  *
+ * Before: the engine's face reframing as it was before issue 24 (main at
+ * BEFORE_COMMIT, taken from git into WORK) plans the same clips in the same
+ * run: its detection's wall and CPU time beside today's, and on drift, the
+ * share of judged times its camera path held the face (read from the path,
+ * as it rendered no split and no speaker). Skipped, with a message, where
+ * git has no such commit (a shallow clone).
+ *
  * Writes the figures to bench/results/faces-<time>.json.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { ClipConfig } from "#contract";
 import { analyse } from "../../container/src/analyse/index.ts";
 import { probeSource } from "../../container/src/probe.ts";
 import { faceApi } from "../../container/src/reframe/detector.ts";
+import type { PathSegment } from "../../container/src/reframe/path.ts";
 import { planReframe, windowFractions, type ReframePlan } from "../../container/src/reframe/plan.ts";
 import { MIN_SHOT_SECONDS } from "../../container/src/reframe/speaker.ts";
 import { renderClip } from "../../container/src/render.ts";
 import { outputSize } from "../../container/src/render-geometry.ts";
 import type { Candidate, SourceInfo } from "../../container/src/types.ts";
-import { cameraTrack, decodeFrames, framedTurns, heldShare, splitFrames } from "../../container/test/helpers/faces-judge.ts";
-import { compose, conversation, PEOPLE, type Composition, type Placement, type Turn } from "../../container/test/helpers/faces-media.ts";
+import { cameraTrack, decodeFrames, framedTurns, heldShare, insideWindow, splitFrames } from "../../container/test/helpers/faces-judge.ts";
+import { compose, conversation, faceBoxAt, PEOPLE, type Composition, type Placement, type Turn } from "../../container/test/helpers/faces-media.ts";
 import { nativeRunner } from "../../container/test/helpers/media.ts";
 import { PROJECT_ROOT } from "../../scripts/local-stack/paths.ts";
 import { processTreeCpuSeconds } from "./cpu.ts";
@@ -162,8 +172,36 @@ async function sources(): Promise<Record<"walk" | "talk" | "drift" | "pair", Mad
   return { walk, talk, drift, pair };
 }
 
+/** Main just before issue 24 landed: face detection every sampled frame, no tracking, no speaker. */
+const BEFORE_COMMIT = "2bd03666802755995449da3aac24cc68c2c9ef4a";
+/** The old plan's paths have today's shape (path.ts did not change in kind). */
+type BeforePath = PathSegment;
+interface Before {
+  planReframe(args: { runner: typeof runner; source: SourceInfo; candidate: Candidate; config: ClipConfig; output: { width: number; height: number }; rawPath: string; signal: AbortSignal; onProgress: (f: number) => void }): Promise<{ used: string; facesCount: number; views: BeforePath[][] }>;
+  pathAt(path: BeforePath[], t: number): { x: number; y: number };
+  faceApi(): Promise<unknown>;
+}
+
+/** The reframe modules as they were at BEFORE_COMMIT (the engine's sources from git, beside today's node_modules), or null. */
+async function before(): Promise<Before | null> {
+  const dir = path.join(WORK, `before-${BEFORE_COMMIT.slice(0, 10)}`);
+  if (!existsSync(path.join(dir, "container", "src", "reframe", "plan.ts"))) {
+    try {
+      await mkdir(dir, { recursive: true });
+      execFileSync("sh", ["-c", `git archive ${BEFORE_COMMIT} container/src | tar -x -C '${dir}'`], { cwd: PROJECT_ROOT, stdio: ["ignore", "ignore", "pipe"] });
+    } catch (error) {
+      console.log(`bench:faces: no "before" figures (git archive ${BEFORE_COMMIT.slice(0, 10)} failed: ${String(error).split("\n")[0]})`);
+      return null;
+    }
+  }
+  const plan = (await import(pathToFileURL(path.join(dir, "container", "src", "reframe", "plan.ts")).href)) as Pick<Before, "planReframe">;
+  const paths = (await import(pathToFileURL(path.join(dir, "container", "src", "reframe", "path.ts")).href)) as Pick<Before, "pathAt">;
+  const detector = (await import(pathToFileURL(path.join(dir, "container", "src", "reframe", "detector.ts")).href)) as Pick<Before, "faceApi">;
+  return { planReframe: plan.planReframe, pathAt: paths.pathAt, faceApi: detector.faceApi };
+}
+
 /** One job's steps as the engine runs them, measured. */
-async function costJob(source: Made, reframe: "faces" | "center"): Promise<Record<string, unknown>> {
+async function costJob(source: Made, reframe: "faces" | "center", old: Before | null = null): Promise<Record<string, unknown>> {
   const config = ClipConfig.parse({ ...COST_CONFIG, reframe });
   const job = await measured(async () => {
     const info = await probe(source.path);
@@ -187,9 +225,17 @@ async function costJob(source: Made, reframe: "faces" | "center"): Promise<Recor
         render_cpu_s: round(render.cpu),
       });
     }
-    return { analysis, clips };
+    return { analysis, clips, info, candidates: analysis.value.slice(0, config.max_clips) };
   });
   const clips = job.value.clips;
+  if (old && reframe === "faces") {
+    // The same clips planned as before issue 24, after the job's clock stopped (not rendered: only detection's cost is compared).
+    for (const [index, candidate] of job.value.candidates.entries()) {
+      const { info } = job.value;
+      const previous = await measured(() => old.planReframe({ runner, source: info, candidate, config, output: outputSize(config, info), rawPath: path.join(WORK, `before-${index}.rgb`), signal, onProgress: () => {} }));
+      Object.assign(clips[index]!, { before_faces: previous.value.facesCount, before_detection_wall_s: round(previous.wall, 2), before_detection_cpu_s: round(previous.cpu, 2) });
+    }
+  }
   const sum = (key: string) => clips.reduce((s, c) => s + Number(c[key]), 0);
   const frames = sum("frames");
   return {
@@ -203,6 +249,16 @@ async function costJob(source: Made, reframe: "faces" | "center"): Promise<Recor
     detection_share_cpu: round(sum("detection_cpu_s") / job.cpu, 3),
     frames_per_wall_s: frames > 0 ? round(frames / sum("detection_wall_s")) : 0,
     frames_per_cpu_s: frames > 0 ? round(frames / sum("detection_cpu_s")) : 0,
+    ...(old && reframe === "faces"
+      ? {
+          before_detection_wall_s: round(sum("before_detection_wall_s"), 2),
+          before_detection_cpu_s: round(sum("before_detection_cpu_s"), 2),
+          detection_vs_before_cpu: round(sum("detection_cpu_s") / sum("before_detection_cpu_s"), 3),
+          detection_vs_before_wall: round(sum("detection_wall_s") / sum("before_detection_wall_s"), 3),
+          // Today's job with the old detection in place of the new (the renders of the two differ little): an estimate, not a run.
+          before_detection_share_cpu_est: round(sum("before_detection_cpu_s") / (job.cpu - sum("detection_cpu_s") + sum("before_detection_cpu_s")), 3),
+        }
+      : {}),
     clips,
   };
 }
@@ -223,13 +279,22 @@ async function rendered(source: Made, name: string, layout: "single" | "split", 
   return { plan, out: await decodeFrames(file, 2, 180, 320) };
 }
 
-async function framing(all: Awaited<ReturnType<typeof sources>>): Promise<Record<string, unknown>> {
+async function framing(all: Awaited<ReturnType<typeof sources>>, old: Before | null): Promise<Record<string, unknown>> {
   const single = (s: Made) => windowFractions(9 / 16, s.width, s.height).width;
   const half = (s: Made) => windowFractions(180 / 160, s.width, s.height).width;
 
   const drift = await rendered(all.drift, "drift", "single", true);
   const driftCamera = await cameraTrack(all.drift, drift.out, single(all.drift));
   const held = heldShare(all.drift.people[0]!, drift.out, driftCamera, single(all.drift), all.drift.width);
+  let heldBefore: number | undefined;
+  if (old) {
+    // Before: the old plan's camera path at the same judged times (what its crop expression rendered).
+    const info = await probe(all.drift.path);
+    const config = ClipConfig.parse({ aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 180, reframe: "faces", captions: "off" });
+    const plan = await old.planReframe({ runner, source: info, candidate: whole(info), config, output: outputSize(config, info), rawPath: path.join(WORK, "before-drift.rgb"), signal, onProgress: () => {} });
+    const times = drift.out.times;
+    heldBefore = times.filter((t) => insideWindow(faceBoxAt(all.drift.people[0]!, t), old.pathAt(plan.views[0]!, t).x, single(all.drift), all.drift.width)).length / times.length;
+  }
 
   const pair = await rendered(all.pair, "pair", "split", false);
   const split = splitFrames(pair.out);
@@ -245,7 +310,7 @@ async function framing(all: Awaited<ReturnType<typeof sources>>): Promise<Record
   const talkCamera = await cameraTrack(all.talk, talk.out, single(all.talk));
   const turns = framedTurns({ turns: all.talk.turns, placements: all.talk.people, out: talk.out, camera: talkCamera, split: splitFrames(talk.out), window: single(all.talk), sourceWidth: all.talk.width, shortest: MIN_SHOT_SECONDS, within: 1 });
   return {
-    drift: { faces: drift.plan.facesCount, frames_judged: drift.out.frames.length, face_in_crop: round(held, 3) },
+    drift: { faces: drift.plan.facesCount, frames_judged: drift.out.frames.length, face_in_crop: round(held, 3), ...(heldBefore !== undefined ? { before_face_in_crop: round(heldBefore, 3) } : {}) },
     pair_split: { faces: pair.plan.facesCount, frames_judged: pair.out.frames.length, both_one_per_half: round(both / pair.out.frames.length, 3) },
     talk: { faces: talk.plan.facesCount, turns_judged: turns.length, speaker_framed_within_1s: round(turns.filter(Boolean).length / turns.length, 3) },
   };
@@ -255,19 +320,22 @@ async function main(): Promise<void> {
   await mkdir(WORK, { recursive: true });
   const all = await sources();
   // Loading the models is once per engine process, not per job: done before any clock starts, reported apart.
+  const loadAtStart = os.loadavg().map((l) => round(l));
   const load = await measured(() => faceApi());
+  const old = await before();
+  await old?.faceApi();
   const cost: Record<string, unknown>[] = [];
   for (const name of ["walk", "talk"] as const) {
-    const faces = await costJob(all[name], "faces");
+    const faces = await costJob(all[name], "faces", old);
     const center = await costJob(all[name], "center");
     cost.push({ source: name, faces, center, faces_vs_center_wall: round(Number(faces.job_wall_s) / Number(center.job_wall_s), 2), faces_vs_center_cpu: round(Number(faces.job_cpu_s) / Number(center.job_cpu_s), 2) });
   }
   const summary = {
-    machine: { cpus: os.cpus().length, load_average_at_end: os.loadavg().map((l) => round(l)) },
+    machine: { cpus: os.cpus().length, load_average_at_start: loadAtStart, load_average_at_end: os.loadavg().map((l) => round(l)) },
     model_load_wall_s: round(load.wall, 2),
     model_load_cpu_s: round(load.cpu, 2),
     cost,
-    framing: await framing(all),
+    framing: await framing(all, old),
   };
   console.log(JSON.stringify(summary, null, 2));
   const out = path.join(PROJECT_ROOT, "bench", "results");

@@ -12,6 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClipConfig } from "#contract";
 import { cachedMedia } from "../../test/media/generate.ts";
+import { chooseBackend } from "../src/ffmpeg/index.ts";
 import { createNativeRunner } from "../src/ffmpeg/native.ts";
 import { proxyEnvironment } from "../src/source/ytdlp.ts";
 import { CHILD_ENVIRONMENT, childEnvironment, runProcess } from "../src/spawn.ts";
@@ -98,6 +99,15 @@ describe("a child process's environment", () => {
       await chmod(file, 0o755);
       return file;
     }
+
+    it("the engine's check of its ffmpeg and ffprobe at start sees no key either", async () => {
+      const choice = await chooseBackend({ env: { PATH: process.env.PATH, FFMPEG_PATH: await wrapper("version-ffmpeg", FFMPEG), FFPROBE_PATH: await wrapper("version-ffprobe", FFPROBE) } });
+      expect(choice.backend).toBe("native");
+      const files = (await readdir(dumps)).filter((name) => name.startsWith("version-") && name.endsWith(".env"));
+      expect(files.some((name) => name.startsWith("version-ffmpeg-"))).toBe(true);
+      expect(files.some((name) => name.startsWith("version-ffprobe-"))).toBe(true);
+      for (const file of files) expectClean(parseEnv(await readFile(path.join(dumps, file), "utf8")), Object.values(PLANTED));
+    });
 
     it("ffmpeg and ffprobe see neither the job's token nor any key", async () => {
       const runner = createNativeRunner({ ffmpegPath: await wrapper("ffmpeg", FFMPEG), ffprobePath: await wrapper("ffprobe", FFPROBE) });

@@ -244,7 +244,8 @@ describe("engine server", () => {
     const send = () => fetch(`${engine.base}/jobs`, { method: "POST", headers: { "content-type": "application/json", [ENGINE_SIGNATURE_HEADER]: signature }, body: text });
     const first = await send();
     expect(first.status).toBe(202);
-    await waitFor(() => finished(jobId), 20_000, "the first run to end");
+    // Ended: reported to the Worker, and let go by the engine (which it does just after the report).
+    await waitFor(() => finished(jobId) && engine.engine.activeJobs() === 0, 20_000, "the first run to end");
     // Replayed after the job ended (where a re-run would do the work again) and again at once.
     for (let i = 0; i < 2; i += 1) {
       const again = await send();

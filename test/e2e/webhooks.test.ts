@@ -211,7 +211,8 @@ describe("webhooks end to end", TEST_TIMEOUT, () => {
     const hung = await settle(async () => receiver.for(path).find((r) => r.closedAt !== undefined), "the hung request closed", 60_000);
     const heldMs = hung.closedAt! - hung.at;
     expect(heldMs).toBeGreaterThanOrEqual(14_000);
-    expect(heldMs).toBeLessThan(20_000);
+    // Cut, not left hanging (the receiver never answers): well under the 60 s this waits, with room for a loaded machine.
+    expect(heldMs).toBeLessThan(30_000);
     const done = await settle(async () => {
       const [latest] = await deliveries(account, hook.webhook_id);
       return latest?.status === "succeeded" ? latest : undefined;

@@ -82,10 +82,12 @@ describe("per session", { timeout: 120_000 }, () => {
     const used = items(res.headers.get("RateLimit")).get(SESSION_POLICY)!;
     const left = used.r!;
 
-    // The rest of the session's window, polled one after the other from addresses of many /64s.
+    // The rest of the session's window, polled one after the other, each poll from the next of three /64s (a
+    // new client window costs a Durable Object of its own; three show that the session window spans addresses).
+    const prefixes = [fresh64(), fresh64(), fresh64()];
     const polls: Response[] = [];
     for (let i = 0; i < left + 1; i++) {
-      const poll = await visitor.get("/dashboard/jobs/job_doesnotexist00000000/status.json", { "CF-Connecting-IP": `${fresh64()}::${(i + 1).toString(16)}` });
+      const poll = await visitor.get("/dashboard/jobs/job_doesnotexist00000000/status.json", { "CF-Connecting-IP": `${prefixes[i % 3]}::${(i + 1).toString(16)}` });
       polls.push(poll);
       if (poll.status !== 429) await poll.body?.cancel();
     }

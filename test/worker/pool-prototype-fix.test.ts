@@ -1,16 +1,17 @@
 /**
- * The test pool's prototype workaround (pool-prototype-fix.ts), on a wrapper
- * built the way the pool builds its Durable Object wrappers: with the
- * workaround a lookup on the thousandth object walks one proxy, without it a
- * thousand. (bench/fleet/pool.bench-run.ts times real AccountState calls.)
+ * The test pool's prototype workaround (pool-prototype-fix.ts), on wrappers
+ * built the way the pool builds its Durable Object and Worker entrypoint
+ * wrappers: with the workaround a lookup on the thousandth object walks one
+ * proxy, without it a thousand. (bench/fleet/pool.bench-run.ts times real
+ * AccountState calls.)
  */
-import { env, runInDurableObject } from "cloudflare:test";
-import { DurableObject } from "cloudflare:workers";
+import { createExecutionContext, env, runInDurableObject } from "cloudflare:test";
+import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { installPoolPrototypeFix, uninstallPoolPrototypeFix } from "./pool-prototype-fix";
 
 /** The pool's createProxyPrototypeClass, counting its get traps. */
-function poolWrapper() {
+function poolWrapper(base: typeof DurableObject | typeof WorkerEntrypoint = DurableObject) {
   const counter = { traps: 0 };
   function Class(this: unknown, ...args: unknown[]): object {
     Class.prototype = new Proxy(Class.prototype as object, {
@@ -19,10 +20,10 @@ function poolWrapper() {
         return Reflect.get(target, key, receiver);
       },
     });
-    return Reflect.construct(DurableObject, args, Class);
+    return Reflect.construct(base, args, Class);
   }
-  Reflect.setPrototypeOf(Class.prototype, DurableObject.prototype);
-  Reflect.setPrototypeOf(Class, DurableObject);
+  Reflect.setPrototypeOf(Class.prototype, base.prototype);
+  Reflect.setPrototypeOf(Class, base);
   return { Class: Class as unknown as new (...args: unknown[]) => Record<string, unknown>, counter };
 }
 
@@ -39,6 +40,16 @@ async function trapsOnLookupAfter(objects: number): Promise<number> {
   });
 }
 
+/** The same for the Worker's entrypoint wrapper (built for every SELF.fetch, queue or scheduled event). */
+function entrypointTrapsOnLookupAfter(objects: number): number {
+  const { Class, counter } = poolWrapper(WorkerEntrypoint);
+  let last: Record<string, unknown> = {};
+  for (let i = 0; i < objects; i += 1) last = new Class(createExecutionContext(), env);
+  counter.traps = 0;
+  void last.someRpcMethod;
+  return counter.traps;
+}
+
 describe("the pool prototype workaround", () => {
   afterEach(() => installPoolPrototypeFix());
 
@@ -50,5 +61,12 @@ describe("the pool prototype workaround", () => {
   it("is what stands between a lookup and a chain as long as the objects built", async () => {
     uninstallPoolPrototypeFix();
     expect(await trapsOnLookupAfter(1000)).toBe(1000);
+  });
+
+  it("keeps the Worker's entrypoint wrapper one proxy deep too", () => {
+    installPoolPrototypeFix();
+    expect(entrypointTrapsOnLookupAfter(1000)).toBe(1);
+    uninstallPoolPrototypeFix();
+    expect(entrypointTrapsOnLookupAfter(1000)).toBe(1000);
   });
 });

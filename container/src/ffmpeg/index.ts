@@ -14,6 +14,7 @@ import { execFile } from "node:child_process";
 import { constants as fsConstants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import path from "node:path";
+import { childEnvironment } from "../spawn.ts";
 import { createNativeRunner } from "./native.ts";
 import type { BackendName, FfmpegRunner } from "./runner.ts";
 import { createWasmRunner } from "./wasm.ts";
@@ -80,7 +81,8 @@ async function resolveExecutable(command: string, env: NodeJS.ProcessEnv): Promi
 
 function runsVersion(binary: string): Promise<boolean> {
   return new Promise((resolve) => {
-    execFile(binary, ["-version"], { timeout: VERSION_CHECK_TIMEOUT_MS, windowsHide: true }, (error, stdout) => {
+    // The minimal environment, like every child (spawn.ts): this one runs before any job, but still never sees the engine's.
+    execFile(binary, ["-version"], { timeout: VERSION_CHECK_TIMEOUT_MS, windowsHide: true, env: childEnvironment() }, (error, stdout) => {
       resolve(error === null && /version/i.test(stdout));
     });
   });

@@ -329,6 +329,8 @@ export async function planReframe(args: PlanArgs): Promise<ReframePlan> {
   const tracker = new Tracker({
     sceneStarts: sceneStarts(candidate),
     mouthsWanted: (t) => speech !== null && speech.some((s) => t >= s.from - MOUTH_MARGIN_SECONDS && t < s.to + MOUTH_MARGIN_SECONDS),
+    // Turns shorter than a shot are told apart only where they can be shown: layout auto's split of a quick exchange.
+    everyFrameMouths: config.layout === "auto",
   });
   try {
     for await (const frame of sampled.frames()) {

@@ -46,7 +46,15 @@ const LONGEST_FINE_SECONDS = 12;
 const MOTION_FINE_SECONDS = 4;
 /** Faces smaller than this share of the frame's longer side are the tiles' to find. */
 const SMALL_FACE = 1 / 8;
-/** Between scans, a face is looked for this often (seconds; every sampled frame while mouths are measured). */
+/**
+ * Mouths are measured this often (seconds) while they are wanted: every other
+ * sampled frame. The landmark net is most of a conversation's detection cost,
+ * and a shot lasts at least MIN_SHOT_SECONDS (speaker.ts). Where turns shorter
+ * than a shot matter (layout auto shows a quick exchange split), every
+ * sampled frame (TrackerOptions.everyFrameMouths).
+ */
+const MOUTH_SECONDS = 0.5;
+/** Between scans, a face is looked for this often (seconds; at every measure of the mouths while they are measured). */
 const FOLLOW_SECONDS = 0.75;
 /** Unseen for this long, a track is lost (only a scan can find it again). */
 const LOST_SECONDS = 1.5;
@@ -167,6 +175,8 @@ export interface TrackerOptions {
   sceneStarts: number[];
   /** Whether mouths are worth measuring at `t` (someone may be speaking then). */
   mouthsWanted: (t: number) => boolean;
+  /** Measure mouths at every sampled frame, not every MOUTH_SECONDS. */
+  everyFrameMouths?: boolean;
 }
 
 export class Tracker {
@@ -176,6 +186,7 @@ export class Tracker {
   private lastScan = Number.NEGATIVE_INFINITY;
   private lastFine = Number.NEGATIVE_INFINITY;
   private fineEvery = FINE_SECONDS;
+  private lastMouths = Number.NEGATIVE_INFINITY;
   /** A small grey picture of the frame at the last scan, and at the last fine scan with the faces followed then. */
   private lastPicture: Uint8Array | undefined;
   private finePicture: { picture: Uint8Array; faces: FaceBox[] } | undefined;
@@ -257,11 +268,13 @@ export class Tracker {
         await this.scan(t, scene, fine, picture, frame, found, look);
       }
     }
-    const mouths = this.live.length >= 2 && this.options.mouthsWanted(t);
+    const mouthsDue = this.options.everyFrameMouths === true || t - this.lastMouths >= MOUTH_SECONDS - 1e-6;
+    const mouths = this.live.length >= 2 && mouthsDue && this.options.mouthsWanted(t);
+    if (mouths) this.lastMouths = t;
     for (const live of this.live) {
       if (found.has(live) || t - live.lastSeen > LOST_SECONDS) continue;
       // Between scans a face is looked for every FOLLOW_SECONDS (the camera glides between sightings),
-      // or at every frame while mouths are measured.
+      // or at every measure of the mouths.
       if (!mouths && t - live.lastLooked < FOLLOW_SECONDS - 1e-6) continue;
       const last = live.track.points.at(-1)!;
       const still = change(thumbnail(frame.rgb, frame.width, frame.height, last.box), live.thumb) < STILL_CHANGE;
