@@ -65,6 +65,16 @@ export class ClipEngine extends Container {
     }
   }
 
+  /**
+   * Whether the container process is gone, from the runtime itself
+   * (`ctx.container.running`). The library's stored state (getState) stays
+   * "healthy" after an exit until its alarm resyncs it and calls onStop, so
+   * the fleet asks this when an exit notice is overdue. Starts nothing.
+   */
+  async exited(): Promise<boolean> {
+    return !(this.ctx.container?.running ?? false);
+  }
+
   // Assigned in a static block, not declared as a static field: the base class
   // registers handlers through its `outboundByHost` setter, which a class field
   // (define semantics under ES2022) would shadow without calling.

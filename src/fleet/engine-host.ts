@@ -80,6 +80,11 @@ export interface EngineHost {
   stop(jobId: string, engineReported: boolean): Promise<void>;
   /** Renews a Container's sleep timer (its own outbound calls do not). */
   keepAwake(jobId: string): Promise<void>;
+  /**
+   * Whether the job's instance has exited, as the platform sees it (the
+   * fleet asks when an exit notice is overdue); null when it cannot tell.
+   */
+  exited(jobId: string): Promise<boolean | null>;
 }
 
 const CONTAINER_ORIGIN = "http://engine.container";
@@ -118,6 +123,9 @@ export function processHost(url: string, secret: SigningKey): EngineHost {
       if (!response.ok && response.status !== 404) throw new EngineUnavailableError(`engine answered ${response.status} to cancel`);
     },
     async keepAwake() {},
+    async exited() {
+      return null;
+    },
     async serving() {
       return "unknown";
     },
@@ -129,6 +137,8 @@ export interface ContainerStub {
   fetch(request: Request): Promise<Response>;
   stop(signal?: "SIGTERM" | "SIGKILL" | "SIGINT"): Promise<void>;
   renewActivityTimeout(): Promise<void> | void;
+  /** ClipEngine.exited(): the runtime's own `ctx.container.running`, not the library's stored state. */
+  exited(): Promise<boolean>;
   /** lib Container.getState(): "stopped" / "stopped_with_code" once the process exited. */
   getState(): Promise<{ status: string }>;
 }
@@ -167,6 +177,14 @@ export function containerHost(namespace: ContainerNamespace, secret: SigningKey)
     async stop(jobId) {
       // Container.stop() signals only a running instance; SIGTERM lets the engine clean up.
       await stubFor(jobId).stop("SIGTERM");
+    },
+    async exited(jobId) {
+      try {
+        return await stubFor(jobId).exited();
+      } catch (err) {
+        console.warn(`asking whether ${jobId}'s engine exited failed: ${err instanceof Error ? err.message : String(err)}`);
+        return null;
+      }
     },
     async keepAwake(jobId) {
       try {

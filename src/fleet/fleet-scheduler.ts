@@ -21,9 +21,10 @@ import { DurableObject } from "cloudflare:workers";
 import type { JobMessage } from "../queue/message";
 import { roundFor } from "./fair-rule";
 import * as tables from "./fleet-tables";
-import { stopEngine } from "./engine-host";
+import { engineHosts, stopEngine } from "./engine-host";
 import { fleetLimits, type FleetLimits } from "./limits";
 import { RankedLine } from "./ranked-line";
+import { fleetScheduler } from "./stub";
 import { fleetTime } from "./time";
 
 export interface Grant {
@@ -103,6 +104,14 @@ export const RECONCILE_GRACE_MS = 60_000;
 export function startRetryDelaySeconds(failures: number): number {
   return Math.min(60, 15 * 2 ** Math.max(0, failures - 1));
 }
+/**
+ * A stopping instance whose exit notice (ClipEngine.onStop) has not come this
+ * long after its stop is asked about (our engine exits in seconds; a notice
+ * can be lost in a deploy): gone, its slot is free at once instead of after
+ * ENGINE_STOP_GRACE_SECONDS. At most EXIT_PROBES_PER_TICK a tick.
+ */
+export const EXIT_PROBE_AFTER_MS = 60_000;
+const EXIT_PROBES_PER_TICK = 50;
 /** An operator has to fix the deployment: look again every five minutes, without a budget. */
 const MISCONFIGURED_RETRY_SECONDS = 300;
 
@@ -341,7 +350,7 @@ export class FleetScheduler extends DurableObject<Env> {
    * Returns the grants (to send) and the jobs whose end the fleet learned
    * from D1 (their engines may still run: to stop); the alarm does both.
    */
-  async tick(limits?: FleetLimits): Promise<{ grants: Grant[]; stop: string[] }> {
+  async tick(limits?: FleetLimits): Promise<TickResult> {
     const now = fleetTime.now();
     this.remember(limits);
     const stop = await this.reconcile(now);
@@ -358,13 +367,25 @@ export class FleetScheduler extends DurableObject<Env> {
       this.armAlarm(now);
       return grants;
     });
-    return { grants, stop };
+    const probe = tables.overdueStopping(this.sql, now - EXIT_PROBE_AFTER_MS, EXIT_PROBES_PER_TICK);
+    return { grants, stop, probe };
+  }
+
+  /**
+   * The platform says the instance of a stopping job is gone (an exit probe):
+   * its slot is free. Only for a job that holds no engine again (see
+   * overdueStopping); the notice itself (instanceStopped) does the rest.
+   */
+  instanceGone(jobId: string): Grant[] {
+    return this.atomically(() => {
+      if (tables.findHolding(this.sql, jobId) || !tables.removeStopping(this.sql, jobId)) return [];
+      return this.pump(fleetTime.now());
+    });
   }
 
   override async alarm(): Promise<void> {
-    const { grants, stop } = await this.tick();
-    await sendDispatches(this.env, grants);
-    for (const jobId of stop) await stopEngine(this.env, jobId, false);
+    // The object itself frees what the probe finds gone (no call through its own stub).
+    await followUpTick(this.env, await this.tick(), (jobId) => this.instanceGone(jobId));
   }
 
   // ---- internals ----
@@ -534,6 +555,30 @@ export class FleetScheduler extends DurableObject<Env> {
       }
     });
     return ended;
+  }
+}
+
+export interface TickResult {
+  /** Grants to send. */
+  grants: Grant[];
+  /** Jobs whose end the fleet learned from D1: their engines may still run. */
+  stop: string[];
+  /** Stopping instances whose exit notice is overdue: to ask the platform about. */
+  probe: string[];
+}
+
+/** What the alarm (and the simulation, on its clock) does with a tick: send, stop, and ask about overdue exits. */
+export async function followUpTick(
+  env: Env,
+  { grants, stop, probe }: TickResult,
+  instanceGone: (jobId: string) => Grant[] | Promise<Grant[]> = (jobId) => fleetScheduler(env).instanceGone(jobId),
+): Promise<void> {
+  await sendDispatches(env, grants);
+  for (const jobId of stop) await stopEngine(env, jobId, false);
+  const host = engineHosts.select(env);
+  for (const jobId of probe) {
+    if ((await host.exited(jobId)) !== true) continue;
+    await sendDispatches(env, await instanceGone(jobId));
   }
 }
 

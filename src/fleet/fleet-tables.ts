@@ -214,6 +214,22 @@ export function stoppingCount(sql: SqlStorage): number {
   return sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM stopping`).one().n;
 }
 
+/**
+ * Stopping instances whose exit has not been reported since `sinceBeforeMs`,
+ * oldest first, leaving out jobs that hold an engine again (their instance,
+ * of the same name, may be the new one).
+ */
+export function overdueStopping(sql: SqlStorage, sinceBeforeMs: number, limit: number): string[] {
+  return sql
+    .exec<{ job_id: string }>(
+      `SELECT job_id FROM stopping WHERE since_ms <= ? AND job_id NOT IN (SELECT job_id FROM holding) ORDER BY since_ms LIMIT ?`,
+      sinceBeforeMs,
+      limit,
+    )
+    .toArray()
+    .map((r) => r.job_id);
+}
+
 export function nextStoppingExpiry(sql: SqlStorage): number | null {
   return sql.exec<{ until_ms: number }>(`SELECT until_ms FROM stopping ORDER BY until_ms LIMIT 1`).toArray()[0]?.until_ms ?? null;
 }

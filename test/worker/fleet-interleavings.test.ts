@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AccountState } from "../../src/account/account-state";
 import { accountState } from "../../src/account/stub";
 import { app } from "../../src/app";
-import { sendDispatches } from "../../src/fleet/fleet-scheduler";
+import { followUpTick, sendDispatches } from "../../src/fleet/fleet-scheduler";
 import { fleetLimits } from "../../src/fleet/limits";
 import { fleetTime } from "../../src/fleet/time";
 import { handleDeadLetters } from "../../src/queue/dead-letter";
@@ -285,5 +285,54 @@ describe("the busy loop", () => {
     expect(job.credits_charged ?? 0).toBe(0);
     expect((await fleetStub.snapshot()).holding).toEqual([]);
     expect(queue.sent).toEqual([]);
+  });
+});
+
+describe("an exit notice lost", () => {
+  it("frees the slot once the platform says the instance is gone (a minute on), not after the 16-minute grace, and not while it still stops", async () => {
+    const clock = new SimClock(Date.now());
+    fleetTime.now = () => clock.epochMs();
+    const starts = new Map<string, string[]>();
+    const queue = recordingQueue(clock);
+    let testEnv: Env = env;
+    // Every ClipEngine.onStop is lost; A's instance takes 150 s to exit after SIGTERM.
+    const standIn = standInFor(clock, () => testEnv, { maxInstances: 1, onStopLost: 1, exitSeconds: () => 150, spawn: acceptingEngine(starts) });
+    const fleet = privateFleet();
+    testEnv = { ...env, ENGINE_URL: "", ENGINE: standIn.namespace() as unknown as Env["ENGINE"], JOBS: queue.queue, FLEET: fleet, ENGINE_MAX_INSTANCES: "1" };
+    const fleetStub = fleet.get(fleet.idFromName("fleet"));
+    const [first, second] = [await createAccount(), await createAccount()];
+    const a = await submitWith(testEnv, first);
+    const b = await submitWith(testEnv, second);
+    // Deliveries as they fall due, and the fleet's alarm once a simulated minute.
+    const runMinutes = async (minutes: number) => {
+      for (let minute = 0; minute < minutes; minute += 1) {
+        const end = clock.now() + 60;
+        while (clock.now() < end) {
+          for (const m of queue.takeDue()) await clock.settle(deliver(testEnv, m.body));
+          await clock.advance(1);
+        }
+        await followUpTick(testEnv, await fleetStub.tick(fleetLimits(testEnv)));
+      }
+    };
+    await runMinutes(1);
+    expect(starts.get(a)).toHaveLength(1);
+
+    await expectAck(await callback(testEnv, a, starts.get(a)![0]!, "fail", { code: "source_unreachable", message: "gone" }));
+    expect(standIn.stateOf(a)).toBe("stopping");
+    // Overdue after a minute, but still stopping: asked, and the slot stays held.
+    await runMinutes(2);
+    expect(standIn.stateOf(a)).toBe("stopping");
+    expect(starts.get(b)).toBeUndefined();
+    expect((await fleetStub.snapshot()).stopping).toBe(1);
+
+    // It exits at 150 s, its notice lost: the next alarm finds it gone and B starts.
+    await runMinutes(2);
+    expect(standIn.stateOf(a)).toBe("stopped");
+    expect(standIn.onStopLostCount).toBe(1);
+    expect(starts.get(b)).toHaveLength(1);
+    expect((await getJob(second, b)).status).toBe("processing");
+    expect(standIn.refusedAtLimit).toBe(0);
+    const bStart = standIn.history.find((r) => r.name === b)!.startedAt;
+    expect(bStart - standIn.history.find((r) => r.name === a)!.stoppedAt!).toBeLessThanOrEqual(60 + 5);
   });
 });

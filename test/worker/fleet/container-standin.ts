@@ -212,6 +212,8 @@ export class ContainerStandIn {
       fetch: (request: Request) => this.fetch(name, request),
       stop: async (signal: "SIGTERM" | "SIGKILL" | "SIGINT" = "SIGTERM") => this.signal(this.instance(name), signal, "worker"),
       renewActivityTimeout: () => this.renew(this.instance(name)),
+      // ClipEngine.exited: ctx.container.running is false once the process exited (and before any start).
+      exited: async () => this.instance(name).state === "stopped",
       // lib getState: "healthy" from port-ready until the process exits (nothing sets "stopping" on a signal).
       getState: async () => {
         const state = this.instance(name).state;

@@ -25,9 +25,8 @@ import { app } from "../../../src/app";
 import { ENGINE_SIGNATURE_HEADER, StartJob } from "#contract";
 import { judgeAsEngine } from "../engine-stub";
 import { createAccount as createAccountRow } from "../../../src/db/accounts";
-import { stopEngine } from "../../../src/fleet/engine-host";
 import { issueApiKey } from "../../../src/keys/issue";
-import { sendDispatches } from "../../../src/fleet/fleet-scheduler";
+import { followUpTick } from "../../../src/fleet/fleet-scheduler";
 import { fleetLimits } from "../../../src/fleet/limits";
 import { fleetTime } from "../../../src/fleet/time";
 import { expireOverdueJob } from "../../../src/jobs/lifecycle";
@@ -608,9 +607,7 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     if (allEnded()) return;
     // A timer whose run fails (a Durable Object reset under it) runs again at its next time, as alarms are retried.
     try {
-      const { grants, stop } = await spent.on("fleet tick", () => fleetStub.tick(fleetLimits(simEnv)));
-      await sendDispatches(simEnv, grants);
-      for (const jobId of stop) await stopEngine(simEnv, jobId, false);
+      await followUpTick(simEnv, await spent.on("fleet tick", () => fleetStub.tick(fleetLimits(simEnv))));
     } catch (err) {
       console.warn(`fleet alarm failed: ${err instanceof Error ? err.message : String(err)}`);
     }
