@@ -92,6 +92,7 @@ function dispatchFigures(job: StackJobFigures) {
 function caseFigures(job: StackJobFigures, floorSeconds: number, floorCpu: number) {
   return {
     client_seconds: round(job.clientSeconds),
+    longest_poll_gap_seconds: round(job.longestPollGapSeconds),
     worker_total_seconds: round(job.workerTotalSeconds),
     floor_seconds: round(floorSeconds),
     ratio: round(job.clientSeconds / floorSeconds, 3),
@@ -109,7 +110,7 @@ function caseFigures(job: StackJobFigures, floorSeconds: number, floorCpu: numbe
 function printCase(title: string, job: StackJobFigures, figures: ReturnType<typeof caseFigures>, floorNote: string): void {
   console.log(`\n== ${title} ==`);
   console.log(waterfall(job));
-  console.log(`client: submission -> completed seen     ${figures.client_seconds} s  (polling every ${POLL_MS} ms; the Worker's own total ${figures.worker_total_seconds} s)`);
+  console.log(`client: submission -> completed seen     ${figures.client_seconds} s  (polling every ${POLL_MS} ms, longest gap between answers ${figures.longest_poll_gap_seconds} s; the Worker's own total ${figures.worker_total_seconds} s)`);
   console.log(`floor:  ${floorNote.padEnd(33)} ${figures.floor_seconds} s`);
   console.log(`ratio job / floor:                       ${figures.ratio}  (target <= 1.05, aim 1.02)`);
   console.log(`CPU: engine ${figures.cpu_seconds.engine} s + Worker ${figures.cpu_seconds.worker} s against the floor's ${figures.cpu_seconds.floor} s (ratio ${figures.cpu_ratio})`);

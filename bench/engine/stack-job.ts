@@ -34,6 +34,8 @@ export interface StackJobFigures {
   /** CPU of the engine's process tree (engine and ffmpeg) and of the Worker's (wrangler, workerd) during the job. */
   engineCpuSeconds: number;
   workerCpuSeconds: number;
+  /** The longest time between two answers to the client's GETs: a long one means the client saw the end late (a slow GET, not the job). */
+  longestPollGapSeconds: number;
   loadBefore: number;
   loadAfter: number;
 }
@@ -71,7 +73,17 @@ export async function runStackJob(
   const cpuBefore = treeCpu(stack);
   const started = performance.now();
   const submitted = await client.submit(submission);
-  const job = await client.waitForJob(submitted.job_id, { timeoutMs, intervalMs: POLL_MS });
+  let lastAnswer = performance.now();
+  let longestGap = 0;
+  const job = await client.waitForJob(submitted.job_id, {
+    timeoutMs,
+    intervalMs: POLL_MS,
+    onUpdate: () => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - lastAnswer);
+      lastAnswer = now;
+    },
+  });
   const clientSeconds = (performance.now() - started) / 1000;
   const cpuAfter = treeCpu(stack);
   if (job.status !== "completed") throw new Error(`job ${job.job_id} ended ${job.status}: ${JSON.stringify(job.error ?? null)} (logs in ${stack.logsDir})`);
@@ -90,6 +102,7 @@ export async function runStackJob(
     workerTotalSeconds: line.total_ms / 1000,
     engineCpuSeconds: cpuAfter.engine - cpuBefore.engine,
     workerCpuSeconds: cpuAfter.worker - cpuBefore.worker,
+    longestPollGapSeconds: longestGap / 1000,
     loadBefore,
     loadAfter: loadavg()[0] ?? 0,
   };

@@ -31,8 +31,11 @@ let source: string;
 async function measuring(jobId: string): Promise<boolean> {
   for (const name of await readdir(workRoot).catch(() => [] as string[])) {
     if (!name.startsWith(jobId)) continue;
-    const size = await stat(path.join(workRoot, name, "early", "analysis-speech.s16")).then((s) => s.size, () => 0);
-    if (size > 0) return true;
+    const early = path.join(workRoot, name, "early");
+    for (const file of await readdir(early).catch(() => [] as string[])) {
+      if (!file.startsWith("analysis-speech-")) continue;
+      if ((await stat(path.join(early, file)).then((s) => s.size, () => 0)) > 0) return true;
+    }
   }
   return false;
 }

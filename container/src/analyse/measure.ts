@@ -21,6 +21,7 @@
  * to the one probing accepted, and the only protocol allowed is `file` (or
  * `pipe` for a streamed source).
  */
+import { randomBytes } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
@@ -121,8 +122,11 @@ export function measureArgs(input: MeasureInput, plan: MeasurePlan, paths: { pcm
 }
 
 export async function measure(runner: FfmpegRunner, input: MeasureInput, plan: MeasurePlan, opts: MeasureOptions): Promise<Measurements> {
-  const pcmPath = plan.hasAudio && plan.speech && opts.model ? join(opts.workDir, "analysis-speech.s16") : null;
-  const framesPath = join(opts.workDir, `analysis-${plan.frames}.gray`);
+  // Names of this pass only: two passes over sources in one directory (a job's streamed pass and its
+  // fallback, or tests sharing generated media) must not write or delete each other's files.
+  const tag = randomBytes(4).toString("hex");
+  const pcmPath = plan.hasAudio && plan.speech && opts.model ? join(opts.workDir, `analysis-speech-${tag}.s16`) : null;
+  const framesPath = join(opts.workDir, `analysis-${plan.frames}-${tag}.gray`);
   const loudness = new LoudnessSlots();
   const silences: Interval[] = [];
   let openSilence: number | null = null;
