@@ -5,7 +5,11 @@
  *
  * A job of account `a` joins at round max(V + held(a), last(a) + 1), where
  * held(a) is how many engines `a` holds now and last(a) the round of its
- * latest waiting job (none: -infinity). So:
+ * latest job to join, waiting, running or ended (none: -infinity; kept past
+ * the job's end, as fair queuing keeps a flow's finish tag: otherwise an
+ * account whose job ended rejoins at the current round, and while such
+ * accounts keep arriving the current round never moves on and a deep
+ * queue's later rounds wait as long as the arrivals last). So:
  *
  * - an account's own jobs keep their arrival order and take one round each:
  *   fifty queued jobs get one engine per round, like an account with one;

@@ -364,6 +364,7 @@ export class FleetScheduler extends DurableObject<Env> {
       }
       grants.push(...this.pump(now));
       tables.pruneMinutes(this.sql, now - 2 * 3600_000);
+      tables.pruneJoinedRounds(this.sql, this.currentRound());
       this.armAlarm(now);
       return grants;
     });
@@ -440,7 +441,11 @@ export class FleetScheduler extends DurableObject<Env> {
   /** The job joins the line at its round (fair-rule.ts). */
   private join(jobId: string, accountId: string, now: number): void {
     const sql = this.sql;
-    const round = roundFor(this.currentRound(), tables.heldBy(sql, accountId), tables.lastWaitingRound(sql, accountId));
+    const waiting = tables.lastWaitingRound(sql, accountId);
+    const joined = tables.lastJoinedRound(sql, accountId);
+    const last = waiting === null ? joined : joined === null ? waiting : Math.max(waiting, joined);
+    const round = roundFor(this.currentRound(), tables.heldBy(sql, accountId), last);
+    tables.rememberJoinedRound(sql, accountId, round);
     const seq = tables.nextCounter(sql, "seq");
     tables.addWaiting(sql, { job_id: jobId, account_id: accountId, round, seq, since_ms: now });
     this.line?.insert({ jobId, round, seq });

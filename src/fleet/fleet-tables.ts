@@ -81,6 +81,8 @@ function createCurrent(sql: SqlStorage): void {
   sql.exec(`CREATE INDEX IF NOT EXISTS holding_account ON holding (account_id)`);
   sql.exec(`CREATE TABLE IF NOT EXISTS stopping (job_id TEXT PRIMARY KEY, since_ms INTEGER NOT NULL, until_ms INTEGER NOT NULL)`);
   sql.exec(`CREATE INDEX IF NOT EXISTS stopping_until ON stopping (until_ms)`);
+  // Each account's latest round, kept past its job's end (fair-rule.ts: an account joins at most once a round).
+  sql.exec(`CREATE TABLE IF NOT EXISTS account_rounds (account_id TEXT PRIMARY KEY, round INTEGER NOT NULL)`);
   sql.exec(`CREATE TABLE IF NOT EXISTS fleet_minutes (minute INTEGER NOT NULL, kind TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (minute, kind))`);
 }
 
@@ -138,6 +140,24 @@ export function waitingCount(sql: SqlStorage): number {
 /** Round of the account's latest waiting job (index waiting_account), or null. */
 export function lastWaitingRound(sql: SqlStorage, accountId: string): number | null {
   return sql.exec<{ r: number | null }>(`SELECT MAX(round) AS r FROM waiting WHERE account_id = ?`, accountId).one().r;
+}
+
+/** The round of the account's latest job to join, waiting or not (null: none since it fell behind the current round). */
+export function lastJoinedRound(sql: SqlStorage, accountId: string): number | null {
+  return sql.exec<{ round: number }>(`SELECT round FROM account_rounds WHERE account_id = ?`, accountId).toArray()[0]?.round ?? null;
+}
+
+export function rememberJoinedRound(sql: SqlStorage, accountId: string, round: number): void {
+  sql.exec(
+    `INSERT INTO account_rounds (account_id, round) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET round = MAX(round, excluded.round)`,
+    accountId,
+    round,
+  );
+}
+
+/** Rounds behind the current one no longer matter (an account joins at the current round or later anyway). */
+export function pruneJoinedRounds(sql: SqlStorage, currentRound: number): void {
+  sql.exec(`DELETE FROM account_rounds WHERE round < ?`, currentRound);
 }
 
 export function oldestWaitingSince(sql: SqlStorage): number | null {

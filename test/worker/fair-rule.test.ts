@@ -116,6 +116,36 @@ describe("the scheduler", () => {
     expect(await stub.position("b3")).toBeNull();
   });
 
+  it("serves a deep queue's later rounds while single-job accounts keep coming back (an ended job's round is remembered)", async () => {
+    const fleet = privateFleet();
+    const stub = fleet.get(fleet.idFromName("fleet"));
+    const claim = (jobId: string, accountId: string) => stub.claim({ jobId, accountId, dispatch: 0 }, limits(1));
+    expect((await claim("s0-0", "S0")).state).toBe("granted");
+    for (const jobId of ["d1", "d2", "d3"]) expect((await claim(jobId, "DEEP")).state).toBe("waiting");
+    // Three single-job accounts: each submits again as soon as its job is granted (and ends), for ever.
+    const singles = ["S0", "S1", "S2"];
+    for (const account of singles.slice(1)) expect((await claim(`${account}-0`, account)).state).toBe("waiting");
+    const next = new Map(singles.map((a) => [a, 1]));
+    let holder = "s0-0";
+    const grantedDeep: number[] = [];
+    let holderAccount = "S0";
+    for (let grant = 1; grant <= 30 && grantedDeep.length < 3; grant += 1) {
+      const [g] = await stub.release(holder, limits(1));
+      // The ended job's account holds nothing now and submits again at once.
+      if (holderAccount !== "DEEP") {
+        const n = next.get(holderAccount)!;
+        next.set(holderAccount, n + 1);
+        expect((await claim(`${holderAccount}-${n}`, holderAccount)).state).toBe("waiting");
+      }
+      holder = g!.jobId;
+      holderAccount = g!.accountId;
+      if (g!.accountId === "DEEP") grantedDeep.push(grant);
+    }
+    // One deep job a round, each round at most one job of each of the three others: the deep queue is done by grant 12.
+    expect(grantedDeep).toHaveLength(3);
+    expect(grantedDeep[2]).toBeLessThanOrEqual(12);
+  });
+
   it("keeps the line across a restart of the object (its ranks are rebuilt from storage)", async () => {
     const fleet = privateFleet();
     const stub = fleet.get(fleet.idFromName("fleet"));
