@@ -22,10 +22,11 @@
  * The bound (README "Running as a fleet"): every account's waiting jobs have
  * distinct rounds, all >= V, and a job never changes round while it waits,
  * so before a job of round R at most (R - V + 1) jobs of any one account can
- * be granted. A job that joins holding no engine (R = V) is therefore
+ * be granted. A job that joins at R = V (its account holds no engine and
+ * had no job join in this round) is therefore
  * granted before at most one job of every other account, whatever those
- * accounts have queued; and no job waits forever, since arrivals join at
- * rounds >= V and V only grows.
+ * accounts have queued; and no job waits forever, since each account joins
+ * at most once a round, so round V drains and V grows.
  *
  * Why not the exact earlier rule (fewest running now, then served longest
  * ago)? Its order depends on every account's running count at grant time, so
