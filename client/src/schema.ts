@@ -981,6 +981,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
             /** @description Any client error, as problem+json (see /docs/errors); none is expected for this operation. */
             "4XX": {
                 headers: {
@@ -1022,6 +1036,20 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     };
                 };
             };
@@ -1101,6 +1129,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     };
                 };
             };
@@ -1202,6 +1246,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     };
                 };
             };
@@ -1441,6 +1501,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     deleteConfig: {
@@ -1540,6 +1616,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     getUsage: {
@@ -1624,6 +1716,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     listVideoTypes: {
@@ -1690,6 +1798,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     };
                 };
             };
@@ -1780,6 +1904,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     };
                 };
             };
@@ -2040,7 +2180,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `service_unavailable`: A dependency is temporarily unavailable; retry later.
+             * @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job).
              *     - `service_misconfigured`: The operator's configuration stops the service from running jobs (e.g. a missing or weak engine signing key or callback token secret); nothing was created. Retry later.
              */
             503: {
@@ -2144,6 +2284,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     deleteJob: {
@@ -2240,6 +2396,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     };
                 };
             };
@@ -2389,6 +2561,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     listWebhooks: {
@@ -2442,6 +2630,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "internal_error";
+                    };
+                };
+            };
+            /** @description Problem: service_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
                     };
                 };
             };
@@ -2541,6 +2741,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem: service_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     getWebhook: {
@@ -2623,6 +2835,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem: service_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     deleteWebhook: {
@@ -2700,6 +2924,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "internal_error";
+                    };
+                };
+            };
+            /** @description Problem: service_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
                     };
                 };
             };
@@ -2813,6 +3049,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem: service_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     rotateWebhookSecret: {
@@ -2919,6 +3167,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description Problem: service_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     listWebhookDeliveries: {
@@ -3002,6 +3262,18 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "internal_error";
+                    };
+                };
+            };
+            /** @description Problem: service_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
                     };
                 };
             };
@@ -3358,6 +3630,15 @@ export interface operations {
                     "application/problem+json": Record<string, never>;
                 };
             };
+            /** @description Problem: service_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": Record<string, never>;
+                };
+            };
         };
     };
     discoverUploads: {
@@ -3408,6 +3689,15 @@ export interface operations {
             };
             /** @description Problem: internal_error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": Record<string, never>;
+                };
+            };
+            /** @description Problem: service_unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3488,6 +3778,15 @@ export interface operations {
             };
             /** @description Problem: internal_error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": Record<string, never>;
+                };
+            };
+            /** @description Problem: service_unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3583,6 +3882,15 @@ export interface operations {
                     "application/problem+json": Record<string, never>;
                 };
             };
+            /** @description Problem: service_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": Record<string, never>;
+                };
+            };
         };
     };
     discoverUpload: {
@@ -3635,6 +3943,15 @@ export interface operations {
             };
             /** @description Problem: internal_error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": Record<string, never>;
+                };
+            };
+            /** @description Problem: service_unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3716,6 +4033,15 @@ export interface operations {
             };
             /** @description Problem: internal_error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": Record<string, never>;
+                };
+            };
+            /** @description Problem: service_unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4031,6 +4357,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     putLogo: {
@@ -4151,6 +4493,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
         };
     };
     deleteLogo: {
@@ -4230,6 +4588,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     };
                 };
             };
@@ -4315,6 +4689,22 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     };
                 };
             };

@@ -27,7 +27,7 @@ export const TranscriptDocument = z
 export const TRANSCRIPT_ERRORS: readonly ErrorCode[] = ["invalid_request", "not_found", "transcript_not_found"];
 
 /** Its own codes plus those of every keyed route (auth, rate limit, internal). */
-const ROUTE_CODES: readonly ErrorCode[] = [...TRANSCRIPT_ERRORS, "unauthorized", "rate_limited", "internal_error"];
+const ROUTE_CODES: readonly ErrorCode[] = [...TRANSCRIPT_ERRORS, "unauthorized", "rate_limited", "internal_error", "service_unavailable"];
 
 const problem = (status: number) => ({
   description: `Problem: ${ROUTE_CODES.filter((code) => ERROR_CODES[code].status === status).join(", ")}`,

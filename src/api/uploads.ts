@@ -50,9 +50,9 @@ const TUS_RESPONSE_HEADERS_DOC = {
 
 /** Problem responses grouped by status, as the hand-kept operations document them. */
 function problems(codes: ErrorCode[]) {
-  const all: ErrorCode[] = [...codes, "unauthorized", "rate_limited", "internal_error"];
+  const all: ErrorCode[] = [...codes, "unauthorized", "rate_limited", "internal_error", "service_unavailable"];
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of all) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
+  for (const code of new Set(all)) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
   return Object.fromEntries(
     [...byStatus].map(([status, statusCodes]) => [
       status,

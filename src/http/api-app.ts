@@ -19,7 +19,7 @@ export function jsonContent<T extends z.ZodType>(schema: T) {
 }
 
 /** Every failure any keyed route can answer, on top of its own. */
-export const AUTHENTICATED_ERRORS: readonly ErrorCode[] = ["unauthorized", "rate_limited", "internal_error"];
+export const AUTHENTICATED_ERRORS: readonly ErrorCode[] = ["unauthorized", "rate_limited", "internal_error", "service_unavailable"];
 /** What the JSON body guard answers for any route that takes (or may be sent) a body. */
 export const BODY_ERRORS: readonly ErrorCode[] = ["invalid_request", "payload_too_large", "unsupported_media_type"];
 
@@ -107,7 +107,7 @@ export function apiRoute<const R extends RouteConfig>(route: R, { errors, authen
   const successes = Object.fromEntries(
     Object.entries(route.responses).map(([status, response]) => [status, { headers: headerRefs(headers), ...response }]),
   );
-  const common: ErrorCode[] = keyed ? [...AUTHENTICATED_ERRORS] : ["internal_error"];
+  const common: ErrorCode[] = keyed ? [...AUTHENTICATED_ERRORS] : ["internal_error", "service_unavailable"];
   return createRoute({
     ...route,
     ...(keyed ? {} : { security: [] }),

@@ -272,7 +272,8 @@ export const ERROR_CODES = {
   service_unavailable: {
     status: 503,
     title: "Service unavailable",
-    meaning: "A dependency is temporarily unavailable; retry later.",
+    meaning:
+      "A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job).",
   },
   service_misconfigured: {
     status: 503,

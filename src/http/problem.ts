@@ -27,12 +27,36 @@ function fromHttpException(err: HTTPException): AppError {
   return new AppError("internal_error", "An unexpected error occurred.");
 }
 
+/**
+ * A platform error a Durable Object call throws (its code being updated, the
+ * object moving or overloaded) carries `.retryable` or `.overloaded`: the
+ * runtime already retried what it could, and the request may succeed later.
+ * That is a 503 with Retry-After, not a bug (500). An overloaded object is
+ * given longer before the client comes back.
+ */
+export function transientPlatformError(err: unknown): AppError | null {
+  if (!(err instanceof Error)) return null;
+  const flags = err as Error & { retryable?: unknown; overloaded?: unknown };
+  if (flags.overloaded === true) {
+    return new AppError("service_unavailable", "The service is busy; retry shortly.", { headers: { "Retry-After": "10" } });
+  }
+  if (flags.retryable === true) {
+    return new AppError("service_unavailable", "The service is briefly unavailable; retry shortly.", { headers: { "Retry-After": "2" } });
+  }
+  return null;
+}
+
 export const handleError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof AppError) {
     if (err.status >= 500) console.error(`[${requestIdOf(c)}] ${err.code}: ${err.message}`);
     return renderProblem(c, err);
   }
   if (err instanceof HTTPException) return renderProblem(c, fromHttpException(err));
+  const transient = transientPlatformError(err);
+  if (transient) {
+    console.warn(`[${requestIdOf(c)}] transient platform error`, err);
+    return renderProblem(c, transient);
+  }
   // Anything else is a bug: log it with the request id, answer without details.
   console.error(`[${requestIdOf(c)}] unhandled error`, err);
   return renderProblem(c, new AppError("internal_error", "An unexpected error occurred."));

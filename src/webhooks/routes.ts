@@ -29,7 +29,7 @@ import {
 const TAG = "Webhooks";
 const PROBLEM_REF = { $ref: "#/components/schemas/Problem" } as const;
 const BODY_ERRORS: ErrorCode[] = ["invalid_request", "payload_too_large", "unsupported_media_type"];
-const AUTHENTICATED_ERRORS: ErrorCode[] = ["unauthorized", "rate_limited", "internal_error"];
+const AUTHENTICATED_ERRORS: ErrorCode[] = ["unauthorized", "rate_limited", "internal_error", "service_unavailable"];
 
 /** The problem responses of an operation, one entry per status listing its codes. */
 function problems(codes: ErrorCode[]) {

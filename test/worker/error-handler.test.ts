@@ -21,6 +21,16 @@ function failingApp() {
     throw new HTTPException(400, { message: "Bad thing from a Hono helper" });
   });
   app.post("/echo", async (c) => c.json({ got: await readJsonBody(c) }));
+  // What a Durable Object call throws while the platform resets or sheds the object (its documented flags).
+  app.get("/object-reset", () => {
+    throw Object.assign(new Error("Durable Object reset because its code was updated."), { retryable: true });
+  });
+  app.get("/object-overloaded", () => {
+    throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true, retryable: false });
+  });
+  app.get("/object-own-error", () => {
+    throw Object.assign(new Error("thrown by the object's own code"), { remote: true });
+  });
   return app;
 }
 
@@ -32,6 +42,19 @@ describe("unexpected errors", () => {
     expect(text).not.toContain("thing.ts");
     const problem = await expectProblem(res, 500, "internal_error");
     expect(problem.request_id).toMatch(/^req_/);
+  });
+
+  it("answers 503 service_unavailable with Retry-After for a platform error the docs mark retryable or overloaded", async () => {
+    const app = failingApp();
+    const reset = await app.request("/object-reset");
+    expect(reset.headers.get("Retry-After")).toBe("2");
+    const resetProblem = await expectProblem(reset, 503, "service_unavailable");
+    expect(JSON.stringify(resetProblem)).not.toContain("code was updated");
+    const overloaded = await app.request("/object-overloaded");
+    expect(overloaded.headers.get("Retry-After")).toBe("10");
+    await expectProblem(overloaded, 503, "service_unavailable");
+    // An error of the object's own code is a bug like any other.
+    await expectProblem(await app.request("/object-own-error"), 500, "internal_error");
   });
 
   it("maps Hono's HTTPException for a client mistake to invalid_request", async () => {

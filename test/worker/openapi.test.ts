@@ -137,7 +137,7 @@ describe("a new apiApp() sub-app", () => {
     const doc = buildOpenApiDocument(rootWithWidgets()) as unknown as OpenApiDocument;
     const op = doc.paths["/api/v1/widgets/{widget_id}"]?.post;
     expect(op?.operationId).toBe("makeWidget");
-    expect(Object.keys(op?.responses ?? {}).sort()).toEqual(["201", "400", "401", "404", "429", "500"]);
+    expect(Object.keys(op?.responses ?? {}).sort()).toEqual(["201", "400", "401", "404", "429", "500", "503"]);
     expect(doc.components.schemas.Widget?.required).toEqual(["name", "size"]);
   });
 

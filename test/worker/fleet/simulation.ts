@@ -298,7 +298,8 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
               return (...args: unknown[]) => {
                 if (random() < options.resetFailureRate) {
                   resetFailures += 1;
-                  return Promise.reject(new Error(DO_RESET));
+                  // The platform marks this error retryable (Durable Objects "Error handling" docs).
+                  return Promise.reject(Object.assign(new Error(DO_RESET), { retryable: true }));
                 }
                 return call[method as string]!(...args);
               };
