@@ -210,6 +210,28 @@ export const MAX_TRANSCRIPT_UPLOAD_BYTES = 8 * 1024 * 1024;
  * 502 the model kept failing (likewise).
  */
 export const SIMILARITY_MAX_TEXTS = 100;
+
+/**
+ * Texts in consecutive batches of at most `maxTexts` texts and `maxChars`
+ * characters (a text longer than `maxChars` goes alone): how the engine
+ * splits its similarity requests and the Worker its model calls.
+ */
+export function textBatches(texts: readonly string[], maxTexts: number, maxChars: number): string[][] {
+  const out: string[][] = [];
+  let current: string[] = [];
+  let chars = 0;
+  for (const text of texts) {
+    if (current.length > 0 && (current.length >= maxTexts || chars + text.length > maxChars)) {
+      out.push(current);
+      current = [];
+      chars = 0;
+    }
+    current.push(text);
+    chars += text.length;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
 /** Longest text sent (a sentence; longer ones are cut by the engine). */
 export const SIMILARITY_MAX_TEXT_CHARS = 2000;
 export const SimilarityRequest = z.object({

@@ -15,7 +15,7 @@
  * sentence cannot fail the call.
  */
 import { z } from "zod";
-import { SIMILARITY_MAX_TEXTS, type SimilarityResult } from "#contract";
+import { SIMILARITY_MAX_TEXTS, textBatches, type SimilarityResult } from "#contract";
 import { DEFAULT_RETRY_POLICY, retrying, withTimeout, type RetryPolicy } from "./ai-retry";
 
 export const EMBEDDING_MODEL = "@cf/baai/bge-m3";
@@ -42,20 +42,7 @@ const EmbeddingOutput = z
 
 /** Texts in consecutive batches within the per-call limits. */
 export function batches(texts: string[]): string[][] {
-  const out: string[][] = [];
-  let current: string[] = [];
-  let chars = 0;
-  for (const text of texts) {
-    if (current.length > 0 && (current.length >= EMBED_BATCH_TEXTS || chars + text.length > EMBED_BATCH_CHARS)) {
-      out.push(current);
-      current = [];
-      chars = 0;
-    }
-    current.push(text);
-    chars += text.length;
-  }
-  if (current.length > 0) out.push(current);
-  return out;
+  return textBatches(texts, EMBED_BATCH_TEXTS, EMBED_BATCH_CHARS);
 }
 
 async function embedOnce(ai: Ai, texts: string[], timeoutMs: number): Promise<number[][]> {

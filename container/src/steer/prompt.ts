@@ -4,7 +4,7 @@
  * /similarity route) or, where those are not available, by words (BM25,
  * lexical.ts); then the clips (prompt-select.ts). The job's step says which.
  */
-import { SIMILARITY_MAX_TEXTS, SIMILARITY_MAX_TEXT_CHARS, type Transcript, type TranscriptSentence } from "#contract";
+import { SIMILARITY_MAX_TEXTS, SIMILARITY_MAX_TEXT_CHARS, textBatches, type Transcript, type TranscriptSentence } from "#contract";
 import { NoClipsFoundError } from "../analyse/index.ts";
 import type { ScoredWindow } from "../analyse/select.ts";
 import type { JobReporter } from "../report.ts";
@@ -53,29 +53,12 @@ export function windowSentences(transcript: Transcript, limits: PromptLimits): T
     .sort((a, b) => a.start - b.start);
 }
 
-/** Requests of at most SIMILARITY_MAX_TEXTS texts and REQUEST_CHARS characters. */
-function requestsOf(texts: string[]): string[][] {
-  const out: string[][] = [];
-  let current: string[] = [];
-  let chars = 0;
-  for (const text of texts) {
-    if (current.length > 0 && (current.length >= SIMILARITY_MAX_TEXTS || chars + text.length > REQUEST_CHARS)) {
-      out.push(current);
-      current = [];
-      chars = 0;
-    }
-    current.push(text);
-    chars += text.length;
-  }
-  if (current.length > 0) out.push(current);
-  return out;
-}
 
 /** Cosines from the Worker, or null when embeddings are not available (unavailable, failed). */
 async function cosines(req: PromptRequest, texts: string[]): Promise<number[] | null> {
   const query = req.prompt.slice(0, SIMILARITY_MAX_TEXT_CHARS);
   const out: number[] = [];
-  for (const batch of requestsOf(texts.map((t) => t.slice(0, SIMILARITY_MAX_TEXT_CHARS)))) {
+  for (const batch of textBatches(texts.map((t) => t.slice(0, SIMILARITY_MAX_TEXT_CHARS)), SIMILARITY_MAX_TEXTS, REQUEST_CHARS)) {
     const answer = await req.reporter.similarity({ query, texts: batch });
     if (answer.kind !== "ok") return null;
     out.push(...answer.result.similarities);
