@@ -52,6 +52,14 @@ async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): P
  * zod validators) see exactly what passed.
  * A bodyless POST (e.g. cancel) passes through untouched.
  */
+/**
+ * A body of JSON whitespace only (space, tab, LF, CR: RFC 8259) counts as no
+ * body; anything else, a form feed or a no-break space included, must parse.
+ */
+export function isBlankJson(text: string): boolean {
+  return /^[ \t\n\r]*$/.test(text);
+}
+
 export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!METHODS_WITH_BODY.has(c.req.method)) return next();
   const raw = c.req.raw;
@@ -71,7 +79,7 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (declaredLength !== null && Number(declaredLength) > MAX_JSON_BODY_BYTES) throw tooLarge();
   const bytes = raw.body ? await readCapped(raw.body, MAX_JSON_BODY_BYTES) : new Uint8Array(0);
   const text = new TextDecoder().decode(bytes);
-  if (text.trim() !== "") {
+  if (!isBlankJson(text)) {
     try {
       JSON.parse(text);
     } catch {

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./app-env";
 import { AppError } from "./errors";
+import { isBlankJson } from "./body-guard";
 
 /**
  * The request body parsed as JSON, for handlers that read it without a
@@ -26,7 +27,7 @@ export async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
  */
 export const requireJsonBody = createMiddleware<AppEnv>(async (c, next) => {
   const mediaType = (c.req.header("Content-Type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
-  if (mediaType !== "application/json" || (await c.req.raw.clone().text()).trim() === "") {
+  if (mediaType !== "application/json" || isBlankJson(await c.req.raw.clone().text())) {
     throw new AppError("invalid_request", "A JSON request body is required.", {
       errors: [{ path: "(body)", message: "required" }],
     });

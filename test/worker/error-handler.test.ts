@@ -67,5 +67,8 @@ describe("unexpected errors", () => {
     expect(await ok.json()).toEqual({ got: { a: [1, 2] } });
     const bad = await app.request("/echo", { method: "POST", headers: { "Content-Type": "application/json" }, body: "" });
     await expectProblem(bad, 400, "invalid_request");
+    // A form feed is not JSON whitespace (RFC 8259): such a body is malformed, not absent (a fuzz finding).
+    const formFeed = await app.request("/echo", { method: "POST", headers: { "Content-Type": "application/json" }, body: "\f" });
+    await expectProblem(formFeed, 400, "invalid_request");
   });
 });
