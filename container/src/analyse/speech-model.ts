@@ -14,11 +14,16 @@
  * or the model is missing, the loader reports why and the analysis falls back
  * to loudness and silence (see analyse/index.ts). The result is cached: a
  * failed load is not retried on every job.
+ *
+ * The model runs on a worker thread of its own (threadModel below), so its
+ * steps never hold up the engine's event loop (the download, the analysis
+ * pass's input, callbacks); in this thread only when that thread cannot start.
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import type { InferenceSession, Tensor } from "onnxruntime-node";
 
 export const MODEL_FILE = "silero_vad_v5.onnx";
@@ -68,6 +73,126 @@ function errorText(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 200);
 }
 
+/** Session options: one thread, since the engine shares a few cores with ffmpeg and batching streams (vad.ts) beats threading the small model. */
+const SESSION_OPTIONS = {
+  intraOpNumThreads: 1,
+  interOpNumThreads: 1,
+  executionMode: "sequential",
+  graphOptimizationLevel: "all",
+} as const;
+
+/**
+ * The model's thread: loads the runtime and the session, then answers one
+ * step per message. Plain CommonJS run with `eval`, so the engine bundle
+ * needs no second file; it loads the runtime from the path the engine
+ * resolved (the same package the engine itself imports).
+ */
+const THREAD_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const ort = require(workerData.runtimePath);
+const message = (error) => String((error && error.message) || error).split("\\n")[0].slice(0, 200);
+ort.InferenceSession.create(workerData.modelPath, workerData.options).then(
+  (session) => {
+    const rate = new ort.Tensor("int64", BigInt64Array.from([BigInt(workerData.sampleRate)]), []);
+    parentPort.on("message", (step) => {
+      session
+        .run({
+          input: new ort.Tensor("float32", step.input, [step.batch, workerData.window]),
+          state: new ort.Tensor("float32", step.state, [2, step.batch, workerData.stateWidth]),
+          sr: rate,
+        })
+        .then(
+          (out) => parentPort.postMessage({ id: step.id, probabilities: out.output.data, state: out.stateN.data }),
+          (error) => parentPort.postMessage({ id: step.id, error: message(error) }),
+        );
+    });
+    parentPort.postMessage({ ready: true });
+  },
+  (error) => parentPort.postMessage({ failed: message(error) }),
+);
+`;
+
+type ThreadReply = { ready: true } | { failed: string } | { id: number; probabilities: Float32Array; state: Float32Array } | { id: number; error: string };
+
+/**
+ * The model on its own thread. onnxruntime-node runs a session synchronously
+ * on the thread that calls it, so on the engine's main thread every step
+ * (about 2.8 s of CPU per 5 minutes of audio, run while the source
+ * downloads) held up the download and the pipe feeding the analysis pass:
+ * on the bench's 5-minute source the loopback download took 4.2 s instead
+ * of about 1 s. On a thread, the steps run beside them.
+ *
+ * The thread does not keep the process alive while idle (it is referenced
+ * only while a step is in flight). Resolves null when the thread cannot
+ * start or load the model; the caller then runs the model in this thread.
+ */
+async function threadModel(modelPath: string): Promise<SpeechModel | null> {
+  let runtimePath: string;
+  try {
+    runtimePath = createRequire(import.meta.url).resolve("onnxruntime-node");
+  } catch {
+    return null;
+  }
+  let worker: Worker;
+  try {
+    worker = new Worker(THREAD_SOURCE, {
+      eval: true,
+      workerData: { runtimePath, modelPath, options: SESSION_OPTIONS, sampleRate: SAMPLE_RATE, window: CONTEXT_SAMPLES + FRAME_SAMPLES, stateWidth: STATE_WIDTH },
+    });
+  } catch {
+    return null;
+  }
+  worker.unref();
+  const pending = new Map<number, { resolve(step: SpeechModelStep): void; reject(error: Error): void }>();
+  let broken: Error | null = null;
+  let nextId = 0;
+  const breakAll = (error: Error) => {
+    broken ??= error;
+    for (const waiter of pending.values()) waiter.reject(broken);
+    pending.clear();
+    worker.unref();
+  };
+  const ready = new Promise<boolean>((resolve) => {
+    worker.on("message", (reply: ThreadReply) => {
+      if ("ready" in reply) return resolve(true);
+      if ("failed" in reply) {
+        resolve(false);
+        void worker.terminate();
+        return;
+      }
+      const waiter = pending.get(reply.id);
+      if (!waiter) return;
+      pending.delete(reply.id);
+      if (pending.size === 0) worker.unref();
+      if ("error" in reply) waiter.reject(new Error(`the speech model failed: ${reply.error}`));
+      else waiter.resolve({ probabilities: reply.probabilities, state: reply.state });
+    });
+    worker.on("error", (error) => {
+      resolve(false);
+      breakAll(new Error(`the speech model's thread failed: ${errorText(error)}`));
+    });
+    worker.on("exit", (code) => {
+      resolve(false);
+      breakAll(new Error(`the speech model's thread exited (code ${code})`));
+    });
+  });
+  if (!(await ready)) return null;
+  return {
+    name: "silero-vad-v5",
+    initialState: (batch) => new Float32Array(2 * batch * STATE_WIDTH),
+    step(input, state, batch) {
+      if (broken) return Promise.reject(broken);
+      const id = nextId++;
+      return new Promise<SpeechModelStep>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        if (pending.size === 1) worker.ref();
+        // Copied, not transferred: the caller keeps its buffers.
+        worker.postMessage({ id, input, state, batch });
+      });
+    },
+  };
+}
+
 async function load(): Promise<SpeechModelLoad> {
   const modelPath = modelCandidates().find((p) => existsSync(p));
   if (!modelPath) return { unavailable: `the speech model ${MODEL_FILE} is missing` };
@@ -77,16 +202,11 @@ async function load(): Promise<SpeechModelLoad> {
   } catch (error) {
     return { unavailable: `the native ONNX runtime did not load: ${errorText(error)}` };
   }
+  const threaded = await threadModel(modelPath).catch(() => null);
+  if (threaded) return { model: threaded };
   let session: InferenceSession;
   try {
-    // One thread: the engine shares a few cores with ffmpeg, and the model is
-    // small enough that batching streams (see vad.ts) beats threading it.
-    session = await ort.InferenceSession.create(modelPath, {
-      intraOpNumThreads: 1,
-      interOpNumThreads: 1,
-      executionMode: "sequential",
-      graphOptimizationLevel: "all",
-    });
+    session = await ort.InferenceSession.create(modelPath, SESSION_OPTIONS);
   } catch (error) {
     return { unavailable: `the speech model did not load: ${errorText(error)}` };
   }
