@@ -6,16 +6,27 @@
  *   encodes:    each clip span cut with -ss before -i and encoded with the
  *               engine's settings (same crop, scale, preset, CRF, audio),
  *               `concurrency` at a time, as the engine renders them
- *               (ENGINE_RENDER_CONCURRENCY);
+ *               (ENGINE_RENDER_CONCURRENCY), with the clip's burned captions
+ *               when the job burned some: the same outputs as the job's;
  *   thumbnails: one JPEG per clip, seeked in the source, right after its encode.
  * No download, probe, speech model, upload or callback: those are the
  * engine's overhead the ratio shows.
+ *
+ * Two sets of encodes, so the floor can be judged both ways:
+ *   same outputs   the picture the job's clips carry: crop, scale and, for a
+ *                  clip whose captions were burned, that clip's ASS file
+ *                  (built by the bench as the engine builds it, run.ts)
+ *                  drawn by libass's `ass` filter, as in the engine's render;
+ *   crop + scale   the same encodes without any captions (the floor before
+ *                  this bench burned captions).
+ * When no clip burned captions the two are the same commands, run once.
  */
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { cropFilter, cropSteps, outputSize } from "../../container/src/render-geometry.ts";
 import { VIDEO_PRESET } from "../../container/src/render.ts";
+import { assFilter } from "../../container/src/captions/ass.ts";
 import { runProcess } from "../../container/src/spawn.ts";
 import { exitedChildrenCpuSeconds } from "./cpu.ts";
 
@@ -26,15 +37,29 @@ async function ffmpeg(args: string[]): Promise<void> {
   if (result.exitCode !== 0) throw new Error(`floor ffmpeg failed: ${result.stderrTail}`);
 }
 
-export interface FloorTimes {
-  analysisSeconds: number;
+export interface EncodeTimes {
   /** Wall time of the encodes (with their thumbnails), all of them, `concurrency` at a time. */
   encodesSeconds: number;
   /** Each encode on its own (they overlap when concurrency > 1). */
   encodeSeconds: number[];
-  totalSeconds: number;
-  /** CPU seconds of every ffmpeg run of the floor. */
+  /** CPU seconds of these ffmpeg runs. */
   cpuSeconds: number;
+}
+
+export interface FloorTimes {
+  analysisSeconds: number;
+  analysisCpuSeconds: number;
+  /** The same outputs as the job's clips (burned captions included). */
+  encodesSeconds: number;
+  encodeSeconds: number[];
+  /** Analysis + same-output encodes. */
+  totalSeconds: number;
+  /** CPU seconds of the analysis and the same-output encodes. */
+  cpuSeconds: number;
+  /** Crop + scale only (no captions): equal to the above when no clip burned captions. */
+  plain: EncodeTimes & { totalSeconds: number; cpuSeconds: number; sameCommands: boolean };
+  /** Clips whose encode burned captions. */
+  burnedClips: number;
   concurrency: number;
 }
 
@@ -57,6 +82,8 @@ export async function measureFloor(
   spans: { start: number; end: number }[],
   workDir: string,
   concurrency = 1,
+  /** Per span, the ASS file the job's clip burned (built as the engine builds it), or null. */
+  captionFiles: (string | null)[] = [],
 ): Promise<FloorTimes> {
   await mkdir(workDir, { recursive: true });
   const cpuBefore = exitedChildrenCpuSeconds();
@@ -67,33 +94,47 @@ export async function measureFloor(
   ]);
   const analysisSeconds = (performance.now() - started) / 1000;
 
+  const analysisCpuSeconds = exitedChildrenCpuSeconds() - cpuBefore;
+
   const size = outputSize(DEFAULT_CLIP_CONFIG, source);
   const crop = cropFilter(size, cropSteps(0, undefined));
   const picture = `${crop},scale=${size.width}:${size.height}:flags=bicubic,setsar=1`;
-  const encodeSeconds: number[] = new Array<number>(spans.length).fill(0);
-  const encodesStart = performance.now();
-  await pool(spans.length, concurrency, async (index) => {
-    const span = spans[index]!;
-    const t0 = performance.now();
-    await ffmpeg([
-      "-ss", span.start.toFixed(6), "-i", sourcePath, "-t", (span.end - span.start).toFixed(6),
-      "-vf", `${picture},format=yuv420p`,
-      "-c:v", "libx264", "-preset", VIDEO_PRESET, "-crf", "21", "-profile:v", "high", "-pix_fmt", "yuv420p",
-      "-c:a", "aac", "-b:a", "128k", "-ac", "2", "-movflags", "+faststart",
-      path.join(workDir, `floor-${index}.mp4`),
-    ]);
-    const at = span.start + (span.end - span.start) * 0.4;
-    await ffmpeg(["-ss", at.toFixed(6), "-i", sourcePath, "-an", "-vf", `${picture},format=yuvj420p`, "-frames:v", "1", "-q:v", "3", "-update", "1", "-f", "image2", path.join(workDir, `floor-${index}.jpg`)]);
-    encodeSeconds[index] = (performance.now() - t0) / 1000;
-  });
-  const encodesSeconds = (performance.now() - encodesStart) / 1000;
+  const encodes = async (captions: (string | null)[]): Promise<EncodeTimes> => {
+    const cpu0 = exitedChildrenCpuSeconds();
+    const encodeSeconds: number[] = new Array<number>(spans.length).fill(0);
+    const encodesStart = performance.now();
+    await pool(spans.length, concurrency, async (index) => {
+      const span = spans[index]!;
+      const ass = captions[index];
+      const t0 = performance.now();
+      await ffmpeg([
+        "-ss", span.start.toFixed(6), "-i", sourcePath, "-t", (span.end - span.start).toFixed(6),
+        // As the engine's graph: framed picture, format, then libass (brand/stage.ts).
+        "-vf", `${picture},format=yuv420p${ass ? `,${assFilter(ass)}` : ""}`,
+        "-c:v", "libx264", "-preset", VIDEO_PRESET, "-crf", "21", "-profile:v", "high", "-pix_fmt", "yuv420p",
+        "-c:a", "aac", "-b:a", "128k", "-ac", "2", "-movflags", "+faststart",
+        path.join(workDir, `floor-${index}.mp4`),
+      ]);
+      const at = span.start + (span.end - span.start) * 0.4;
+      await ffmpeg(["-ss", at.toFixed(6), "-i", sourcePath, "-an", "-vf", `${picture},format=yuvj420p`, "-frames:v", "1", "-q:v", "3", "-update", "1", "-f", "image2", path.join(workDir, `floor-${index}.jpg`)]);
+      encodeSeconds[index] = (performance.now() - t0) / 1000;
+    });
+    return { encodesSeconds: (performance.now() - encodesStart) / 1000, encodeSeconds, cpuSeconds: exitedChildrenCpuSeconds() - cpu0 };
+  };
+  const burned = spans.map((_, index) => captionFiles[index] ?? null);
+  const burnedClips = burned.filter((file) => file !== null).length;
+  const same = await encodes(burned);
+  const plain = burnedClips > 0 ? await encodes(spans.map(() => null)) : same;
   await rm(workDir, { recursive: true, force: true });
   return {
     analysisSeconds,
-    encodesSeconds,
-    encodeSeconds,
-    totalSeconds: analysisSeconds + encodesSeconds,
-    cpuSeconds: exitedChildrenCpuSeconds() - cpuBefore,
+    analysisCpuSeconds,
+    encodesSeconds: same.encodesSeconds,
+    encodeSeconds: same.encodeSeconds,
+    totalSeconds: analysisSeconds + same.encodesSeconds,
+    cpuSeconds: analysisCpuSeconds + same.cpuSeconds,
+    plain: { ...plain, totalSeconds: analysisSeconds + plain.encodesSeconds, cpuSeconds: analysisCpuSeconds + plain.cpuSeconds, sameCommands: burnedClips === 0 },
+    burnedClips,
     concurrency,
   };
 }

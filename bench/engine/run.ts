@@ -9,6 +9,10 @@
  * cached 10-minute one), the default configuration (5 vertical 1080x1920
  * clips), video_type general; ENGINE_RENDER_CONCURRENCY=2 on the engine and
  * two encodes at once in the floor (BENCH_RENDER_CONCURRENCY overrides both).
+ * The job names a captions file (captions_url, captions.ts), so its clips
+ * carry burned captions and sidecars as a default job with speech does in
+ * production (the local stack has no speech-to-text); `--no-captions` runs
+ * the job without it (clips are crop + scale only).
  *
  *   dispatch   BENCH_DISPATCH_JOBS (default 15) one-clip jobs on a 12-second
  *              source, each submitted once the engine is free: submission to
@@ -21,7 +25,14 @@
  *              the floor here is the download itself plus the encodes.
  *   floor      plain ffmpeg: the keyframe pass and the audio pass side by
  *              side, then the job's clip spans encoded as the engine encodes
- *              them with thumbnails (floor.ts).
+ *              them with thumbnails (floor.ts): once with the same outputs
+ *              (the job's burned captions drawn by libass), once crop +
+ *              scale only; the ratio is printed against both.
+ *
+ * The client polls every second while the job's step shows at least one more
+ * clip to render after those running, every 100 ms from then on
+ * (stack-job.ts), so completion is seen within 100 ms without the local
+ * Worker spending the engine's cores on thousands of answers.
  *
  * Each case prints its waterfall (every stage from submission, from the
  * Worker's completion line), wall and CPU time (the Worker's and engine's
@@ -41,11 +52,12 @@ import { PROJECT_ROOT } from "../../scripts/local-stack/paths.ts";
 import { startSourceServer } from "../../scripts/local-stack/source-server.ts";
 import { startLocalStack, type LocalStack } from "../../scripts/local-stack/stack.ts";
 import { cachedMedia } from "../../test/media/generate.ts";
+import { benchCaptionsSrt, floorCaptionFiles } from "./captions.ts";
 import { measureFloor } from "./floor.ts";
 import { growthSource } from "./growth.ts";
 import { peakRssMb, sampleFfmpegChildren } from "./memory.ts";
-import { selectedBenchSource } from "./source.ts";
-import { POLL_MS, runStackJob, stageSeconds, waterfall, type StackJobFigures } from "./stack-job.ts";
+import { BENCH_CACHE_DIR, selectedBenchSource } from "./source.ts";
+import { FAST_POLL_MS, SLOW_POLL_MS, runStackJob, stageSeconds, waterfall, type StackJobFigures } from "./stack-job.ts";
 import { startThrottledServer } from "./throttle.ts";
 import { measureThumbnails } from "./thumbnails.ts";
 
@@ -55,6 +67,7 @@ const DISPATCH_JOBS = Number(process.env.BENCH_DISPATCH_JOBS ?? 15);
 const THROTTLE_REALTIME = 2;
 const SKIP_THROTTLED = process.argv.includes("--skip-throttled");
 const THUMBNAILS = process.argv.includes("--thumbnails");
+const CAPTIONS = !process.argv.includes("--no-captions");
 const WORK = path.join(PROJECT_ROOT, ".tmp", "bench", "run");
 const VIDEO_TYPE = "general";
 
@@ -89,15 +102,21 @@ function dispatchFigures(job: StackJobFigures) {
   };
 }
 
-function caseFigures(job: StackJobFigures, floorSeconds: number, floorCpu: number) {
+function caseFigures(job: StackJobFigures, floorSeconds: number, floorCpu: number, plainFloorSeconds: number, plainFloorCpu: number) {
   return {
     client_seconds: round(job.clientSeconds),
     longest_poll_gap_seconds: round(job.longestPollGapSeconds),
+    polls: job.polls,
+    fast_polling_from_seconds: job.fastPollingFromSeconds === null ? null : round(job.fastPollingFromSeconds),
+    completed_seen_within_ms: job.completedSeenIntervalMs,
     worker_total_seconds: round(job.workerTotalSeconds),
     floor_seconds: round(floorSeconds),
     ratio: round(job.clientSeconds / floorSeconds, 3),
-    cpu_seconds: { engine: round(job.engineCpuSeconds, 1), worker: round(job.workerCpuSeconds, 1), floor: round(floorCpu, 1) },
+    floor_crop_scale_only_seconds: round(plainFloorSeconds),
+    ratio_to_crop_scale_only: round(job.clientSeconds / plainFloorSeconds, 3),
+    cpu_seconds: { engine: round(job.engineCpuSeconds, 1), worker: round(job.workerCpuSeconds, 1), floor: round(floorCpu, 1), floor_crop_scale_only: round(plainFloorCpu, 1) },
     cpu_ratio: round((job.engineCpuSeconds + job.workerCpuSeconds) / floorCpu, 3),
+    engine_cpu_ratio: round(job.engineCpuSeconds / floorCpu, 3),
     stages: job.stages,
     to_engine_ms: dispatchFigures(job).to_engine_ms,
     analysis_after_download_seconds: round(Math.max(0, (job.stages.find((s) => s.stage === "analysis")?.end_ms ?? 0) - (job.stages.find((s) => s.stage === "download")?.end_ms ?? 0)) / 1000),
@@ -107,18 +126,21 @@ function caseFigures(job: StackJobFigures, floorSeconds: number, floorCpu: numbe
   };
 }
 
-function printCase(title: string, job: StackJobFigures, figures: ReturnType<typeof caseFigures>, floorNote: string): void {
+function printCase(title: string, job: StackJobFigures, figures: ReturnType<typeof caseFigures>, floorNote: string, sameCommands: boolean): void {
   console.log(`\n== ${title} ==`);
   console.log(waterfall(job));
-  console.log(`client: submission -> completed seen     ${figures.client_seconds} s  (polling every ${POLL_MS} ms, longest gap between answers ${figures.longest_poll_gap_seconds} s; the Worker's own total ${figures.worker_total_seconds} s)`);
-  console.log(`floor:  ${floorNote.padEnd(33)} ${figures.floor_seconds} s`);
-  console.log(`ratio job / floor:                       ${figures.ratio}  (target <= 1.05, aim 1.02)`);
-  console.log(`CPU: engine ${figures.cpu_seconds.engine} s + Worker ${figures.cpu_seconds.worker} s against the floor's ${figures.cpu_seconds.floor} s (ratio ${figures.cpu_ratio})`);
+  const fast = figures.fast_polling_from_seconds === null ? "never" : `from ${figures.fast_polling_from_seconds} s`;
+  console.log(`client: submission -> completed seen     ${figures.client_seconds} s  (seen within ${figures.completed_seen_within_ms} ms: ${figures.polls} GETs, every ${SLOW_POLL_MS} ms until the last clip renders, every ${FAST_POLL_MS} ms ${fast}; longest gap between answers ${figures.longest_poll_gap_seconds} s; the Worker's own total ${figures.worker_total_seconds} s)`);
+  console.log(`floor, same outputs:  ${floorNote.padEnd(33)} ${figures.floor_seconds} s`);
+  console.log(`floor, crop + scale only (no captions):   ${figures.floor_crop_scale_only_seconds} s${sameCommands ? "  (the same commands: no clip burned captions)" : ""}`);
+  console.log(`ratio job / floor, same outputs:         ${figures.ratio}  (target <= 1.05, aim 1.02)`);
+  console.log(`ratio job / floor, crop + scale only:    ${figures.ratio_to_crop_scale_only}`);
+  console.log(`CPU: engine ${figures.cpu_seconds.engine} s + Worker ${figures.cpu_seconds.worker} s against the floor's ${figures.cpu_seconds.floor} s (ratio ${figures.cpu_ratio}; engine alone ${figures.engine_cpu_ratio}); crop + scale only floor ${figures.cpu_seconds.floor_crop_scale_only} s`);
   console.log(`analysis ended ${figures.analysis_after_download_seconds} s after the last byte; first render at ${figures.first_render_at_seconds} s; load ${figures.load_1m.before} -> ${figures.load_1m.after}`);
 }
 
 async function dispatchRuns(stack: LocalStack, client: ApiClient): Promise<StackJobFigures[]> {
-  const tiny = await cachedMedia({ durationSeconds: 12, bursts: [6], sceneChanges: [4, 8], seed: 30 }, path.join(PROJECT_ROOT, ".tmp", "bench", "media"));
+  const tiny = await cachedMedia({ durationSeconds: 12, bursts: [6], sceneChanges: [4, 8], seed: 30 }, path.resolve(PROJECT_ROOT, BENCH_CACHE_DIR, "media"));
   const sources = await startSourceServer();
   try {
     const url = sources.addFile("tiny.mp4", tiny.path);
@@ -131,7 +153,7 @@ async function dispatchRuns(stack: LocalStack, client: ApiClient): Promise<Stack
 }
 
 async function main(): Promise<void> {
-  console.log(`bench:engine: preparing the ${MINUTES}-minute 1080p30 source (cached in .tmp/bench)...`);
+  console.log(`bench:engine: preparing the ${MINUTES}-minute 1080p30 source (cached in ${BENCH_CACHE_DIR}; BENCH_CACHE_DIR to use another checkout's)...`);
   const base = await selectedBenchSource();
   const sourcePath = await growthSource(base.path, base.facts.durationSeconds, MINUTES);
   const sourceBytes = (await stat(sourcePath)).size;
@@ -184,15 +206,21 @@ async function main(): Promise<void> {
     console.log(`\nloopback: the ${MINUTES}-minute job, source on a loopback host...`);
     const enginePid = stack.pids().engine!;
     const sampler = sampleFfmpegChildren(enginePid);
-    const loopback = await runStackJob(stack, client, { video_url: sources.addFile("source.mp4", sourcePath), video_type: VIDEO_TYPE });
+    const captionsUrl = CAPTIONS ? sources.addText("source.srt", benchCaptionsSrt(durationSeconds, base.facts.phrases), "application/x-subrip") : undefined;
+    const submission = (videoUrl: string) => ({ video_url: videoUrl, video_type: VIDEO_TYPE, ...(captionsUrl ? { captions_url: captionsUrl } : {}) });
+    const loopback = await runStackJob(stack, client, submission(sources.addFile("source.mp4", sourcePath)));
     const children = await sampler.stop();
     const spans = (loopback.job.clips ?? []).map((c) => ({ start: c.start_seconds, end: c.end_seconds }));
+    const captionDir = path.join(WORK, "floor-captions");
+    await mkdir(captionDir, { recursive: true });
+    const captionFiles = await floorCaptionFiles(client, loopback.job, captionDir);
+    const burned = captionFiles.filter((f) => f !== null).length;
 
-    console.log(`floor: the same analysis passes, then the job's ${spans.length} clip spans encoded ${RENDER_CONCURRENCY} at a time with thumbnails...`);
+    console.log(`floor: the same analysis passes, then the job's ${spans.length} clip spans encoded ${RENDER_CONCURRENCY} at a time with thumbnails, ${burned} with the job's captions burned${burned > 0 ? ", then again crop + scale only" : ""}...`);
     const loadBeforeFloor = load();
-    const floor = await measureFloor(sourcePath, base.facts, spans, path.join(WORK, "floor"), RENDER_CONCURRENCY);
+    const floor = await measureFloor(sourcePath, base.facts, spans, path.join(WORK, "floor"), RENDER_CONCURRENCY, captionFiles);
     const loadAfterFloor = load();
-    const loopbackFigures = caseFigures(loopback, floor.totalSeconds, floor.cpuSeconds);
+    const loopbackFigures = caseFigures(loopback, floor.totalSeconds, floor.cpuSeconds, floor.plain.totalSeconds, floor.plain.cpuSeconds);
 
     let throttledJob: StackJobFigures | null = null;
     let throttledFigures: ReturnType<typeof caseFigures> | null = null;
@@ -200,10 +228,11 @@ async function main(): Promise<void> {
     if (!SKIP_THROTTLED) {
       const rate = (sourceBytes / durationSeconds) * THROTTLE_REALTIME;
       console.log(`\n2x: the same job, the source arriving at ${THROTTLE_REALTIME}x realtime (${round((rate * 8) / 1e6, 1)} Mbit/s, ${round(sourceBytes / rate, 1)} s for the file)...`);
-      throttledJob = await runStackJob(stack, client, { video_url: throttled.add("source-2x.mp4", sourcePath, rate), video_type: VIDEO_TYPE });
+      throttledJob = await runStackJob(stack, client, submission(throttled.add("source-2x.mp4", sourcePath, rate)));
       // The least any engine can do: receive the file at the host's pace, then encode (the analysis can all overlap the download).
-      throttledFloor = stageSeconds(throttledJob.stages, "download") + floor.encodesSeconds;
-      throttledFigures = caseFigures(throttledJob, throttledFloor, floor.cpuSeconds);
+      const download = stageSeconds(throttledJob.stages, "download");
+      throttledFloor = download + floor.encodesSeconds;
+      throttledFigures = caseFigures(throttledJob, throttledFloor, floor.cpuSeconds, download + floor.plain.encodesSeconds, floor.plain.cpuSeconds);
     }
 
     let thumbnails = null;
@@ -224,9 +253,12 @@ async function main(): Promise<void> {
       thumbnails = await measureThumbnails(sourcePath, report, files, DEFAULT_CLIP_CONFIG, WORK);
     }
 
-    printCase(`loopback: ${MINUTES} min of 1080p30, ${spans.length} clips`, loopback, loopbackFigures, "analysis + encodes (plain ffmpeg)");
-    console.log(`floor detail: analysis ${round(floor.analysisSeconds)} s, encodes ${round(floor.encodesSeconds)} s (${floor.encodeSeconds.map((s) => round(s, 1)).join(" / ")}), load ${loadBeforeFloor} -> ${loadAfterFloor}`);
-    if (throttledJob && throttledFigures) printCase(`2x realtime: the same job, the source throttled`, throttledJob, throttledFigures, "download at 2x + encodes");
+    printCase(`loopback: ${MINUTES} min of 1080p30, ${spans.length} clips, ${burned} with burned captions`, loopback, loopbackFigures, "analysis + encodes (plain ffmpeg)", floor.plain.sameCommands);
+    console.log(
+      `floor detail: analysis ${round(floor.analysisSeconds)} s; encodes, same outputs ${round(floor.encodesSeconds)} s (${floor.encodeSeconds.map((s) => round(s, 1)).join(" / ")}); ` +
+        `crop + scale only ${round(floor.plain.encodesSeconds)} s (${floor.plain.encodeSeconds.map((s) => round(s, 1)).join(" / ")}); load ${loadBeforeFloor} -> ${loadAfterFloor}`,
+    );
+    if (throttledJob && throttledFigures) printCase(`2x realtime: the same job, the source throttled`, throttledJob, throttledFigures, "download at 2x + encodes", floor.plain.sameCommands);
     const serverPeak = await peakRssMb(enginePid);
     console.log(`\nengine peak RSS ${round(serverPeak, 0)} MB; ffmpeg peak ${round(children.largestMb, 0)} MB (concurrent ${round(children.concurrentMb, 0)} MB over ${children.processes} processes)`);
     if (thumbnails) console.log(`thumbnail per clip, median: from the source ${round(thumbnails.source.wallMedian, 3)} s, from the clip ${round(thumbnails.clip.wallMedian, 3)} s (rule chose ${thumbnails.chosen.join(", ")})`);
@@ -238,7 +270,16 @@ async function main(): Promise<void> {
       dispatch: dispatchSummary,
       loopback: loopbackFigures,
       throttled: throttledFigures ? { realtime: THROTTLE_REALTIME, ...throttledFigures } : null,
-      floor: { analysis_seconds: round(floor.analysisSeconds), encodes_seconds: round(floor.encodesSeconds), encode_seconds: floor.encodeSeconds.map((s) => round(s, 1)), cpu_seconds: round(floor.cpuSeconds, 1), load_1m: { before: loadBeforeFloor, after: loadAfterFloor } },
+      floor: {
+        analysis_seconds: round(floor.analysisSeconds),
+        encodes_seconds: round(floor.encodesSeconds),
+        encode_seconds: floor.encodeSeconds.map((s) => round(s, 1)),
+        cpu_seconds: round(floor.cpuSeconds, 1),
+        burned_clips: floor.burnedClips,
+        crop_scale_only: { encodes_seconds: round(floor.plain.encodesSeconds), encode_seconds: floor.plain.encodeSeconds.map((s) => round(s, 1)), cpu_seconds: round(floor.plain.cpuSeconds, 1), same_commands: floor.plain.sameCommands },
+        load_1m: { before: loadBeforeFloor, after: loadAfterFloor },
+      },
+      captions: CAPTIONS,
       memory: { engine_peak_rss_mb: round(serverPeak, 0), ffmpeg_largest_mb: round(children.largestMb, 0), ffmpeg_concurrent_mb: round(children.concurrentMb, 0) },
       thumbnails,
       targets: { ratio_max: 1.05, ratio_aim: 1.02, dispatch_p50_ms_max: 300 },

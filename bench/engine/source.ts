@@ -3,7 +3,9 @@
  * scene changes and a moving subject, plus grain and an 8 Mbit/s cap so that
  * decoding costs about what real camera footage costs (flat synthetic frames
  * decode several times faster and would flatter the analysis figures).
- * Generated once and cached under .tmp/bench/, keyed by these parameters.
+ * Generated once and cached under .tmp/bench/ (or BENCH_CACHE_DIR, e.g. the
+ * cache of another checkout, so a fresh clone need not generate it again),
+ * keyed by these parameters.
  */
 import { cachedMedia, type MediaFacts, type MediaSpec } from "../../test/media/generate.ts";
 
@@ -20,8 +22,11 @@ export const BENCH_SOURCE_SPEC: MediaSpec = {
   seed: 2026,
 };
 
+/** Where the bench's generated media are cached. */
+export const BENCH_CACHE_DIR = process.env.BENCH_CACHE_DIR?.trim() || ".tmp/bench";
+
 export function benchSource(): Promise<{ path: string; facts: MediaFacts }> {
-  return cachedMedia(BENCH_SOURCE_SPEC, ".tmp/bench");
+  return cachedMedia(BENCH_SOURCE_SPEC, BENCH_CACHE_DIR);
 }
 
 /** BENCH_ENGINE_QUICK=1: a 3-minute 640x360 stand-in, to check the bench itself in seconds. */
@@ -36,5 +41,5 @@ export const QUICK_SOURCE_SPEC: MediaSpec = {
 };
 
 export function selectedBenchSource(): Promise<{ path: string; facts: MediaFacts }> {
-  return process.env.BENCH_ENGINE_QUICK === "1" ? cachedMedia(QUICK_SOURCE_SPEC, ".tmp/bench") : benchSource();
+  return process.env.BENCH_ENGINE_QUICK === "1" ? cachedMedia(QUICK_SOURCE_SPEC, BENCH_CACHE_DIR) : benchSource();
 }
