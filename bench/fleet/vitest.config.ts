@@ -1,5 +1,21 @@
+import { statfsSync } from "node:fs";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+
+// Miniflare's "in-memory" storage is a temporary directory (os.tmpdir()): every Durable Object's SQLite file,
+// D1's and R2's blobs. On a disk, SQLite's syncs made the simulation wait on the disk and spend system time
+// (a 650-job run: 33.1 s of CPU and 102 s of wall on /tmp, 25.5 s and 61 s on /dev/shm, side by side). So a
+// RAM-backed directory when the machine has one with room to spare, unless TMPDIR says otherwise.
+function ramDirectory(): string | undefined {
+  try {
+    const fs = statfsSync("/dev/shm");
+    return fs.bavail * fs.bsize > 2 ** 30 ? "/dev/shm" : undefined;
+  } catch {
+    return undefined;
+  }
+}
+const ram = process.env.TMPDIR === undefined ? ramDirectory() : undefined;
+if (ram !== undefined) process.env.TMPDIR = ram;
 
 // `npm run bench:fleet`: the fleet simulation (test/worker/fleet/) at several
 // sizes, in the same Workers pool as the worker suite (real D1, Queues
