@@ -100,7 +100,8 @@ describe("container/Dockerfile", () => {
     let output = "";
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    // "close", not "exit": the last log line (engine_stopped) may still be in the pipe at "exit".
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
     try {
       let health: unknown;
       await waitFor(async () => {

@@ -83,21 +83,29 @@ export async function findAccountByEmail(db: D1Database, email: string): Promise
   return row ? accountFromRow(row) : null;
 }
 
-/** Rolls the period if the month changed since period_start (idempotent under races). */
-export async function rollPeriodIfDue(db: D1Database, accountId: string, now = new Date()): Promise<void> {
-  const current = periodStartOf(now);
-  await db
+/** The statement that rolls the period if the month changed since period_start (idempotent under races). */
+function rollPeriodStatement(db: D1Database, accountId: string, now: Date): D1PreparedStatement {
+  return db
     .prepare(
       `UPDATE accounts SET period_start = ?1, credits_used = 0, credits_granted = 0
        WHERE id = ?2 AND period_start < ?1`,
     )
-    .bind(current, accountId)
-    .run();
+    .bind(periodStartOf(now), accountId);
+}
+
+/** Rolls the period if the month changed since period_start (idempotent under races). */
+export async function rollPeriodIfDue(db: D1Database, accountId: string, now = new Date()): Promise<void> {
+  await rollPeriodStatement(db, accountId, now).run();
+}
+
+/** The roll and the read in one batch: one D1 round trip (and one transaction) instead of two. */
+async function firstAfterRoll<T>(db: D1Database, accountId: string, now: Date, read: D1PreparedStatement): Promise<T | null> {
+  const [, result] = await db.batch<T>([rollPeriodStatement(db, accountId, now), read]);
+  return result?.results[0] ?? null;
 }
 
 export async function getAccount(db: D1Database, accountId: string, now = new Date()): Promise<Account | null> {
-  await rollPeriodIfDue(db, accountId, now);
-  const row = await db.prepare(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`).bind(accountId).first<AccountRow>();
+  const row = await firstAfterRoll<AccountRow>(db, accountId, now, db.prepare(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`).bind(accountId));
   return row ? accountFromRow(row) : null;
 }
 
@@ -117,15 +125,18 @@ export function remainingCredits(plan: PlanLimits, account: Pick<Account, "credi
 
 /** The account's balance for the current period (rolling the period first if due). */
 export async function getUsage(db: D1Database, accountId: string, now = new Date()): Promise<Usage | null> {
-  await rollPeriodIfDue(db, accountId, now);
-  const row = await db
-    .prepare(
-      `SELECT a.credits_granted, a.credits_used, a.credits_reserved, a.period_start,
-              ${PLAN_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ")}
-       FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = ?`,
-    )
-    .bind(accountId)
-    .first<PlanRow & Pick<AccountRow, "credits_granted" | "credits_used" | "credits_reserved" | "period_start">>();
+  const row = await firstAfterRoll<PlanRow & Pick<AccountRow, "credits_granted" | "credits_used" | "credits_reserved" | "period_start">>(
+    db,
+    accountId,
+    now,
+    db
+      .prepare(
+        `SELECT a.credits_granted, a.credits_used, a.credits_reserved, a.period_start,
+                ${PLAN_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ")}
+         FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = ?`,
+      )
+      .bind(accountId),
+  );
   if (!row) return null;
   const plan = planFromRow(row);
   const balance = { creditsGranted: row.credits_granted, creditsUsed: row.credits_used, creditsReserved: row.credits_reserved };

@@ -4,9 +4,10 @@
  *
  * 1. The job is read from D1. Ended: whatever the fleet still holds for it is
  *    given back (its end may have released before this job was admitted).
- * 2. fleet.claim: the job joins the line, or holds its grant. Waiting, a
- *    duplicate of a started job, or a message of a chain that is no longer
- *    the job's: acknowledged, nothing else.
+ * 2. fleet.claim: the job joins the line, or holds its grant. Waiting: D1
+ *    is read again (a cancel may have released before the job joined) and
+ *    the message acknowledged. A duplicate of a started job, or a message of
+ *    a chain that is no longer the job's: acknowledged, nothing else.
  * 3. Granted: queued -> processing in D1 (so the engine's first report finds
  *    it live) and StartJob to the job's own engine instance.
  * 4. Accepted: fleet.confirmStarted. Not accepted for a reason that is not
@@ -75,6 +76,12 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
   const claim = await fleetScheduler(env).claim({ jobId, accountId, dispatch }, fleetLimits(env));
   const granted = Date.now();
   await sendDispatches(env, claim.grants);
+  if (claim.state === "waiting") {
+    // A cancel whose release reached the fleet before this claim put the job in line would leave it there
+    // (interleaving C): the cancel committed in D1 before it released, so D1 read after the claim tells.
+    const now = await findJob(env.DB, jobId);
+    if (!now || ENDED.has(now.status)) await releaseCapacity(env, jobId);
+  }
   if (claim.state !== "granted") {
     message.ack();
     return;

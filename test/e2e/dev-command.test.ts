@@ -40,7 +40,9 @@ function startDev(args: string[]): DevRun {
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  // "close", not "exit": at "exit" the child's last writes may still be in its pipes (Node's
+  // child_process docs), so a message printed just before exiting could be missing from `output`.
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
   const run = { child, output: () => output, exited };
   running.push(run);
   return run;

@@ -4,14 +4,14 @@
  * can use, and every dispatch (a restart after a redeploy included) signs a
  * new one.
  */
-import { createExecutionContext, env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { app } from "../../src/app";
 import { beforeEach, describe, expect, it } from "vitest";
 import { tokenTtlSeconds } from "../../src/settings";
 import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
 import { createAccount } from "./helpers";
 import { deliver as deliverMessage } from "./fleet/harness";
-import { deliver, getJob, submitJob, submitUndelivered } from "./jobs-helpers";
+import { deliver, getJob, submitUndelivered } from "./jobs-helpers";
 import type { JobMessage } from "../../src/queue/message";
 
 function expiryOf(token: string): number {
@@ -43,9 +43,13 @@ describe("engine token lifetime", () => {
 
   it("signs a new token at every dispatch", async () => {
     const account = await createAccount();
-    const jobId = await submitJob(account);
+    // Delivered by this test only: the queue's own background delivery of the submission would be a
+    // second StartJob of the first dispatch (same second, same token), which a loaded machine can
+    // deliver at any moment of this test.
+    const jobId = await submitUndelivered(account);
     await deliver(account, jobId);
     const first = await waitFor(() => engine.starts(jobId).at(-1), "StartJob");
+    expect(engine.starts(jobId)).toHaveLength(1);
     // The interruption's dispatch message goes to a recording queue, so only this test dispatches again.
     const sent: JobMessage[] = [];
     const recording = {
@@ -54,6 +58,7 @@ describe("engine token lifetime", () => {
         for (const m of messages) sent.push(m.body as JobMessage);
       },
     } as unknown as Queue;
+    const ctx = createExecutionContext();
     const interrupted = await app.fetch(
       new Request(EngineClient.from(first).url("interrupted"), {
         method: "POST",
@@ -61,15 +66,18 @@ describe("engine token lifetime", () => {
         body: JSON.stringify({ reason: "shutdown" }),
       }),
       { ...env, JOBS: recording },
-      createExecutionContext(),
+      ctx,
     );
     await expectAck(interrupted);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await waitOnExecutionContext(ctx);
     // The fleet granted it again (the head of the line): its new dispatch chain's message.
-    const grant = sent.find((m) => m.job_id === jobId && (m.dispatch ?? 0) > 0);
-    expect(grant).toBeDefined();
-    await deliverMessage(env, grant!);
-    const second = await waitFor(() => (engine.starts(jobId).length > 1 ? engine.starts(jobId).at(-1) : undefined), "a second StartJob");
+    const grant = await waitFor(() => sent.find((m) => m.job_id === jobId && (m.dispatch ?? 0) > 0), "the new dispatch message");
+    // A token's expiry counts whole seconds: dispatch again once the clock has left the second the first was signed in.
+    const firstSignedIn = expiryOf(first.token) - tokenTtlSeconds(env);
+    await waitFor(() => (Math.floor(Date.now() / 1000) > firstSignedIn ? true : undefined), "the next second");
+    await deliverMessage(env, grant);
+    const second = await waitFor(() => engine.starts(jobId)[1], "a second StartJob");
+    expect(engine.starts(jobId)).toHaveLength(2);
     expect(second.token).not.toBe(first.token);
     expect(expiryOf(second.token)).toBeGreaterThan(expiryOf(first.token));
   });

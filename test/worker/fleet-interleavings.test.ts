@@ -138,10 +138,19 @@ describe("B: a consumer that dies right after marking a job processing", () => {
 
 describe("C: a cancel racing an admission", () => {
   it("leaves nothing held in the fleet, whether the job was granted or put in line", async () => {
-    for (const capacity of ["1", "0"]) {
+    for (const inLine of [false, true]) {
+      const capacity = "1";
       const fleet = privateFleet();
       const account = await createAccount();
       const queue = recordingQueue();
+      if (inLine) {
+        // Another account's job holds the one engine, so the racing job's claim puts it in line.
+        const other = await createAccount();
+        const otherEnv: Env = { ...env, JOBS: queue.queue, FLEET: fleet, ENGINE_MAX_INSTANCES: capacity };
+        const holder = await submitWith(otherEnv, other);
+        await deliverWith(otherEnv, other, holder);
+        expect((await fleet.get(fleet.idFromName("fleet")).snapshot()).holding).toEqual([holder]);
+      }
       let jobId = "";
       let canceled = false;
       // The cancel lands after the consumer read the job as queued and before its first fleet call.

@@ -131,7 +131,7 @@ export function summarize(report: SimReport): string {
     `restarted ${r.jobs.filter((j) => j.starts > 1).length}; refusals ${JSON.stringify(r.refusals)}, at the limit ${r.refusedAtLimit}; ` +
     `lost: interrupted ${r.interruptedLost}, exit notices ${r.onStopLost}, Durable Object calls ${r.resetFailures}; ` +
     `submissions refused ${JSON.stringify(r.refusedSubmissions)}; deliveries ${r.deliveries}, dead-lettered ${r.deadLettered}, most messages queued for one job ${r.maxMessagesPerJob}; ` +
-    `statuses ${JSON.stringify(r.statuses)}; time spent: ${r.spent}`
+    `statuses ${JSON.stringify(r.statuses)}; time spent: ${r.spent}; calls ${r.calls}`
   );
 }
 

@@ -128,6 +128,8 @@ export interface SimReport {
   realSeconds: number;
   /** Where the real time went, by kind of call (overlapping calls each count their own time). */
   spent: string;
+  /** Calls to each binding per job (tally above). */
+  calls: string;
   /** Submissions answered with an error the client retries, by status and code. */
   refusedSubmissions: Record<string, number>;
   burstWindow: [number, number] | null;
@@ -154,6 +156,74 @@ class Spent {
       .sort((a, b) => b[1].ms - a[1].ms)
       .map(([label, { n, ms }]) => `${label} ${n}x ${(ms / Math.max(1, n)).toFixed(1)} ms`)
       .join(", ");
+  }
+}
+/**
+ * Calls the Worker makes to each binding (D1 round trips by statement, Durable
+ * Object calls by method, R2 operations, queue sends, engine requests): the
+ * run's cost per job, by what it is made of. Calls made inside the Durable
+ * Objects themselves (their own SQLite) are theirs and not counted.
+ */
+class Tally {
+  readonly counts = new Map<string, number>();
+  add(label: string, n = 1): void {
+    this.counts.set(label, (this.counts.get(label) ?? 0) + n);
+  }
+  /** The D1 binding, counting each round trip (a batch is one, whatever it holds) by its statement. */
+  d1(real: D1Database): D1Database {
+    const tally = this;
+    // Keyed by the statement's text as written (cheap); shortened when printed.
+    const label = (sql: string) => `D1 ${sql}`;
+    const wrap = (statement: D1PreparedStatement, sql: string): D1PreparedStatement => {
+      const s = statement as unknown as Record<string, (...a: unknown[]) => unknown>;
+      for (const method of ["first", "all", "run", "raw"]) {
+        const original = s[method]!.bind(statement);
+        s[method] = (...a: unknown[]) => {
+          tally.add(label(sql));
+          return original(...a);
+        };
+      }
+      const bind = s.bind!.bind(statement);
+      s.bind = (...a: unknown[]) => wrap(bind(...a) as D1PreparedStatement, sql);
+      return statement;
+    };
+    return new Proxy(real, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop) as unknown;
+        if (prop === "prepare") return (sql: string) => wrap(target.prepare(sql), sql);
+        if (prop === "batch") {
+          return (statements: D1PreparedStatement[]) => {
+            tally.add(`D1 batch of ${statements.length}`);
+            return target.batch(statements);
+          };
+        }
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
+  /** A binding whose every method call is counted as `name.method`. */
+  binding<T extends object>(name: string, real: T): T {
+    const tally = this;
+    return new Proxy(real, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop) as unknown;
+        if (typeof value !== "function") return value;
+        return (...a: unknown[]) => {
+          tally.add(`${name}.${String(prop)}`);
+          return (value as (...a: unknown[]) => unknown).apply(target, a);
+        };
+      },
+    });
+  }
+  /** Calls per job, most first. */
+  perJob(jobs: number): string {
+    const rows = [...this.counts.entries()].sort((a, b) => b[1] - a[1]);
+    const total = (prefix: string) => rows.filter(([l]) => l.startsWith(prefix)).reduce((sum, [, n]) => sum + n, 0) / Math.max(1, jobs);
+    return (
+      `per job: D1 round trips ${total("D1 ").toFixed(1)}, Durable Object calls ${(total("ACCOUNTS.") + total("FLEET.")).toFixed(1)}, ` +
+      `R2 ${(total("CLIPS.") + total("UPLOADS.")).toFixed(1)}, jobs-queue sends ${total("JOBS.").toFixed(1)}, engine requests ${total("ENGINE.").toFixed(1)}; ` +
+      rows.map(([l, n]) => `${l.replace(/\s+/g, " ").trim().slice(0, 70)} ${(n / Math.max(1, jobs)).toFixed(2)}`).join("; ")
+    );
   }
 }
 const DO_RESET = "Durable Object reset because its code was updated.";
@@ -282,8 +352,9 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     spawn: (name) => simEngine(name),
   });
 
-  /** A Durable Object namespace whose calls may throw while a deploy resets the objects. */
-  const resetting = <N>(real: N): N =>
+  const tally = new Tally();
+  /** A Durable Object namespace whose calls are counted and (`resets`) may throw while a deploy resets the objects. */
+  const resetting = <N>(name: string, real: N, resets = true): N =>
     new Proxy(real as unknown as DurableObjectNamespace, {
       get(target, prop) {
         const value = Reflect.get(target, prop) as unknown;
@@ -293,10 +364,11 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
           return new Proxy(stub, {
             get(s, method) {
               const member = Reflect.get(s, method) as unknown;
-              if (typeof member !== "function" || clock.now() > resetUntil) return member;
+              if (typeof member !== "function") return member;
               const call = s as unknown as Record<string, (...a: unknown[]) => unknown>;
               return (...args: unknown[]) => {
-                if (random() < options.resetFailureRate) {
+                tally.add(`${name}.${String(method)}`);
+                if (resets && clock.now() <= resetUntil && random() < options.resetFailureRate) {
                   resetFailures += 1;
                   // The platform marks this error retryable (Durable Objects "Error handling" docs).
                   return Promise.reject(Object.assign(new Error(DO_RESET), { retryable: true }));
@@ -337,9 +409,15 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     ...env,
     ENGINE_URL: "",
     ENGINE: standIn.namespace() as unknown as Env["ENGINE"],
-    JOBS: queue.producer(),
-    FLEET: resetting(fleet),
-    ACCOUNTS: resetting(env.ACCOUNTS),
+    DB: tally.d1(env.DB),
+    CLIPS: tally.binding("CLIPS", env.CLIPS),
+    UPLOADS: tally.binding("UPLOADS", env.UPLOADS),
+    JOBS: tally.binding("JOBS", queue.producer()),
+    WEBHOOKS: tally.binding("WEBHOOKS", env.WEBHOOKS),
+    FLEET: resetting("FLEET", fleet),
+    ACCOUNTS: resetting("ACCOUNTS", env.ACCOUNTS),
+    CLIENTS: resetting("CLIENTS", env.CLIENTS, false),
+    UPLOAD_STATE: resetting("UPLOAD_STATE", env.UPLOAD_STATE, false),
     ENGINE_MAX_INSTANCES: String(options.capacity),
     ENGINE_VCPU_LIMIT: String(options.vcpuLimit ?? 1500),
     // The account watchdog's own alarms run on the wall clock: the simulation plays its silence timeout below.
@@ -647,6 +725,7 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     return {
       ...stub,
       fetch: (request: Request) => {
+        tally.add(`ENGINE.fetch ${new URL(request.url).pathname}`);
         lastActivity.set(name, clock.now());
         return stub.fetch(request);
       },
@@ -703,6 +782,7 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     simulatedSeconds: clock.now(),
     realSeconds: (Date.now() - realStart) / 1000,
     spent: spent.summary(),
+    calls: tally.perJob(jobs.size),
     refusedSubmissions: Object.fromEntries(refusedSubmissions),
     burstWindow: burstIds.length > 0 ? [options.burstAt, Math.max(...burstStarts)] : null,
   };
