@@ -95,7 +95,7 @@ const HEALTH_TIMEOUT_MS = 5_000;
 type SigningKey = () => Promise<CryptoKey>;
 
 /** A request signed for the engine: fresh, with its own nonce, so the engine accepts it once. */
-async function signedInit(key: SigningKey, path: string, body: string, timeoutMs: number): Promise<RequestInit> {
+async function signedInit(key: SigningKey, path: string, body: string): Promise<RequestInit> {
   return {
     method: "POST",
     headers: {
@@ -103,8 +103,28 @@ async function signedInit(key: SigningKey, path: string, body: string, timeoutMs
       [ENGINE_SIGNATURE_HEADER]: await signEngineRequest(await key(), { method: "POST", path, body }),
     },
     body,
-    signal: AbortSignal.timeout(timeoutMs),
   };
+}
+
+/**
+ * One exchange with the engine, bounded by `timeoutMs` from the request to
+ * the last byte of its (small, JSON) answer, which is read here. The timer is
+ * cleared as soon as the exchange ends: an AbortSignal.timeout stays armed
+ * for its whole length afterwards, and workerd caps the timers active in one
+ * context at 10,000 (a context that starts many jobs, as the fleet
+ * simulation's does, hit "exceeded the number of active timeouts" and every
+ * start failed).
+ */
+async function timedExchange(timeoutMs: number, exchange: (signal: AbortSignal) => Promise<Response>): Promise<Response> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
+  try {
+    const response = await exchange(controller.signal);
+    const body = await response.arrayBuffer();
+    return new Response(body.byteLength > 0 ? body : null, { status: response.status, statusText: response.statusText, headers: response.headers });
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export function processHost(url: string, secret: SigningKey): EngineHost {
@@ -112,13 +132,14 @@ export function processHost(url: string, secret: SigningKey): EngineHost {
   return {
     kind: "process",
     async start(_jobId, path, body, timeoutMs) {
-      return fetch(`${origin}${path}`, await signedInit(secret, path, body, timeoutMs));
+      const init = await signedInit(secret, path, body);
+      return timedExchange(timeoutMs, (signal) => fetch(`${origin}${path}`, { ...init, signal }));
     },
     async stop(jobId, engineReported) {
       if (engineReported) return;
       const path = `/jobs/${jobId}/cancel`;
-      const response = await fetch(`${origin}${path}`, await signedInit(secret, path, "", CANCEL_TIMEOUT_MS));
-      await response.body?.cancel();
+      const init = await signedInit(secret, path, "");
+      const response = await timedExchange(CANCEL_TIMEOUT_MS, (signal) => fetch(`${origin}${path}`, { ...init, signal }));
       // 404: the engine does not run the job (any more); anything else but a 2xx is a stop not done.
       if (!response.ok && response.status !== 404) throw new EngineUnavailableError(`engine answered ${response.status} to cancel`);
     },
@@ -153,7 +174,8 @@ export function containerHost(namespace: ContainerNamespace, secret: SigningKey)
   return {
     kind: "container",
     async start(jobId, path, body, timeoutMs) {
-      return stubFor(jobId).fetch(new Request(`${CONTAINER_ORIGIN}${path}`, await signedInit(secret, path, body, timeoutMs)));
+      const init = await signedInit(secret, path, body);
+      return timedExchange(timeoutMs, (signal) => stubFor(jobId).fetch(new Request(`${CONTAINER_ORIGIN}${path}`, { ...init, signal })));
     },
     async serving(jobId) {
       const stub = stubFor(jobId);
@@ -162,11 +184,8 @@ export function containerHost(namespace: ContainerNamespace, secret: SigningKey)
         // lib getState: "stopped" / "stopped_with_code" once the process exited; "healthy" until then, SIGTERM or not.
         if (status === "stopped" || status === "stopped_with_code") return "gone";
         // Running to the platform: the engine itself says whether it still works (GET /health, no signature).
-        const response = await stub.fetch(new Request(`${CONTAINER_ORIGIN}/health`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) }));
-        if (!response.ok) {
-          await response.body?.cancel();
-          return "gone";
-        }
+        const response = await timedExchange(HEALTH_TIMEOUT_MS, (signal) => stub.fetch(new Request(`${CONTAINER_ORIGIN}/health`, { signal })));
+        if (!response.ok) return "gone";
         const health = (await response.json().catch(() => null)) as { active_jobs?: unknown } | null;
         return typeof health?.active_jobs === "number" && health.active_jobs > 0 ? "working" : "gone";
       } catch (err) {
