@@ -25,20 +25,6 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** One model call that rejects after `timeoutMs` even if the binding never answers. */
-export async function withTimeout<T>(timeoutMs: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  // undefined, not null: the module also runs in Node (the engine's suites), whose clearTimeout takes no null.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([run(AbortSignal.timeout(timeoutMs)), timeout]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-  }
-}
-
 export type RetryOutcome<T> = { ok: true; value: T } | { ok: false; local: boolean; failures: string[] };
 
 /**

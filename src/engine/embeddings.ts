@@ -16,7 +16,8 @@
  */
 import { z } from "zod";
 import { SIMILARITY_MAX_TEXTS, textBatches, type SimilarityResult } from "#contract";
-import { DEFAULT_RETRY_POLICY, retrying, withTimeout, type RetryPolicy } from "./ai-retry";
+import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry";
+import { withTimeout } from "../http/timeout";
 
 export const EMBEDDING_MODEL = "@cf/baai/bge-m3";
 /** The query and a whole engine request (SIMILARITY_MAX_TEXTS sentences) in one call. */

@@ -20,7 +20,8 @@
  */
 import { z } from "zod";
 import type { TranslateRequest, TranslateResult } from "#contract";
-import { DEFAULT_RETRY_POLICY, retrying, withTimeout, type RetryPolicy } from "./ai-retry.ts";
+import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry.ts";
+import { withTimeout } from "../http/timeout.ts";
 
 /**
  * The part of the Workers AI binding this module calls, typed structurally

@@ -9,7 +9,8 @@
  */
 import { z } from "zod";
 import type { TranscribeResult, TranscriptWord } from "#contract";
-import { DEFAULT_RETRY_POLICY, retrying, withTimeout, type RetryPolicy } from "./ai-retry";
+import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry";
+import { withTimeout } from "../http/timeout";
 
 export const WHISPER_MODEL = "@cf/openai/whisper-large-v3-turbo";
 

@@ -9,6 +9,7 @@
  */
 import { getContainer } from "@cloudflare/containers";
 import { ENGINE_SIGNATURE_HEADER, signEngineRequest } from "#contract";
+import { withTimeout } from "../http/timeout";
 import { engineSigningKey } from "../settings";
 import type { StartProblem } from "./fleet-scheduler";
 
@@ -108,23 +109,14 @@ async function signedInit(key: SigningKey, path: string, body: string): Promise<
 
 /**
  * One exchange with the engine, bounded by `timeoutMs` from the request to
- * the last byte of its (small, JSON) answer, which is read here. The timer is
- * cleared as soon as the exchange ends: an AbortSignal.timeout stays armed
- * for its whole length afterwards, and workerd caps the timers active in one
- * context at 10,000 (a context that starts many jobs, as the fleet
- * simulation's does, hit "exceeded the number of active timeouts" and every
- * start failed).
+ * the last byte of its (small, JSON) answer, which is read here.
  */
 async function timedExchange(timeoutMs: number, exchange: (signal: AbortSignal) => Promise<Response>): Promise<Response> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
-  try {
-    const response = await exchange(controller.signal);
+  return withTimeout(timeoutMs, async (signal) => {
+    const response = await exchange(signal);
     const body = await response.arrayBuffer();
     return new Response(body.byteLength > 0 ? body : null, { status: response.status, statusText: response.statusText, headers: response.headers });
-  } finally {
-    clearTimeout(timer);
-  }
+  });
 }
 
 export function processHost(url: string, secret: SigningKey): EngineHost {
