@@ -71,7 +71,10 @@ describe("one account's jobs through their lifecycle", TEST_TIMEOUT, () => {
     // Mid-processing: credits reserved (the probe is done) and clips being rendered.
     const rendering = await account.client.waitForJob(jobId, {
       timeoutMs: JOB_TIMEOUT_MS,
-      until: (job) => job.status !== "queued" && (job.status !== "processing" || (job.step ?? "").startsWith("Rendering clip")),
+      // Rendering and uploading last a few seconds on a quiet machine: a 2 s poll could see the job completed
+      // without ever seeing it render, so look often, and count an upload as "clips being made" too.
+      intervalMs: 100,
+      until: (job) => job.status !== "queued" && (job.status !== "processing" || /^(Rendering|Uploading) clip/.test(job.step ?? "")),
     });
     expect(rendering.status).toBe("processing");
     expect((await account.client.usage()).credits_remaining).toBeLessThan(initialUsage.credits_remaining);
