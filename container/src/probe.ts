@@ -1,7 +1,7 @@
 import { basename, extname } from "node:path";
 import { JobFailure } from "./errors.ts";
 import type { FfmpegRunner } from "./ffmpeg/runner.ts";
-import type { SourceInfo } from "./types.ts";
+import type { SourceInfo, SubtitleStreamInfo } from "./types.ts";
 
 /**
  * Probes a downloaded source with ffprobe and decides whether it is a video
@@ -20,7 +20,10 @@ export const ALLOWED_DEMUXERS = ["mov", "mp4", "m4a", "3gp", "3g2", "mj2", "matr
 const PROBE_TIMEOUT_MS = 60_000;
 
 interface ProbeStream {
+  index?: number;
   codec_type?: string;
+  codec_name?: string;
+  tags?: Record<string, string>;
   width?: number;
   height?: number;
   avg_frame_rate?: string;
@@ -163,6 +166,13 @@ export async function probeHead(runner: FfmpegRunner, path: string, signal: Abor
   return { format: formatName, hasAudio: probed.streams?.some((s) => s.codec_type === "audio") ?? false };
 }
 
+/** The subtitle streams of the full probe, as the transcript's subtitle-track step reads them (track.ts). */
+function subtitleStreams(streams: ProbeStream[]): SubtitleStreamInfo[] {
+  return streams
+    .filter((s) => s.codec_type === "subtitle" && Number.isInteger(s.index))
+    .map((s) => ({ index: s.index!, ...(s.codec_name ? { codec_name: s.codec_name } : {}), ...(s.tags ? { tags: s.tags } : {}) }));
+}
+
 export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
   const { formatName, probed, video, width, height } = await probeStreams(req.runner, req.path, req.signal);
   const duration = positive(probed.format.duration) || positive(video.duration);
@@ -181,6 +191,7 @@ export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
     height,
     fps: rate(video.avg_frame_rate) || rate(video.r_frame_rate),
     hasAudio: probed.streams?.some((s) => s.codec_type === "audio") ?? false,
+    subtitleStreams: subtitleStreams(probed.streams ?? []),
     startTime: Number(video.start_time ?? probed.format.start_time ?? 0) || 0,
   };
 }

@@ -1,6 +1,13 @@
 /** Types shared inside the engine, between the pipeline stages. */
 
 /** What probing learned about a downloaded source. */
+/** One subtitle stream of the source (SourceInfo.subtitleStreams). */
+export interface SubtitleStreamInfo {
+  index: number;
+  codec_name?: string;
+  tags?: Record<string, string>;
+}
+
 export interface SourceInfo {
   path: string;
   sizeBytes: number;
@@ -12,6 +19,12 @@ export interface SourceInfo {
   height: number;
   fps: number;
   hasAudio: boolean;
+  /**
+   * The source's subtitle streams as the probe listed them (absolute stream
+   * index, codec, language tag), so the transcript's subtitle-track step needs
+   * no ffprobe of its own; absent: that step probes the file itself.
+   */
+  subtitleStreams?: SubtitleStreamInfo[];
   /** Seconds of the first video frame (often 0); cut points are relative to it. */
   startTime: number;
   /**

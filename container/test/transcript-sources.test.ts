@@ -154,6 +154,16 @@ describe("Workers AI through the channel", () => {
     expect(worker.callsFor(failingJob, "transcribe").length).toBe(1);
   });
 
+  it("reads the subtitle track from the streams the source's probe listed, and probes for them itself when a SourceInfo has none", async () => {
+    expect(withTrack.source.subtitleStreams?.map((s) => s.codec_name)).toEqual(["mov_text"]);
+    expect(withoutTrack.source.subtitleStreams).toEqual([]);
+    const { subtitleStreams: _listed, ...unlisted } = withTrack.source;
+    const fromProbe = await obtainTranscript(request(newJobId("listed"), withTrack.source, null));
+    const probedItself = await obtainTranscript(request(newJobId("unlisted"), unlisted, null));
+    expect(probedItself.transcript?.source).toBe("subtitle_track");
+    expect(probedItself.transcript).toEqual(fromProbe.transcript);
+  });
+
   it("records why there is no transcript when no source has one", async () => {
     const outcome = await obtainTranscript(request(newJobId("none"), withoutTrack.source, null));
     expect(outcome.transcript).toBeNull();

@@ -8,17 +8,11 @@
 import { readFile } from "node:fs/promises";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { pinnedDemuxer } from "../probe.ts";
-import type { SourceInfo } from "../types.ts";
+import type { SourceInfo, SubtitleStreamInfo } from "../types.ts";
 import { MAX_CAPTIONS_BYTES, decodeCaptionBytes, parseAss, parseCaptions, type Cue } from "./cues.ts";
 
 const TEXT_SUBTITLE_CODECS = new Set(["subrip", "srt", "ass", "ssa", "mov_text", "webvtt", "text"]);
 const TIMEOUT_MS = 120_000;
-
-interface SubtitleStream {
-  index: number;
-  codec_name?: string;
-  tags?: Record<string, string>;
-}
 
 export interface TrackCues {
   cues: Cue[];
@@ -39,13 +33,8 @@ export function languageCode(tag: string | undefined): string | null {
   return LANGUAGE_639_1[lower] ?? (/^[a-z]{3}$/.test(lower) ? lower : null);
 }
 
-/** The source's first text subtitle track as cues, or null when it has none that parses. */
-export async function subtitleTrackCues(
-  runner: FfmpegRunner,
-  source: SourceInfo,
-  outPath: string,
-  signal: AbortSignal,
-): Promise<{ found: TrackCues | null; note: string }> {
+/** The source's subtitle streams, probed (for a SourceInfo made without them). */
+async function probeSubtitleStreams(runner: FfmpegRunner, source: SourceInfo, signal: AbortSignal): Promise<SubtitleStreamInfo[]> {
   const probe = await runner.ffprobe({
     args: ["-v", "error", "-protocol_whitelist", "file", "-f", pinnedDemuxer(source.format), "-select_streams", "s", "-show_entries", "stream=index,codec_name:stream_tags=language", "-of", "json", "-i", source.path],
     inputs: [source.path],
@@ -53,12 +42,22 @@ export async function subtitleTrackCues(
     timeoutMs: TIMEOUT_MS,
     signal,
   });
-  let streams: SubtitleStream[] = [];
   try {
-    streams = (JSON.parse(probe.stdout) as { streams?: SubtitleStream[] }).streams ?? [];
+    return (JSON.parse(probe.stdout) as { streams?: SubtitleStreamInfo[] }).streams ?? [];
   } catch {
-    streams = [];
+    return [];
   }
+}
+
+/** The source's first text subtitle track as cues, or null when it has none that parses. */
+export async function subtitleTrackCues(
+  runner: FfmpegRunner,
+  source: SourceInfo,
+  outPath: string,
+  signal: AbortSignal,
+): Promise<{ found: TrackCues | null; note: string }> {
+  // The source's probe already listed its streams (it runs before the analysis): no second ffprobe after it.
+  const streams = source.subtitleStreams ?? (await probeSubtitleStreams(runner, source, signal));
   const position = streams.findIndex((s) => TEXT_SUBTITLE_CODECS.has(s.codec_name ?? ""));
   if (position < 0) return { found: null, note: streams.length > 0 ? "the source's subtitle tracks are pictures, not text" : "the source has no subtitle track" };
   const stream = streams[position]!;
