@@ -142,6 +142,14 @@ function transcriptInWindow(transcript: Transcript | null, window: SourceWindow,
  * instead of failing the job. Anything else (409, retries exhausted) still
  * ends the job as before.
  */
+/** Promise.all that lets every promise settle before it rejects with the first failure (in order). */
+async function allSettledOrThrow<T extends readonly unknown[]>(promises: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
+
 async function optionalUpload(jobId: string, upload: () => Promise<void>): Promise<boolean> {
   try {
     await upload();
@@ -497,14 +505,21 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         uploadBytes[index] = uploadBytes[index]! + n;
         uploadProgress();
       };
-      await reporter.putFile(`clips/${index}`, clip.videoPath, "video/mp4", onBytes, uploadSignal);
-      await reporter.putFile(`clips/${index}/thumbnail`, clip.thumbnailPath, "image/jpeg", onBytes, uploadSignal);
-      if (clip.captions.vttPath && clip.captions.srtPath) {
-        const stored =
-          (await optionalUpload(jobId, () => reporter.putFile(`clips/${index}/captions.vtt`, clip.captions.vttPath!, "text/vtt; charset=utf-8", undefined, uploadSignal))) &&
-          (await optionalUpload(jobId, () => reporter.putFile(`clips/${index}/captions.srt`, clip.captions.srtPath!, "application/x-subrip; charset=utf-8", undefined, uploadSignal)));
-        if (!stored) clip.captions = { ...clip.captions, vttPath: null, srtPath: null };
-      }
+      // The clip's objects go up side by side: after the last render only this clip's upload stands
+      // between the renders and completion, and the small ones need not wait for the clip's bytes.
+      // All settled before a failure is thrown: the pipeline counts on no request of this clip outliving its upload.
+      const { vttPath, srtPath } = clip.captions;
+      const [, , stored] = await allSettledOrThrow<[void, void, boolean | null]>([
+        reporter.putFile(`clips/${index}`, clip.videoPath, "video/mp4", onBytes, uploadSignal),
+        reporter.putFile(`clips/${index}/thumbnail`, clip.thumbnailPath, "image/jpeg", onBytes, uploadSignal),
+        vttPath && srtPath
+          ? allSettledOrThrow<[boolean, boolean]>([
+              optionalUpload(jobId, () => reporter.putFile(`clips/${index}/captions.vtt`, vttPath, "text/vtt; charset=utf-8", undefined, uploadSignal)),
+              optionalUpload(jobId, () => reporter.putFile(`clips/${index}/captions.srt`, srtPath, "application/x-subrip; charset=utf-8", undefined, uploadSignal)),
+            ]).then(([vtt, srt]) => vtt && srt)
+          : Promise.resolve(null),
+      ]);
+      if (stored === false) clip.captions = { ...clip.captions, vttPath: null, srtPath: null };
       // Stored: the work disk need not hold every clip until the end of a long job.
       await Promise.all([rm(clip.videoPath, { force: true }), rm(clip.thumbnailPath, { force: true })]);
     };
