@@ -2,6 +2,12 @@
  * One account through a job's lifecycle on the real stack: the active-job
  * limit, cancel mid-processing, then the list endpoint with each status
  * filter over jobs in every state.
+ *
+ * The jobs that must be mid-processing when the test acts are held there by
+ * events, not caught by polling: each one's source is held until the upload
+ * gate is armed for its first clip, and the test acts once that clip's
+ * upload is held (harness/upload-gate.ts). Such a job has its credits
+ * reserved and a clip rendered, and cannot complete before it is canceled.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { JobStatus, JobView, Usage } from "../../scripts/local-stack/api-types.ts";
@@ -11,7 +17,7 @@ import { newAccount, type TestAccount } from "./harness/accounts.ts";
 import { statusOf } from "./harness/cdn.ts";
 import { expectProblem } from "./harness/expectations.ts";
 import { TALK_20S, TALK_75S, talkSource } from "./harness/media.ts";
-import { sharedStack } from "./harness/shared-stack.ts";
+import { clipUploadHeld, holdClipUpload, sharedStack } from "./harness/shared-stack.ts";
 import type { SharedStackInfo } from "./harness/shared-stack-config.ts";
 
 const JOB_TIMEOUT_MS = 200_000;
@@ -24,10 +30,27 @@ const ONE = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_cli
 
 let stack: SharedStackInfo;
 let sources: SourceServer;
-let longUrl: string;
+let longPath: string;
 let shortUrl: string;
 let account: TestAccount;
 let initialUsage: Usage;
+
+/** Bytes a held source sends before it waits for its job's upload gate to be armed. */
+const HOLD_AFTER = 64 * 1024;
+
+/**
+ * Submits a job on the long source whose first clip's upload will be held:
+ * the source is held until the gate is armed for the job, so the engine
+ * cannot reach that upload first. Resolves with the job id once armed.
+ */
+async function submitHeldMidProcessing(name: string, body: { video_type: string; config_name: string }, beforeRelease?: (jobId: string) => Promise<void>): Promise<string> {
+  const source = sources.addHeldFile(name, longPath, HOLD_AFTER);
+  const submitted = await account.client.submit({ ...body, video_url: source.url });
+  await holdClipUpload(submitted.job_id, 0);
+  await beforeRelease?.(submitted.job_id);
+  source.release();
+  return submitted.job_id;
+}
 
 /** Job ids by the state each one ends up in. */
 const jobs: { canceled?: string; failed?: string; completed?: string; active?: string } = {};
@@ -36,7 +59,7 @@ beforeAll(async () => {
   const [info, server, long, short] = await Promise.all([sharedStack(), startSourceServer(), talkSource(TALK_75S), talkSource(TALK_20S)]);
   stack = info;
   sources = server;
-  longUrl = sources.addFile("long-talk.mp4", long.path);
+  longPath = long.path;
   shortUrl = sources.addFile("short-talk.mp4", short.path);
   account = await newAccount(stack);
   for (const [name, config] of [["several", SEVERAL], ["one", ONE]] as const) {
@@ -59,24 +82,19 @@ function clipKeysOnCdn(jobId: string, count: number): string[] {
 
 describe("one account's jobs through their lifecycle", TEST_TIMEOUT, () => {
   test("a second submission is 409 active_job_limit while the first job runs", async () => {
-    const first = await account.client.submit({ video_url: longUrl, video_type: "podcast", config_name: "several" });
-    jobs.canceled = first.job_id;
-    const second = await account.client.request("POST", "/api/v1/jobs", { body: { video_url: shortUrl, video_type: "podcast" } });
-    const problem = expectProblem(second, 409, "active_job_limit");
-    expect(problem.active_job_id).toBe(first.job_id);
+    // The first job cannot end before the next test cancels it (its first clip's upload is held).
+    jobs.canceled = await submitHeldMidProcessing("long-talk-first.mp4", { video_type: "podcast", config_name: "several" }, async (firstId) => {
+      const second = await account.client.request("POST", "/api/v1/jobs", { body: { video_url: shortUrl, video_type: "podcast" } });
+      const problem = expectProblem(second, 409, "active_job_limit");
+      expect(problem.active_job_id).toBe(firstId);
+    });
   });
 
   test("cancel mid-processing: the job ends canceled, the slot is freed, reserved credits are released, no clips remain", async () => {
     const jobId = jobs.canceled ?? "";
-    // Mid-processing: credits reserved (the probe is done) and clips being rendered.
-    const rendering = await account.client.waitForJob(jobId, {
-      timeoutMs: JOB_TIMEOUT_MS,
-      // Rendering and uploading last a few seconds on a quiet machine: a 2 s poll could see the job completed
-      // without ever seeing it render, so look often, and count an upload as "clips being made" too.
-      intervalMs: 100,
-      until: (job) => job.status !== "queued" && (job.status !== "processing" || /^(Rendering|Uploading) clip/.test(job.step ?? "")),
-    });
-    expect(rendering.status).toBe("processing");
+    // Mid-processing: credits reserved (the probe is done), the first clip rendered and its upload held.
+    await clipUploadHeld(jobId, 0);
+    expect((await account.client.getJob(jobId)).status).toBe("processing");
     expect((await account.client.usage()).credits_remaining).toBeLessThan(initialUsage.credits_remaining);
 
     const canceled = await account.client.request("POST", `/api/v1/jobs/${jobId}/cancel`);
@@ -108,10 +126,10 @@ describe("one account's jobs through their lifecycle", TEST_TIMEOUT, () => {
     const job = await account.client.waitForJob(submitted.job_id, { timeoutMs: JOB_TIMEOUT_MS });
     expect(job.status, JSON.stringify(job.error)).toBe("completed");
 
-    const active = await account.client.submit({ video_url: longUrl, video_type: "lecture", config_name: "several" });
-    jobs.active = active.job_id;
-    const processing = await account.client.waitForJob(active.job_id, { timeoutMs: JOB_TIMEOUT_MS, until: (j) => j.status !== "queued" });
-    expect(processing.status).toBe("processing");
+    // Left running until the last test cancels it: its first clip's upload is held.
+    jobs.active = await submitHeldMidProcessing("long-talk-active.mp4", { video_type: "lecture", config_name: "several" });
+    await clipUploadHeld(jobs.active, 0);
+    expect((await account.client.getJob(jobs.active)).status).toBe("processing");
   });
 
   test("the list endpoint filters by each status, newest first, and pages with a cursor", async () => {

@@ -12,7 +12,7 @@ import { startSourceServer, type SourceServer } from "../../scripts/local-stack/
 import { newAccount } from "./harness/accounts.ts";
 import { statusOf } from "./harness/cdn.ts";
 import { TALK_20S, TALK_75S, talkSource } from "./harness/media.ts";
-import { sharedStack } from "./harness/shared-stack.ts";
+import { clipUploadHeld, holdClipUpload, sharedStack } from "./harness/shared-stack.ts";
 import type { SharedStackInfo } from "./harness/shared-stack-config.ts";
 
 const JOB_TIMEOUT_MS = 200_000;
@@ -23,7 +23,7 @@ const ONE = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_cli
 
 let stack: SharedStackInfo;
 let sources: SourceServer;
-let longUrl: string;
+let longPath: string;
 let shortUrl: string;
 let captionsUrl: string;
 
@@ -41,7 +41,7 @@ beforeAll(async () => {
   const [info, server, long, short] = await Promise.all([sharedStack(), startSourceServer(), talkSource(TALK_75S), talkSource(TALK_20S)]);
   stack = info;
   sources = server;
-  longUrl = sources.addFile("long-talk.mp4", long.path);
+  longPath = long.path;
   shortUrl = sources.addFile("short-talk.mp4", short.path);
   captionsUrl = sources.addText("talk.vtt", captionsFor(75), "text/vtt");
 });
@@ -85,19 +85,26 @@ describe("tenant boundaries on {cdn_url}", TEST_TIMEOUT, () => {
     const { client } = await newAccount(stack);
     expect((await client.request("PUT", "/api/v1/configs/several", { body: SEVERAL })).status).toBeLessThan(300);
     const before = await client.usage();
-    const submitted = await client.submit({ video_url: longUrl, video_type: "podcast", config_name: "several" });
+    // The source is held until the upload gate holds the second clip's upload: once it does, two clips
+    // are rendered (the first handed over), and the job cannot complete before the cancel.
+    const source = sources.addHeldFile("long-talk-held.mp4", longPath, 64 * 1024);
+    const submitted = await client.submit({ video_url: source.url, video_type: "podcast", config_name: "several" });
+    await holdClipUpload(submitted.job_id, 1);
+    source.release();
     const attacker = pollCdn(guessableUrls(submitted.job_id, SEVERAL.max_clips));
-    // One render at a time on the local engine: at "clip 3" (or later), two clips were rendered and handed over.
+    let held = false;
+    const secondClipHeld = clipUploadHeld(submitted.job_id, 1).then(() => (held = true));
     const states: JobView[] = [];
     const rendering = await client.waitForJob(submitted.job_id, {
       timeoutMs: JOB_TIMEOUT_MS,
       intervalMs: 250,
       until: (job) => {
         states.push(job);
-        return job.status !== "queued" && (job.status !== "processing" || /^Rendering clips? [34]/.test(job.step ?? ""));
+        return held || (job.status !== "queued" && job.status !== "processing");
       },
     });
     expect(rendering.status, JSON.stringify(rendering)).toBe("processing");
+    await secondClipHeld;
     // The API reveals no object of a processing job.
     for (const state of states) expect(JSON.stringify(state)).not.toMatch(/\/cdn\//);
 

@@ -5,7 +5,10 @@
  * directories the killed one left behind.
  *
  * Runs on a stack of its own (a short silence limit, an engine this file may
- * kill), so jobs of the other e2e files never see the crash.
+ * kill), so jobs of the other e2e files never see the crash. The engine
+ * reaches the Worker through an upload gate (harness/upload-gate.ts): the
+ * job killed "during the heavy work" is killed once its first clip is
+ * rendered and its upload held, an event, not a step caught by polling.
  */
 import { readdir } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
@@ -13,11 +16,13 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
+import { freePort } from "../../scripts/local-stack/ports.ts";
 import { startLocalStack, type LocalStack } from "../../scripts/local-stack/stack.ts";
 import { newAccount } from "./harness/accounts.ts";
 import { expectFailedWithoutCharge } from "./harness/expectations.ts";
 import { TALK_20S, TALK_75S, talkSource } from "./harness/media.ts";
 import { stackOptions } from "./harness/shared-stack-config.ts";
+import { startUploadGate, type UploadGate } from "./harness/upload-gate.ts";
 
 const SILENCE_LIMIT_SECONDS = 8;
 /** Three waits: into the heavy work, the watchdog, a job on the restarted engine. */
@@ -26,7 +31,8 @@ const TEST_TIMEOUT = { timeout: 360_000 };
 let stack: LocalStack;
 let engineWorkDir: string;
 let sources: SourceServer;
-let longUrl: string;
+let longPath: string;
+let gate: UploadGate;
 let shortUrl: string;
 /** Sends the start of a video and then nothing: a download that never ends. */
 let stallingServer: Server;
@@ -47,6 +53,9 @@ async function jobWorkDirs(): Promise<string[]> {
 beforeAll(async () => {
   const options = stackOptions("watchdog", { ENGINE_SILENCE_TIMEOUT_SECONDS: String(SILENCE_LIMIT_SECONDS) });
   engineWorkDir = join(options.dir, "engine-work");
+  options.workerPort = await freePort();
+  gate = await startUploadGate(`http://127.0.0.1:${options.workerPort}`);
+  options.engineEnv = { ...options.engineEnv, CALLBACK_BASE: gate.url };
   const [started, server, long, short, stalling] = await Promise.all([
     startLocalStack(options),
     startSourceServer(),
@@ -56,7 +65,7 @@ beforeAll(async () => {
   ]);
   stack = started;
   sources = server;
-  longUrl = sources.addFile("long-talk.mp4", long.path);
+  longPath = long.path;
   shortUrl = sources.addFile("short-talk.mp4", short.path);
   stallingServer = stalling;
 });
@@ -66,6 +75,7 @@ afterAll(async () => {
   await Promise.all([
     stack?.stop(),
     sources?.close(),
+    gate?.close(),
     new Promise<void>((resolve) => (stallingServer ? stallingServer.close(() => resolve()) : resolve())),
   ]);
 });
@@ -74,13 +84,14 @@ describe("the watchdog", TEST_TIMEOUT, () => {
   test("an engine killed mid-job: processing_timeout, slot freed, credits released; a restarted engine takes new jobs", async () => {
     const { client } = await newAccount(stack);
     const before = await client.usage();
-    const submitted = await client.submit({ video_url: longUrl, video_type: "podcast" });
-    // Past the probe (credits reserved) and into the heavy work.
-    const running = await client.waitForJob(submitted.job_id, {
-      timeoutMs: 90_000,
-      until: (job) => job.status !== "queued" && (job.status !== "processing" || /^(Analyzing|Rendering)/.test(job.step ?? "")),
-    });
-    expect(running.status).toBe("processing");
+    // The source is held until the gate is armed: the engine cannot upload the first clip before.
+    const source = sources.addHeldFile("long-talk-held.mp4", longPath, 64 * 1024);
+    const submitted = await client.submit({ video_url: source.url, video_type: "podcast" });
+    gate.hold(submitted.job_id, 0);
+    source.release();
+    // Past the probe (credits reserved) and through the heavy work: the first clip is rendered, its upload held.
+    await gate.held(submitted.job_id, 0);
+    expect((await client.getJob(submitted.job_id)).status).toBe("processing");
     expect((await client.usage()).credits_remaining).toBeLessThan(before.credits_remaining);
 
     await stack.killEngine();

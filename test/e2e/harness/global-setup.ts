@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import type { TestProject } from "vitest/node";
 import { startSharedStack, type SharedStackInfo } from "./shared-stack-config.ts";
 import type { LocalStack } from "../../../scripts/local-stack/stack.ts";
+import type { UploadGate } from "./upload-gate.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -21,18 +22,30 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  let starting: Promise<{ stack: LocalStack; info: SharedStackInfo }> | undefined;
+  let starting: Promise<{ stack: LocalStack; info: SharedStackInfo; gate: UploadGate }> | undefined;
   const server = createServer((req, res) => {
-    if (req.method !== "POST" || req.url !== "/stack") {
-      res.writeHead(404).end();
+    const url = new URL(req.url ?? "/", "http://control");
+    const fail = (error: unknown) =>
+      res.writeHead(500, { "Content-Type": "text/plain" }).end(error instanceof Error ? error.message : String(error));
+    if (req.method === "POST" && url.pathname === "/stack") {
+      starting ??= startSharedStack();
+      starting.then(({ info }) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(info)), fail);
       return;
     }
-    starting ??= startSharedStack();
-    starting.then(
-      ({ info }) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(info)),
-      (error: unknown) =>
-        res.writeHead(500, { "Content-Type": "text/plain" }).end(error instanceof Error ? error.message : String(error)),
-    );
+    // The upload gate (upload-gate.ts): /gate/hold arms a hold and answers at once; /gate/held answers once it holds.
+    const job = url.searchParams.get("job");
+    const clip = Number(url.searchParams.get("clip"));
+    if (req.method === "POST" && (url.pathname === "/gate/hold" || url.pathname === "/gate/held") && starting && job && Number.isInteger(clip)) {
+      starting
+        .then(async ({ gate }) => {
+          if (url.pathname === "/gate/hold") gate.hold(job, clip);
+          else await gate.held(job, clip);
+          res.writeHead(204).end();
+        })
+        .catch(fail);
+      return;
+    }
+    res.writeHead(404).end();
   });
   // The start can take a minute on a busy machine; the default timeouts would cut the answer off.
   server.requestTimeout = 0;
@@ -46,6 +59,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (starting) {
       const started = await starting.catch(() => undefined);
       await started?.stack.stop();
+      await started?.gate.close();
     }
   };
 }

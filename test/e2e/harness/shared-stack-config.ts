@@ -2,7 +2,9 @@
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../../scripts/local-stack/ports.ts";
 import { startLocalStack, type LocalStack, type StackOptions } from "../../../scripts/local-stack/stack.ts";
+import { startUploadGate, type UploadGate } from "./upload-gate.ts";
 
 export const projectRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 
@@ -59,17 +61,28 @@ export function describeStack(stack: LocalStack, maxSourceSeconds: number): Shar
   };
 }
 
-export async function startSharedStack(): Promise<{ stack: LocalStack; info: SharedStackInfo }> {
-  const stack = await startLocalStack(
-    stackOptions("shared", {
-      MAX_SOURCE_SECONDS: String(E2E_MAX_SOURCE_SECONDS),
-      // Generous: a healthy job on a busy machine must never trip it here.
-      ENGINE_SILENCE_TIMEOUT_SECONDS: "60",
-      // Test files run side by side on this stack's one engine process; the fleet suite checks a limit of 1.
-      ENGINE_MAX_INSTANCES: "4",
-      // Webhook retries in seconds instead of hours (test/e2e/webhooks.test.ts).
-      WEBHOOK_RETRY_SCALE: "0.001",
-    }),
-  );
-  return { stack, info: describeStack(stack, E2E_MAX_SOURCE_SECONDS) };
+/**
+ * The shared stack, with an upload gate between its engine and the Worker
+ * (upload-gate.ts): test files hold a clip's upload through the control
+ * server (shared-stack.ts) to act while a job is known to be mid-processing.
+ */
+export async function startSharedStack(): Promise<{ stack: LocalStack; info: SharedStackInfo; gate: UploadGate }> {
+  const workerPort = await freePort();
+  const gate = await startUploadGate(`http://127.0.0.1:${workerPort}`);
+  const options = stackOptions("shared", {
+    MAX_SOURCE_SECONDS: String(E2E_MAX_SOURCE_SECONDS),
+    // Generous: a healthy job on a busy machine must never trip it here.
+    ENGINE_SILENCE_TIMEOUT_SECONDS: "60",
+    // Test files run side by side on this stack's one engine process; the fleet suite checks a limit of 1.
+    ENGINE_MAX_INSTANCES: "4",
+    // Webhook retries in seconds instead of hours (test/e2e/webhooks.test.ts).
+    WEBHOOK_RETRY_SCALE: "0.001",
+  });
+  options.workerPort = workerPort;
+  options.engineEnv = { ...options.engineEnv, CALLBACK_BASE: gate.url };
+  const stack = await startLocalStack(options).catch(async (error: unknown) => {
+    await gate.close();
+    throw error;
+  });
+  return { stack, info: describeStack(stack, E2E_MAX_SOURCE_SECONDS), gate };
 }
