@@ -136,12 +136,6 @@ function transcriptInWindow(transcript: Transcript | null, window: SourceWindow,
   return words.length > 0 ? { ...transcript, words, sentences: transcript.sentences.filter(inside) } : null;
 }
 
-/**
- * Sidecars and the transcript are extras: a Worker that does not know their
- * route (404, e.g. mid-rollout of a new engine) leaves the clip without them
- * instead of failing the job. Anything else (409, retries exhausted) still
- * ends the job as before.
- */
 /** Promise.all that lets every promise settle before it rejects with the first failure (in order). */
 async function allSettledOrThrow<T extends readonly unknown[]>(promises: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
   const settled = await Promise.allSettled(promises);
@@ -150,6 +144,12 @@ async function allSettledOrThrow<T extends readonly unknown[]>(promises: { [K in
   return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
+/**
+ * Sidecars and the transcript are extras: a Worker that does not know their
+ * route (404, e.g. mid-rollout of a new engine) leaves the clip without them
+ * instead of failing the job. Anything else (409, retries exhausted) still
+ * ends the job as before.
+ */
 async function optionalUpload(jobId: string, upload: () => Promise<void>): Promise<boolean> {
   try {
     await upload();
