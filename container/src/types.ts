@@ -1,6 +1,5 @@
 /** Types shared inside the engine, between the pipeline stages. */
 
-/** What probing learned about a downloaded source. */
 /** One subtitle stream of the source (SourceInfo.subtitleStreams). */
 export interface SubtitleStreamInfo {
   index: number;
@@ -8,6 +7,7 @@ export interface SubtitleStreamInfo {
   tags?: Record<string, string>;
 }
 
+/** What probing learned about a downloaded source. */
 export interface SourceInfo {
   path: string;
   sizeBytes: number;

@@ -16,13 +16,12 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
-import { freePort } from "../../scripts/local-stack/ports.ts";
 import { startLocalStack, type LocalStack } from "../../scripts/local-stack/stack.ts";
 import { newAccount } from "./harness/accounts.ts";
 import { expectFailedWithoutCharge } from "./harness/expectations.ts";
 import { TALK_20S, TALK_75S, talkSource } from "./harness/media.ts";
 import { stackOptions } from "./harness/shared-stack-config.ts";
-import { startUploadGate, type UploadGate } from "./harness/upload-gate.ts";
+import { gateStack, type UploadGate } from "./harness/upload-gate.ts";
 
 const SILENCE_LIMIT_SECONDS = 8;
 /** Three waits: into the heavy work, the watchdog, a job on the restarted engine. */
@@ -53,9 +52,7 @@ async function jobWorkDirs(): Promise<string[]> {
 beforeAll(async () => {
   const options = stackOptions("watchdog", { ENGINE_SILENCE_TIMEOUT_SECONDS: String(SILENCE_LIMIT_SECONDS) });
   engineWorkDir = join(options.dir, "engine-work");
-  options.workerPort = await freePort();
-  gate = await startUploadGate(`http://127.0.0.1:${options.workerPort}`);
-  options.engineEnv = { ...options.engineEnv, CALLBACK_BASE: gate.url };
+  gate = await gateStack(options);
   const [started, server, long, short, stalling] = await Promise.all([
     startLocalStack(options),
     startSourceServer(),

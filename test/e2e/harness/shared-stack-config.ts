@@ -2,9 +2,8 @@
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "../../../scripts/local-stack/ports.ts";
 import { startLocalStack, type LocalStack, type StackOptions } from "../../../scripts/local-stack/stack.ts";
-import { startUploadGate, type UploadGate } from "./upload-gate.ts";
+import { gateStack, type UploadGate } from "./upload-gate.ts";
 
 export const projectRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 
@@ -67,8 +66,6 @@ export function describeStack(stack: LocalStack, maxSourceSeconds: number): Shar
  * server (shared-stack.ts) to act while a job is known to be mid-processing.
  */
 export async function startSharedStack(): Promise<{ stack: LocalStack; info: SharedStackInfo; gate: UploadGate }> {
-  const workerPort = await freePort();
-  const gate = await startUploadGate(`http://127.0.0.1:${workerPort}`);
   const options = stackOptions("shared", {
     MAX_SOURCE_SECONDS: String(E2E_MAX_SOURCE_SECONDS),
     // Generous: a healthy job on a busy machine must never trip it here.
@@ -78,8 +75,7 @@ export async function startSharedStack(): Promise<{ stack: LocalStack; info: Sha
     // Webhook retries in seconds instead of hours (test/e2e/webhooks.test.ts).
     WEBHOOK_RETRY_SCALE: "0.001",
   });
-  options.workerPort = workerPort;
-  options.engineEnv = { ...options.engineEnv, CALLBACK_BASE: gate.url };
+  const gate = await gateStack(options);
   const stack = await startLocalStack(options).catch(async (error: unknown) => {
     await gate.close();
     throw error;

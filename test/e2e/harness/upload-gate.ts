@@ -14,6 +14,8 @@
  * and are forwarded.
  */
 import { CALLBACK_PREFIX } from "#contract";
+import { freePort } from "../../../scripts/local-stack/ports.ts";
+import type { StackOptions } from "../../../scripts/local-stack/stack.ts";
 import { startTcpProxy } from "./tcp-proxy.ts";
 
 export interface UploadGate {
@@ -66,4 +68,16 @@ export async function startUploadGate(workerUrl: string): Promise<UploadGate> {
     held: (jobId, clip) => holdFor(jobId, clip).reached,
     close: proxy.close,
   };
+}
+
+/**
+ * A gate in front of the stack these options will start: the Worker gets a
+ * fixed port for the gate to forward to, and the engine's CALLBACK_BASE
+ * becomes the gate (the options are changed in place).
+ */
+export async function gateStack(options: StackOptions): Promise<UploadGate> {
+  options.workerPort ??= await freePort();
+  const gate = await startUploadGate(`http://127.0.0.1:${options.workerPort}`);
+  options.engineEnv = { ...options.engineEnv, CALLBACK_BASE: gate.url };
+  return gate;
 }
