@@ -109,7 +109,8 @@ describe("container/Dockerfile", () => {
         return health !== undefined;
       }, 20_000, "the bundled engine to answer");
       expect(health).toEqual({ ok: true, backend: "native", active_jobs: 0 });
-      expect(output).toMatch(/"event":"engine_started".*"backend":"native"/);
+      // /health can answer before the start line has come through the pipe: wait for the line itself.
+      await waitFor(() => /"event":"engine_started".*"backend":"native"/.test(output), 20_000, "engine_started in the bundled engine's log");
     } finally {
       child.kill("SIGTERM");
     }
