@@ -52,7 +52,8 @@ async function waitForReady(run: DevRun): Promise<void> {
   await pollUntil(
     async () => {
       if (run.child.exitCode !== null) throw new Error(`npm run dev exited with ${run.child.exitCode}:\n${run.output()}`);
-      return run.output().includes("[dev] ready") ? true : undefined;
+      // The summary's last line: "[dev] ready" is written first, and the lines after it may still be in the pipe.
+      return run.output().includes("[dev] Ctrl-C stops") ? true : undefined;
     },
     { timeoutMs: 180_000, intervalMs: 250, description: "npm run dev to say it is ready" },
   );
