@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ClipjobsClient } from "../../client/src/index.ts";
 import { AdminClient } from "../../scripts/lib/admin-client.ts";
 import { freePort } from "../../scripts/local-stack/ports.ts";
+import { pollUntil } from "../../scripts/local-stack/poll.ts";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
 import { toSrt } from "./harness/captions.ts";
 import { scratchDir } from "./harness/cdn.ts";
@@ -195,6 +196,17 @@ describe("clipjobs", TEST_TIMEOUT, () => {
       expect(interrupted.stderr).toContain("Uploading Team standup.mp4; if interrupted, run the same command again to resume.");
       const state = JSON.parse(await readFile(join(scratch.dir, ".local", "state", "clipjobs", "uploads.json"), "utf8")) as Record<string, { uploadUrl: string }>;
       expect(Object.values(state)).toHaveLength(1);
+      // The client's exit is not the server's end of its PATCH: the upload's object keeps what arrived once it
+      // sees the connection drop, and until then HEAD still answers the offset from before (0), so a resume
+      // sent first would start over. Wait for the stored offset (asked of the Worker directly: the proxy is armed).
+      const uploadPath = new URL(Object.values(state)[0]!.uploadUrl).pathname;
+      await pollUntil(
+        async () => {
+          const head = await fetch(`${stack.workerUrl}${uploadPath}`, { method: "HEAD", headers: { Authorization: `Bearer ${key}`, "Tus-Resumable": "1.0.0" } });
+          return Number(head.headers.get("Upload-Offset")) > 0 ? true : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 250, description: "the interrupted PATCH's bytes stored" },
+      );
 
       proxy.disarm();
       const sentBefore = proxy.forwarded();
