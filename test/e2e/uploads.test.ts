@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Upload, type HttpRequest, type HttpResponse } from "tus-js-client";
 import { AdminClient } from "../../scripts/lib/admin-client.ts";
 import { ApiClient } from "../../scripts/local-stack/api-client.ts";
+import { pollUntil } from "../../scripts/local-stack/poll.ts";
 import { startCuttingProxy, type CuttingProxy } from "./harness/cutting-proxy.ts";
 import { bigUploadSource } from "./harness/upload-media.ts";
 import { sharedStack } from "./harness/shared-stack.ts";
@@ -110,8 +111,12 @@ describe("tus-js-client upload, cut mid-way and resumed, then a job from it", { 
     expect((job.clips ?? []).length).toBeGreaterThanOrEqual(1);
 
     // The source is deleted with the job's end: the upload no longer exists, and cannot make a second job.
-    const after = await client.request("GET", `/api/v1/uploads/${uploadId}`);
-    expect(after.status).toBe(404);
+    // The end's releases (the upload among them) run after the completed status is committed and readable,
+    // in the same completion callback: a GET right after "completed" can come first, so wait for the 404.
+    await pollUntil(
+      async () => ((await client.request("GET", `/api/v1/uploads/${uploadId}`)).status === 404 ? true : undefined),
+      { timeoutMs: 60_000, intervalMs: 250, description: `upload ${uploadId} to be deleted after its job ended` },
+    );
     const again = await client.request("POST", "/api/v1/jobs", { body: { upload_id: uploadId, video_type: "podcast" } });
     expect(again.status).toBe(404);
   });
