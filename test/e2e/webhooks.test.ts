@@ -55,6 +55,9 @@ class Receiver {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Stamped on arrival, not once the body is read and verified: the Worker's attempt timer started before
+    // the request was sent, so every moment spent here before the stamp would shorten the hold measured below.
+    const at = Date.now();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString("utf8");
@@ -75,7 +78,7 @@ class Receiver {
         verified = false;
       }
     }
-    const entry: Received = { path, at: Date.now(), id: String(req.headers["webhook-id"]), verified, payload };
+    const entry: Received = { path, at, id: String(req.headers["webhook-id"]), verified, payload };
     this.received.push(entry);
     const behaviour = this.scripts.get(path)?.shift() ?? 200;
     if (behaviour === "hang") {
