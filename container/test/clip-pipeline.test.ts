@@ -234,14 +234,29 @@ describe("jobs through the pipeline", () => {
   });
 
   it("uploads overlap renders: with a slow store, clip 0 is being stored while the next clips render, and renders never wait for it", async () => {
-    const runner = recordingRunner();
+    // The overlap is made of events, not of times: clip 1's render starts once clip 0's upload has arrived,
+    // and the store answers clip 0 once clip 1's render has started. A pipeline that made either wait for the
+    // other would stall here; the budgets then run out and the checks below say which side waited.
+    let jobId = "";
+    const uploadArrived = (index: number) => worker.callsFor(jobId, "clip").some((c) => c.index === index);
+    const runner = recordingRunner(async (req) => {
+      if (req.args.includes("libx264") && req.outputs.some((o) => o.endsWith("clip-1.mp4"))) {
+        await waitFor(() => uploadArrived(0), 60_000, "clip 0's upload").catch(() => undefined);
+      }
+      return req;
+    });
+    const renderStarted = (index: number) => {
+      const render = runner.renders().find((r) => r.index === index);
+      return render !== undefined && Date.now() > render.startedAt;
+    };
+    worker.behaviour.holdAnswer = (call) =>
+      call.jobId === jobId && call.kind === "clip" && call.index === 0 ? waitFor(() => renderStarted(1), 60_000, "clip 1's render").catch(() => undefined) : undefined;
     const engine = await engineWith(runner, 1);
-    const jobId = await start(engine, "overlap", CONFIG);
-    worker.behaviour.answerDelayMs = ({ jobId: id, kind }) => (id === jobId && kind === "clip" ? 1500 : 0);
     try {
+      jobId = await start(engine, "overlap", CONFIG);
       await waitFor(() => finished(jobId), 180_000, "the job to finish");
     } finally {
-      worker.behaviour.answerDelayMs = undefined;
+      worker.behaviour.holdAnswer = undefined;
     }
     const report = worker.callsFor(jobId, "complete")[0]?.body as CompleteReport;
     expect(report.clips.length).toBeGreaterThanOrEqual(3);

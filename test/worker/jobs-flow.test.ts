@@ -46,7 +46,8 @@ async function activeSlots(accountId: string): Promise<string[]> {
 describe("queue consumer", () => {
   it("moves the job to processing and sends StartJob with a job token, config and limits", async () => {
     const account = await createAccount();
-    const jobId = await submitJob(account, { video_url: VIDEO_URL, video_type: "lecture" });
+    // Delivered by hand only: the delivery checked below is the one that starts the job, not the queue's own.
+    const jobId = await submitUndelivered(account, { video_url: VIDEO_URL, video_type: "lecture" });
     const result = await deliver(account, jobId);
     expect(result.explicitAcks).toHaveLength(1);
     expect(result.retryMessages).toHaveLength(0);
@@ -146,7 +147,8 @@ describe("queue consumer", () => {
 
   it("acknowledges deliveries of finished or canceled jobs without touching the engine", async () => {
     const account = await createAccount();
-    const jobId = await submitJob(account);
+    // Delivered by hand only: the queue's own delivery would race the cancel and could start the job after `before`.
+    const jobId = await submitUndelivered(account);
     const cancel = await api(account, `/api/v1/jobs/${jobId}/cancel`, { method: "POST" });
     expect(cancel.status).toBe(200);
     const before = engine.starts(jobId).length;

@@ -20,7 +20,7 @@ export interface RecordedCall {
   file?: string;
   contentType?: string;
   at: number;
-  /** When the answer went out (after any `answerDelayMs`). */
+  /** When the answer went out (after any `holdAnswer`). */
   answeredAt?: number;
 }
 
@@ -41,8 +41,11 @@ export interface FakeWorkerBehaviour {
   translate?: (call: { jobId: string; body: unknown }) => Promise<{ status: number; body: unknown }>;
   /** The logo route (issue 29): the image and its type, or none (404). */
   logo?: (jobId: string) => { bytes: Buffer; contentType: string } | null;
-  /** Milliseconds to hold the answer after the body arrived (a slow store, e.g. R2 across the world). */
-  answerDelayMs?: (call: { jobId: string; kind: string; count: number }) => number;
+  /**
+   * Holds the answer after the body arrived until the promise settles (a slow store, e.g. R2 across the
+   * world): tests hold it until an event they need to see happen while the call waits, not for a time.
+   */
+  holdAnswer?: (call: RecordedCall) => Promise<void> | undefined;
 }
 
 export interface FakeWorker {
@@ -137,8 +140,7 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
         call.body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
       }
       calls.push(call);
-      const delay = behaviour.answerDelayMs?.({ jobId, kind, count }) ?? 0;
-      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      await behaviour.holdAnswer?.(call);
       call.answeredAt = Date.now();
       const answer = kind === "probe" ? (behaviour.probeAck?.(jobId) ?? { proceed: true, credits_reserved: 1 }) : { ok: true };
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
