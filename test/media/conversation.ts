@@ -43,6 +43,7 @@
 import { createHash } from "node:crypto";
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { commitCached, partialPath } from "./cache.ts";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { once } from "node:events";
@@ -460,11 +461,9 @@ export async function cachedConversation(spec: Omit<ConversationSpec, "outPath">
   const key = createHash("sha256").update(JSON.stringify({ VERSION, spec })).digest("hex").slice(0, 16);
   const path = resolve(join(dir, `conversation-${key}.mp4`));
   if (existsSync(path) && existsSync(`${path}.json`)) return JSON.parse(await readFile(`${path}.json`, "utf8")) as Conversation;
-  // Written under a unique name and renamed, so concurrent test files never see a half-written source.
-  const partial = `${path}.${process.pid}.${Date.now()}.partial.mp4`;
+  const partial = partialPath(path);
   const made = await generateConversation({ ...spec, outPath: partial }, dir);
-  await rename(partial, path);
   const conversation = { ...made, path };
-  await writeFile(`${path}.json`, JSON.stringify(conversation));
+  await commitCached(partial, path, conversation);
   return conversation;
 }

@@ -36,8 +36,9 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { commitCached, partialPath } from "./cache.ts";
 import { planMedia, type MediaFacts, type MediaSpec } from "./plan.ts";
 
 export { planMedia };
@@ -164,11 +165,9 @@ export async function cachedMedia(spec: MediaSpec, dir = ".tmp/media"): Promise<
     .slice(0, 16);
   const path = resolve(join(dir, `${key}.mp4`));
   if (!existsSync(path)) {
-    // Written under a unique name and renamed, so concurrent test files never see a half-written source.
-    const partial = `${path}.${process.pid}.${Date.now()}.partial.mp4`;
+    const partial = partialPath(path);
     await generateMedia(spec, partial);
-    await rename(partial, path);
-    await writeFile(`${path}.json`, JSON.stringify(facts, null, 2));
+    await commitCached(partial, path, facts);
   }
   return { path, facts: existsSync(`${path}.json`) ? (JSON.parse(await readFile(`${path}.json`, "utf8")) as MediaFacts) : facts };
 }

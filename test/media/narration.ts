@@ -22,6 +22,7 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { commitCached, partialPath } from "./cache.ts";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { ESPEAK_RATE, runTool, speakSentence } from "./espeak.ts";
@@ -141,7 +142,8 @@ export async function cachedNarration(spec: Omit<NarrationSpec, "outPath">, dir 
   const outPath = resolve(dir, `narration-${key}.mp4`);
   const factsPath = `${outPath}.json`;
   if (existsSync(outPath) && existsSync(factsPath)) return JSON.parse(await readFile(factsPath, "utf8")) as Narration;
-  const narration = await narrate({ ...spec, outPath });
-  await writeFile(factsPath, JSON.stringify(narration));
+  const partial = partialPath(outPath);
+  const narration = { ...(await narrate({ ...spec, outPath: partial })), path: outPath };
+  await commitCached(partial, outPath, narration);
   return narration;
 }

@@ -42,7 +42,8 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { commitCached, partialPath } from "./cache.ts";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { ESPEAK_RATE, runTool, speakSentence } from "./espeak.ts";
@@ -228,12 +229,10 @@ export async function cachedSpeechSource(spec: Omit<SpeechSourceSpec, "outPath">
   const key = createHash("sha256").update(JSON.stringify({ VERSION, spec })).digest("hex").slice(0, 16);
   const path = resolve(join(dir, `speech-${key}.mp4`));
   if (existsSync(path) && existsSync(`${path}.json`)) return JSON.parse(await readFile(`${path}.json`, "utf8")) as SpeechSource;
-  // Written under a unique name and renamed, so concurrent test files never see a half-written source.
-  const partial = `${path}.${process.pid}.${Date.now()}.partial.mp4`;
+  const partial = partialPath(path);
   const made = await generateSpeechSource({ ...spec, outPath: partial });
-  await rename(partial, path);
   const source = { ...made, path };
-  await writeFile(`${path}.json`, JSON.stringify(source, null, 2));
+  await commitCached(partial, path, source);
   return source;
 }
 
