@@ -19,7 +19,7 @@ import { acceptingEngine, deliver, deliverWith, driveQueue, privateFleet, record
 import type { PlatformOptions } from "./fleet/container-standin";
 import { SimClock } from "./fleet/sim-clock";
 import { api, createAccount, expectProblem } from "./helpers";
-import { accountCredits, getJob, submitJob } from "./jobs-helpers";
+import { accountCredits, getJob, submitJob, submitUndelivered } from "./jobs-helpers";
 
 let engine: FakeEngine;
 beforeEach(() => {
@@ -101,7 +101,9 @@ describe("deadlines and recovery", () => {
 
   it("puts a job whose engine was stopped under it back in the queue, credits unchanged, at most MAX_ENGINE_RESTARTS times", async () => {
     const account = await createAccount();
-    const jobId = await submitJob(account);
+    // Delivered by hand only: the queue's own delivery of the submission could send a second StartJob of the first
+    // dispatch at any moment, which the wait for "a new StartJob" below would take for the next dispatch's.
+    const jobId = await submitUndelivered(account);
     await deliverWith(env, account, jobId);
     let start = await waitFor(() => engine.starts(jobId).at(-1), "StartJob");
     const client = EngineClient.from(start);
