@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Page } from "playwright-core";
-import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
+import { statSync } from "node:fs";
+import { startSourceServer, type HeldFile, type SourceServer } from "../../scripts/local-stack/source-server.ts";
 import { talkSource } from "../e2e/harness/media.ts";
 import { sharedStack } from "../e2e/harness/shared-stack.ts";
 import type { SharedStackInfo } from "../e2e/harness/shared-stack-config.ts";
@@ -22,7 +23,8 @@ const PHONE = { width: 390, height: 844 };
 
 let stack: SharedStackInfo;
 let sources: SourceServer;
-let sourceUrl: string;
+/** The job's source, held half-way until the page has shown progress (see the live-progress test). */
+let heldSource: HeldFile;
 let browser: Browser;
 let page: Page;
 const email = `browser-${Date.now()}@example.test`;
@@ -48,7 +50,7 @@ beforeAll(async () => {
   const [info, server, talk] = await Promise.all([sharedStack(), startSourceServer(), talkSource(TALK_30S)]);
   stack = info;
   sources = server;
-  sourceUrl = sources.addFile("browser-test-talk.mp4", talk.path);
+  heldSource = sources.addHeldFile("browser-test-talk-held.mp4", talk.path, Math.floor(statSync(talk.path).size / 2));
   browser = await launchBrowser();
   page = browser.page;
   await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.workerUrl });
@@ -145,7 +147,7 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
 
   test("submits a job with it and watches it complete live, without a reload; the clip plays", async () => {
     await page.getByRole("link", { name: "Jobs", exact: true }).click();
-    await page.getByLabel("Video URL").fill(sourceUrl);
+    await page.getByLabel("Video URL").fill(heldSource.url);
     await page.getByLabel("Video type").selectOption("vlog");
     await page.getByLabel("Configuration").selectOption(QUICK.name);
     await page.getByRole("button", { name: "Submit video" }).click();
@@ -163,7 +165,11 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
       new MutationObserver(() => w.progressSeen.push(bar.value)).observe(bar, { attributes: true, childList: true, subtree: true, characterData: true });
       setInterval(() => w.progressSeen.push(bar.value), 250);
     });
+    // The page polls once a second and a short job can run start to end between two polls: its source stays
+    // held half-way (the engine downloading, progress above 0) until the bar has shown that progress.
+    await page.waitForFunction(() => (window as unknown as { progressSeen: number[] }).progressSeen.some((value) => value > 0), undefined, { timeout: 60_000 });
     await screenshot(page, "09-jobs-processing");
+    heldSource.release();
 
     await page.locator(`article[data-job="${jobId}"] .status-completed`).waitFor({ timeout: JOB_DEADLINE_MS });
     const state = await page.evaluate(() => {
