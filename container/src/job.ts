@@ -541,7 +541,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       },
       onRendering: (running) => progress.enter("render", `${renderingStep(running, count)}${brand.note}${note}`),
       onRendersDone: () => {
-        progress.enter("upload", "Uploading clips");
+        // The notes still hold for what is being handed over (the captions' language, the brand, a slow backend).
+        progress.enter("upload", `Uploading clips${brand.note}${note}`);
         uploadsOnly = true;
         uploadProgress();
       },

@@ -5,6 +5,9 @@
  *
  * The local stack has no Workers AI, so translation is unavailable: the job
  * completes with its captions in the spoken language and its step says so.
+ * The step is live text, so the test reads it while the clip's upload is held
+ * at the upload gate (the job cannot move past rendering and uploading), then
+ * lets the upload go on.
  * The logo travels for real: private bucket -> the engine channel's logo
  * route (job token) -> the engine's one encode; it is found in the clip at
  * its place by template match.
@@ -13,14 +16,14 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ClipjobsClient } from "../../client/src/index.ts";
-import type { JobView } from "../../scripts/local-stack/api-types.ts";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
 import { matchTemplate, rgbFrameAt, rgbImage } from "../../container/test/helpers/pixels.ts";
 import { runProcess } from "../../container/src/spawn.ts";
 import { newAccount } from "./harness/accounts.ts";
 import { download, scratchDir } from "./harness/cdn.ts";
 import { TALK_40S, talkSource } from "./harness/media.ts";
-import { sharedStack } from "./harness/shared-stack.ts";
+import { clipUploadHeld, holdClipUpload, releaseClipUpload, sharedStack } from "./harness/shared-stack.ts";
+import { pollUntil } from "../../scripts/local-stack/poll.ts";
 import type { SharedStackInfo } from "./harness/shared-stack-config.ts";
 
 const JOB_TIMEOUT_MS = 200_000;
@@ -36,7 +39,7 @@ const SENTENCES = [
 
 let stack: SharedStackInfo;
 let sources: SourceServer;
-let talkUrl: string;
+let talkPath: string;
 let captionsUrl: string;
 let logoPath: string;
 const scratch = scratchDir();
@@ -51,7 +54,7 @@ beforeAll(async () => {
   const [info, server, talk] = await Promise.all([sharedStack(), startSourceServer(), talkSource(TALK_40S)]);
   stack = info;
   sources = server;
-  talkUrl = sources.addFile("brand-talk.mp4", talk.path);
+  talkPath = talk.path;
   // One English sentence over each of the talk's first phrases.
   const cues = talk.facts.phrases.slice(0, SENTENCES.length).map((p, i) => `${i + 1}\n${srtStamp(p.start)} --> ${srtStamp(p.end)}\n${SENTENCES[i]}\n`);
   captionsUrl = sources.addText("brand-talk.srt", cues.join("\n"), "application/x-subrip");
@@ -87,13 +90,29 @@ describe("a branded job asking for captions in another language, without Workers
     } as const;
     expect((await typed.putConfig("branded", config)).caption_language).toBe("fr");
 
+    // The source is held until the clip's upload is armed at the gate, so the engine cannot get there first.
+    const source = sources.addHeldFile("brand-talk.mp4", talkPath, 64 * 1024);
     const submitted = await account.client.request("POST", "/api/v1/jobs", {
-      body: { video_url: talkUrl, video_type: "podcast", config_name: "branded", captions_url: captionsUrl, language: "en" },
+      body: { video_url: source.url, video_type: "podcast", config_name: "branded", captions_url: captionsUrl, language: "en" },
     });
     expect(submitted.status, JSON.stringify(submitted.body)).toBe(201);
     const jobId = (submitted.body as { job_id: string }).job_id;
-    const steps = new Set<string>();
-    const job = await account.client.waitForJob(jobId, { timeoutMs: JOB_TIMEOUT_MS, intervalMs: 500, onUpdate: (j: JobView) => void (j.step && steps.add(j.step)) });
+    await holdClipUpload(jobId, 0);
+    source.release();
+    await clipUploadHeld(jobId, 0);
+    // The clip is rendered and its upload held: the step (rendering, then uploading) says the captions stay in English.
+    const steps: string[] = [];
+    await pollUntil(
+      async () => {
+        const step = (await account.client.getJob(jobId)).step;
+        if (step && steps.at(-1) !== step) steps.push(step);
+        if (!step?.includes("captions stay in English: no translation here")) throw new Error(`steps seen: ${steps.join(" | ")}`);
+        return true;
+      },
+      { timeoutMs: JOB_TIMEOUT_MS, intervalMs: 250, description: `the step of ${jobId} to say the captions stay in English` },
+    );
+    await releaseClipUpload(jobId, 0);
+    const job = await account.client.waitForJob(jobId, { timeoutMs: JOB_TIMEOUT_MS, intervalMs: 500 });
     expect(job.status, JSON.stringify(job.error)).toBe("completed");
     expect(job).toMatchObject({
       language_hint: "en",
@@ -101,8 +120,6 @@ describe("a branded job asking for captions in another language, without Workers
       translation: { language: "fr", status: "unavailable" },
     });
     expect(JSON.stringify(job["translation"])).toContain("not available");
-    // While it rendered, the step said the captions stay in English.
-    expect([...steps].some((s) => s.includes("captions stay in English: no translation here")), [...steps].join(" | ")).toBe(true);
 
     const clip = job.clips![0]!;
     expect(clip.text).toBeTruthy();

@@ -32,13 +32,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
       starting.then(({ info }) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(info)), fail);
       return;
     }
-    // The upload gate (upload-gate.ts): /gate/hold arms a hold and answers at once; /gate/held answers once it holds.
+    // The upload gate (upload-gate.ts): /gate/hold arms a hold and answers at once; /gate/held answers once it holds;
+    // /gate/release lets the held upload go on.
     const job = url.searchParams.get("job");
     const clip = Number(url.searchParams.get("clip"));
-    if (req.method === "POST" && (url.pathname === "/gate/hold" || url.pathname === "/gate/held") && starting && job && Number.isInteger(clip)) {
+    const action = /^\/gate\/(hold|held|release)$/.exec(url.pathname)?.[1];
+    if (req.method === "POST" && action && starting && job && Number.isInteger(clip)) {
       starting
         .then(async ({ gate }) => {
-          if (url.pathname === "/gate/hold") gate.hold(job, clip);
+          if (action === "hold") gate.hold(job, clip);
+          else if (action === "release") gate.release(job, clip);
           else await gate.held(job, clip);
           res.writeHead(204).end();
         })

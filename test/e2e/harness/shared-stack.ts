@@ -14,7 +14,7 @@ export function sharedStack(): Promise<SharedStackInfo> {
   return pending;
 }
 
-async function gate(action: "hold" | "held", jobId: string, clip: number): Promise<void> {
+async function gate(action: "hold" | "held" | "release", jobId: string, clip: number): Promise<void> {
   await sharedStack();
   const response = await fetch(`${inject("e2eControlUrl")}/gate/${action}?job=${encodeURIComponent(jobId)}&clip=${clip}`, { method: "POST" });
   if (!response.ok) throw new Error(`the upload gate did not ${action}: ${response.status} ${await response.text()}`);
@@ -33,4 +33,9 @@ export function holdClipUpload(jobId: string, clip: number): Promise<void> {
 /** Resolves once the engine has rendered clip `clip` of this job and its held upload arrived. */
 export function clipUploadHeld(jobId: string, clip: number): Promise<void> {
   return gate("held", jobId, clip);
+}
+
+/** Lets the held upload of clip `clip` go on (and later ones pass): the job carries on to completion. */
+export function releaseClipUpload(jobId: string, clip: number): Promise<void> {
+  return gate("release", jobId, clip);
 }

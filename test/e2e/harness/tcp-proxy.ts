@@ -14,6 +14,12 @@ export interface ProxyControls {
   cutAll(): void;
   /** Forwards nothing more from this connection (it hangs until a side closes). */
   hold(): void;
+  /**
+   * Reads nothing more from this connection until the returned function is
+   * called: the client's bytes wait in its socket (nothing is lost), and the
+   * resume forwards them as they come again.
+   */
+  pause(): () => void;
 }
 
 export interface TcpProxy {
@@ -28,6 +34,7 @@ export async function startTcpProxy(target: string, onClientData: (chunk: Buffer
     const upstream = connect(Number(port), hostname);
     sockets.add(client).add(upstream);
     let held = false;
+    let paused = false;
     const drop = () => {
       client.destroy();
       upstream.destroy();
@@ -45,11 +52,19 @@ export async function startTcpProxy(target: string, onClientData: (chunk: Buffer
       hold: () => {
         held = true;
       },
+      pause: () => {
+        paused = true;
+        client.pause();
+        return () => {
+          paused = false;
+          if (!client.destroyed) client.resume();
+        };
+      },
     };
     client.on("data", (chunk: Buffer) => {
       if (!held) onClientData(chunk, controls);
     });
-    upstream.on("drain", () => client.resume());
+    upstream.on("drain", () => paused || client.resume());
     upstream.on("data", (chunk: Buffer) => client.write(chunk));
     client.on("close", drop);
     upstream.on("close", drop);

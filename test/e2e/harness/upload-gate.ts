@@ -1,11 +1,13 @@
 /**
  * A TCP proxy between the engine and the Worker's callback routes (the
  * engine's CALLBACK_BASE points here) that can hold one clip's upload of one
- * job: the request is never forwarded, so the engine's attempt hangs until it
- * gives up and retries into the same hold, and the job stays mid-processing
- * (credits reserved, clips rendered, nothing published) for as long as a test
- * needs it. A test then acts on an event, "this clip is rendered and being
- * handed over", instead of polling for a step and hoping the job is still there.
+ * job: the request is not forwarded, so the engine's attempt hangs (until it
+ * gives up and retries into the same hold, or the test releases it), and the
+ * job stays mid-processing (credits reserved, clips rendered, nothing
+ * published) for as long as a test needs it. A test then acts on an event,
+ * "this clip is rendered and being handed over", instead of polling for a step
+ * and hoping the job is still there. A released upload goes on where it
+ * stopped, so the job then completes as if nothing had happened.
  *
  * Everything else passes through untouched, progress reports included, so the
  * watchdog sees a healthy job. The engine writes a request's line and headers
@@ -25,12 +27,16 @@ export interface UploadGate {
   hold(jobId: string, clip: number): void;
   /** Resolves once an upload held by hold(jobId, clip) has arrived. */
   held(jobId: string, clip: number): Promise<void>;
+  /** Ends hold(jobId, clip): held uploads go on to the Worker, and later ones pass. */
+  release(jobId: string, clip: number): void;
   close(): Promise<void>;
 }
 
 interface Hold {
   reached: Promise<void>;
   reach: () => void;
+  /** Sends each held upload on (the ones whose engine attempt gave up are gone already). */
+  resumes: (() => void)[];
 }
 
 const UPLOAD_LINE = new RegExp(`PUT ${CALLBACK_PREFIX.replace(/\//g, "\\/")}\\/([^/\\s]+)\\/clips\\/(\\d+) HTTP\\/1\\.1\\r\\n`);
@@ -43,18 +49,21 @@ export async function startUploadGate(workerUrl: string): Promise<UploadGate> {
     if (!hold) {
       let reach: () => void = () => undefined;
       const reached = new Promise<void>((resolve) => (reach = resolve));
-      hold = { reached, reach };
+      hold = { reached, reach, resumes: [] };
       holds.set(key, hold);
     }
     return hold;
   };
   const armed = new Set<string>();
-  const proxy = await startTcpProxy(workerUrl, (chunk, { forward, hold }) => {
+  const proxy = await startTcpProxy(workerUrl, (chunk, { forward, pause }) => {
     const match = armed.size > 0 ? UPLOAD_LINE.exec(chunk.toString("latin1")) : null;
     if (match && armed.has(`${match[1]}/${match[2]}`)) {
       forward(chunk.subarray(0, match.index));
-      hold();
-      holdFor(match[1]!, Number(match[2])).reach();
+      const resume = pause();
+      const hold = holdFor(match[1]!, Number(match[2]));
+      const rest = chunk.subarray(match.index);
+      hold.resumes.push(() => (forward(rest), resume()));
+      hold.reach();
       return;
     }
     forward(chunk);
@@ -66,6 +75,10 @@ export async function startUploadGate(workerUrl: string): Promise<UploadGate> {
       holdFor(jobId, clip);
     },
     held: (jobId, clip) => holdFor(jobId, clip).reached,
+    release: (jobId, clip) => {
+      armed.delete(`${jobId}/${clip}`);
+      for (const resume of holdFor(jobId, clip).resumes.splice(0)) resume();
+    },
     close: proxy.close,
   };
 }
