@@ -168,7 +168,12 @@ export async function appendToUpload(env: Env, caller: UploadCaller, uploadId: s
   const declaredText = req.header("Content-Length");
   const declared = declaredText === undefined ? null : parseByteCount("Content-Length", declaredText);
   const body = req.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
-  const result = await uploadState(env, uploadId).append(caller.accountId, offset, declared, body);
+  const state = uploadState(env, uploadId);
+  // Refused on its headers: answered before the body is touched, so the runtime closes the connection and the
+  // client's next request goes on a fresh one (see discardBody in upload-state.ts).
+  const refused = await state.admits(caller.accountId, offset, declared);
+  if (refused) throw uploadError(uploadId, refused);
+  const result = await state.append(caller.accountId, offset, declared, body);
   if (!result.ok) throw uploadError(uploadId, result);
   return result.upload;
 }

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { accountState } from "../account/stub";
 import { ACTIVE_STATUSES, findJob } from "../db/jobs";
+import { discardBody } from "./discard-body";
 import { uploadKey } from "./ids";
 import { CLAIM_RECHECK_MS, MAX_PATCH_BYTES, OPEN_UPLOAD_MARGIN_MS, STAGING_ROW_BYTES, TOMBSTONE_TTL_MS, UPLOAD_TTL_MS } from "./limits";
 import { createUploadTables, UploadTables, type UploadMeta } from "./upload-tables";
@@ -114,22 +115,35 @@ export class UploadState extends DurableObject<Env> {
   }
 
   /**
+   * Why a PATCH with these headers would be refused now, or null: asked by
+   * the Worker before it hands over the body, so that a refusal is answered
+   * without the body ever being read, and the runtime then closes that
+   * connection. `append` checks again (another PATCH may come in between).
+   */
+  admits(accountId: string, offset: number, declaredLength: number | null): UploadFailure | null {
+    const meta = this.owned(accountId);
+    if ("reason" in meta) return meta;
+    if (this.appending) return { ok: false, reason: "busy", offset: this.offsetOf(meta) };
+    const current = this.offsetOf(meta);
+    if (meta.status !== "uploading" || offset !== current) return { ok: false, reason: "offset_mismatch", offset: current };
+    if (declaredLength !== null && declaredLength > MAX_PATCH_BYTES) return { ok: false, reason: "chunk_too_large", offset: current };
+    if (declaredLength !== null && current + declaredLength > meta.length) return { ok: false, reason: "length_exceeded", offset: current };
+    return null;
+  }
+
+  /**
    * Appends the body at `offset` (tus PATCH). Full parts go to R2 as soon as
    * they fill; the remainder is staged in this object's storage. The last
    * byte completes the multipart upload into the final object.
    */
   async append(accountId: string, offset: number, declaredLength: number | null, body: ReadableStream<Uint8Array>): Promise<UploadResult> {
-    const refuse = async (failure: UploadFailure): Promise<UploadFailure> => {
-      await body.cancel().catch(() => undefined);
-      return failure;
-    };
-    const meta = this.owned(accountId);
-    if ("reason" in meta) return refuse(meta);
-    if (this.appending) return refuse({ ok: false, reason: "busy", offset: this.offsetOf(meta) });
+    const refused = this.admits(accountId, offset, declaredLength);
+    if (refused) {
+      await discardBody(body, declaredLength);
+      return refused;
+    }
+    const meta = this.owned(accountId) as UploadMeta;
     const current = this.offsetOf(meta);
-    if (meta.status !== "uploading" || offset !== current) return refuse({ ok: false, reason: "offset_mismatch", offset: current });
-    if (declaredLength !== null && declaredLength > MAX_PATCH_BYTES) return refuse({ ok: false, reason: "chunk_too_large", offset: current });
-    if (declaredLength !== null && current + declaredLength > meta.length) return refuse({ ok: false, reason: "length_exceeded", offset: current });
 
     this.appending = true;
     try {

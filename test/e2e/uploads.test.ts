@@ -6,6 +6,7 @@
  * the file's name as its title. The upload is gone once the job has ended.
  */
 import { createReadStream, statSync } from "node:fs";
+import { connect } from "node:net";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Upload, type HttpRequest, type HttpResponse } from "tus-js-client";
@@ -119,5 +120,61 @@ describe("tus-js-client upload, cut mid-way and resumed, then a job from it", { 
     );
     const again = await client.request("POST", "/api/v1/jobs", { body: { upload_id: uploadId, video_type: "podcast" } });
     expect(again.status).toBe(404);
+  });
+});
+
+/**
+ * One kept-alive connection, as Node's HTTP agent (so tus-js-client and the CLI) uses it: each request is written
+ * once the answer to the one before has arrived, and the result is what came back once every request was answered
+ * or the Worker closed the connection, whichever came first. Neither within `budgetMs` (a budget for a stuck
+ * connection, far above the milliseconds these answers take) fails.
+ */
+function onOneConnection(url: URL, requests: Buffer[], budgetMs: number): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname);
+    const stuck = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`after ${budgetMs} ms the connection is neither answered nor closed; it holds:\n${text}`));
+    }, budgetMs);
+    socket.on("close", () => clearTimeout(stuck));
+    let text = "";
+    const statusLines = () => text.match(/HTTP\/1\.1 \d{3} /g)?.length ?? 0;
+    let sent = 0;
+    const sendNext = () => socket.write(requests[sent++]!);
+    socket.on("data", (chunk: Buffer) => {
+      text += chunk.toString("latin1");
+      // A status line per answer (an answer's body is short: the next status line comes in a later chunk or after it).
+      if (statusLines() < sent) return;
+      if (sent < requests.length) sendNext();
+      else {
+        socket.destroy();
+        resolve({ text, closed: false });
+      }
+    });
+    socket.on("close", () => resolve({ text, closed: true }));
+    socket.on("error", reject);
+    sendNext();
+  });
+}
+
+describe("a refused PATCH", { timeout: 120_000 }, () => {
+  test("is answered with its problem, and the connection stays usable: the next request on it is answered (or the connection is closed)", async () => {
+    const email = `e2e-refused-${Date.now()}-${randomBytes(4).toString("hex")}@example.test`;
+    const account = await new AdminClient(stack.workerUrl, stack.adminToken).createAccount(email, "pro");
+    const headers = { Authorization: `Bearer ${account.api_key}`, "Tus-Resumable": "1.0.0" };
+    const created = await fetch(`${stack.workerUrl}/api/v1/uploads`, { method: "POST", headers: { ...headers, "Upload-Length": String(4 * MiB) } });
+    expect(created.status).toBe(201);
+    const url = new URL(created.headers.get("Location")!, stack.workerUrl);
+    const lines = (method: string, extra: string[]) =>
+      [`${method} ${url.pathname} HTTP/1.1`, `Host: ${url.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), ...extra, "", ""].join("\r\n");
+    // A resume at the wrong offset with its 256 KiB body, then the HEAD a client sends next to find the offset.
+    const body = randomBytes(256 * 1024);
+    const patch = Buffer.concat([Buffer.from(lines("PATCH", ["Upload-Offset: 4096", "Content-Type: application/offset+octet-stream", `Content-Length: ${body.length}`])), body]);
+    const head = Buffer.from(lines("HEAD", []));
+    const { text, closed } = await onOneConnection(url, [patch, head], 30_000);
+    expect(text).toMatch(/^HTTP\/1\.1 409 Conflict\r\n/);
+    expect(text).toContain("upload_offset_mismatch");
+    // A connection the runtime neither answers on nor closes would leave the client waiting (this waits for either).
+    if (!closed) expect(text).toMatch(/HTTP\/1\.1 200 OK\r\n[\s\S]*Upload-Offset: 0\r\n/);
   });
 });

@@ -11,7 +11,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { uploadKey } from "../../src/uploads/ids";
-import { MIN_PART_BYTES } from "../../src/uploads/limits";
+import { discardBody } from "../../src/uploads/discard-body";
+import { MAX_PATCH_BYTES, MIN_PART_BYTES } from "../../src/uploads/limits";
 import type { UploadState } from "../../src/uploads/upload-state";
 import { FakeEngine } from "./engine-stub";
 import { accountState } from "../../src/account/stub";
@@ -181,5 +182,51 @@ describe("open uploads per account are capped by count and bytes (plans table)",
     expect((await api(account, `/api/v1/jobs/${job.job_id}/cancel`, { method: "POST" })).status).toBe(200);
     expect(await accountState(env, account.accountId).openUploads()).toEqual({ count: 0, bytes: 0 });
     expect((await create(account, 1000)).status).toBe(201);
+  });
+});
+
+/** A body of `chunks` chunks of `size` bytes that counts what was pulled from it and whether it was canceled. */
+function countedBody(chunks: number, size: number): { body: ReadableStream<Uint8Array>; pulled: () => number; canceled: () => boolean } {
+  let pulled = 0;
+  let canceled = false;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (pulled === chunks) return controller.close();
+        pulled += 1;
+        controller.enqueue(new Uint8Array(size));
+      },
+      cancel() {
+        canceled = true;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { body, pulled: () => pulled, canceled: () => canceled };
+}
+
+describe("a refused PATCH body (discardBody)", () => {
+  it("is read to its end when its declared size is allowed, so the connection can carry the client's next request", async () => {
+    const counted = countedBody(8, 1024);
+    await discardBody(counted.body, 8 * 1024);
+    expect(counted.pulled()).toBe(8);
+    expect(counted.canceled()).toBe(false);
+  });
+
+  it("is canceled unread when it declares no size or more than a PATCH may carry, and once it runs past what it declared", async () => {
+    const undeclared = countedBody(8, 1024);
+    await discardBody(undeclared.body, null);
+    expect(undeclared.canceled()).toBe(true);
+    expect(undeclared.pulled()).toBe(0);
+
+    const tooLarge = countedBody(8, 1024);
+    await discardBody(tooLarge.body, MAX_PATCH_BYTES + 1);
+    expect(tooLarge.canceled()).toBe(true);
+    expect(tooLarge.pulled()).toBe(0);
+
+    const longer = countedBody(1000, 1024);
+    await discardBody(longer.body, 4 * 1024);
+    expect(longer.canceled()).toBe(true);
+    expect(longer.pulled()).toBe(5);
   });
 });
