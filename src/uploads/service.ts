@@ -169,8 +169,8 @@ export async function appendToUpload(env: Env, caller: UploadCaller, uploadId: s
   const declared = declaredText === undefined ? null : parseByteCount("Content-Length", declaredText);
   const body = req.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
   const state = uploadState(env, uploadId);
-  // Refused on its headers: answered before the body is touched, so the runtime closes the connection and the
-  // client's next request goes on a fresh one (see discardBody in upload-state.ts).
+  // Refused on its headers: answered before the body is touched, which leaves the unread body to the runtime, and the
+  // client's next request on the connection is answered (a body canceled by the object was not: see discard-body.ts).
   const refused = await state.admits(caller.accountId, offset, declared);
   if (refused) throw uploadError(uploadId, refused);
   const result = await state.append(caller.accountId, offset, declared, body);

@@ -117,8 +117,9 @@ export class UploadState extends DurableObject<Env> {
   /**
    * Why a PATCH with these headers would be refused now, or null: asked by
    * the Worker before it hands over the body, so that a refusal is answered
-   * without the body ever being read, and the runtime then closes that
-   * connection. `append` checks again (another PATCH may come in between).
+   * without the body ever being touched (the runtime then deals with the
+   * unread body, and the connection carries the client's next request).
+   * `append` checks again (another PATCH may come in between).
    */
   admits(accountId: string, offset: number, declaredLength: number | null): UploadFailure | null {
     const meta = this.owned(accountId);
