@@ -452,9 +452,10 @@ export async function listUnsettledJobs(db: D1Database, after: string, before: s
 }
 
 /**
- * The job's publication key (src/jobs/publication.ts), set by the first
- * completion attempt and the same for every later one; null when the job is
- * no longer processing.
+ * The job's publication key (src/jobs/publication.ts), set by the first clip
+ * upload (its staged upload sits at a key derived from it) or completion
+ * attempt and the same for every later one; null when the job is no longer
+ * processing.
  */
 export async function claimPublicationKey(db: D1Database, jobId: string, candidate: string): Promise<string | null> {
   const row = await db
@@ -464,7 +465,7 @@ export async function claimPublicationKey(db: D1Database, jobId: string, candida
   return row?.publication_key ?? null;
 }
 
-/** The job's publication key, if a completion attempt ever set one. */
+/** The job's publication key, if a clip upload or completion attempt ever set one. */
 export async function findPublicationKey(db: D1Database, jobId: string): Promise<string | null> {
   const row = await db.prepare(`SELECT publication_key FROM jobs WHERE id = ?`).bind(jobId).first<{ publication_key: string | null }>();
   return row?.publication_key ?? null;

@@ -10,15 +10,16 @@ import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import { accountState } from "../account/stub";
 import { chargeableSeconds, creditsForDuration, reserveJobCredits } from "../db/credits";
-import { findJob, recordProbe, type Job } from "../db/jobs";
+import { claimPublicationKey, findJob, recordProbe, type Job } from "../db/jobs";
 import type { Report } from "../account/live-jobs";
 import type { AppEnv } from "../http/app-env";
 import { bearerToken } from "../http/auth";
 import { AppError } from "../http/errors";
 import { validate } from "../http/validate";
 import { completeJob, failJob, requeueAfterInterruption, resettle, type CompletionOutcome } from "../jobs/lifecycle";
-import { StagedObjectMissing } from "../jobs/publication";
-import { CLIP_CONTENT_TYPE, privateBucket, stagedKey, THUMBNAIL_CONTENT_TYPE } from "../jobs/storage";
+import { dropStagedClip, stageClip } from "../jobs/clip-staging";
+import { newPublicationKey, publishedKey, StagedObjectMissing } from "../jobs/publication";
+import { privateBucket, stagedKey, THUMBNAIL_CONTENT_TYPE } from "../jobs/storage";
 import {
   CALLBACK_PREFIX,
   CompleteReport,
@@ -147,7 +148,8 @@ const ClipIndexParam = z.object({
  * (and capped). An upload that raced a cancel is removed again, so no object
  * outlives its job.
  */
-async function storeUpload(env: Env, jobId: string, request: Request, key: string, contentType: string): Promise<void> {
+/** The upload's declared length, checked against the limit; its body. */
+function uploadBody(request: Request): { body: ReadableStream<Uint8Array>; length: number } {
   const declared = request.headers.get("content-length");
   const length = declared === null ? Number.NaN : Number(declared);
   if (!Number.isInteger(length) || length <= 0) {
@@ -157,10 +159,16 @@ async function storeUpload(env: Env, jobId: string, request: Request, key: strin
     throw new AppError("payload_too_large", `Uploads are limited to ${MAX_CLIP_UPLOAD_BYTES} bytes.`);
   }
   if (!request.body) throw new AppError("invalid_request", "The upload has no body.");
+  return { body: request.body, length };
+}
+
+/** A thumbnail, staged in the private bucket until completion copies it. */
+async function storeUpload(env: Env, jobId: string, request: Request, key: string, contentType: string): Promise<void> {
+  const { body, length } = uploadBody(request);
   await liveProcessingJob(env, jobId, null);
   const sized = new FixedLengthStream(length);
   const [, stored] = await Promise.all([
-    request.body.pipeTo(sized.writable),
+    body.pipeTo(sized.writable),
     privateBucket(env).put(key, sized.readable, {
       httpMetadata: { contentType },
       customMetadata: { job_id: jobId },
@@ -172,6 +180,42 @@ async function storeUpload(env: Env, jobId: string, request: Request, key: strin
     await liveProcessingJob(env, jobId, {});
   } catch (err) {
     await privateBucket(env).delete(key);
+    throw err;
+  }
+}
+
+/**
+ * Publication keys this isolate has claimed: a key never changes once set, so
+ * a job's later clip uploads cost no D1 round trip (the first one per isolate
+ * claims it). Bounded; a forgotten key is claimed again, which returns it.
+ */
+const claimedKeys = new Map<string, string>();
+
+async function publicationKeyOf(env: Env, jobId: string): Promise<string> {
+  const known = claimedKeys.get(jobId);
+  if (known) return known;
+  // The key is the job's from now on; claiming it fails once the job is no longer processing.
+  const claimed = await claimPublicationKey(env.DB, jobId, newPublicationKey());
+  if (claimed === null) throw notActive(jobId);
+  if (claimedKeys.size >= 1000) claimedKeys.clear();
+  claimedKeys.set(jobId, claimed);
+  return claimed;
+}
+
+/**
+ * A clip's video, staged as an incomplete upload at its published key
+ * (jobs/clip-staging.ts), so that completion publishes it without a copy.
+ */
+async function storeClip(env: Env, jobId: string, index: number, request: Request): Promise<void> {
+  const { body, length } = uploadBody(request);
+  await liveProcessingJob(env, jobId, null);
+  const publicationKey = await publicationKeyOf(env, jobId);
+  await stageClip(env, jobId, index, await publishedKey(publicationKey, index, "clip"), body, length);
+  // The job may have ended while the body streamed; its clean-up may have missed this upload.
+  try {
+    await liveProcessingJob(env, jobId, {});
+  } catch (err) {
+    await dropStagedClip(env, jobId, index);
     throw err;
   }
 }
@@ -219,7 +263,7 @@ export const callbacks = new Hono<CallbackEnv>()
   .route("/", brandChannel) // issue 29: POST /:job_id/translate, GET /:job_id/logo
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
-    await storeUpload(c.env, jobId, c.req.raw, stagedKey(jobId, index, "clip"), CLIP_CONTENT_TYPE);
+    await storeClip(c.env, jobId, index, c.req.raw);
     await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })

@@ -5,6 +5,7 @@
  */
 import { listClips } from "../db/clips";
 import { findJob, findPublicationKey } from "../db/jobs";
+import { abortStagedClips } from "./clip-staging";
 import { allPublishedKeys, PUBLISH_BUDGET_MS } from "./publication";
 import {
   deleteKeys,
@@ -24,8 +25,14 @@ import {
  */
 export const PUBLISH_RACE_MS = PUBLISH_BUDGET_MS + 30_000;
 
-/** The engine's uploads, waiting in the private bucket (after completion they are copies of the published objects). */
+/**
+ * The engine's uploads: the clips' incomplete uploads that were not published
+ * (clip-staging.ts), and what waits in the private bucket (the markers, and
+ * thumbnails and sidecars, which after completion are copies of the published
+ * objects).
+ */
 export async function deleteStaged(env: Env, jobId: string): Promise<void> {
+  await abortStagedClips(env, jobId);
   await deletePrefix(privateBucket(env), stagingPrefix(jobId));
 }
 

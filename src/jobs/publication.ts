@@ -1,24 +1,31 @@
 /**
- * Publishing a job's clips at completion. The engine's uploads are staged in
- * the private bucket (storage.ts); completion copies each clip, thumbnail and
- * caption sidecar to the public bucket under a key of its own that nobody
- * can guess or derive from anything public: 128 bits of HMAC-SHA256 keyed
- * with the job's publication key, a 256-bit secret kept in D1 only. Knowing
- * the job id, or one published URL, gives no other object of the job.
+ * Publishing a job's clips at completion. Each clip, thumbnail and caption
+ * sidecar becomes public under a key of its own that nobody can guess or
+ * derive from anything public: 128 bits of HMAC-SHA256 keyed with the job's
+ * publication key, a 256-bit secret kept in D1 only. Knowing the job id, or
+ * one published URL, gives no other object of the job.
  *
- * Copies are resumable: an object already published with the staged bytes'
- * ETag is not copied again, and a completion that runs out of its time
- * budget answers "in progress" so the engine calls again and the next
- * attempt goes on where this one stopped. Nothing is revealed until the
+ * A clip's video is staged as an incomplete multipart upload at that key
+ * (clip-staging.ts) and completion completes it: no bytes move, so publishing
+ * takes the same few milliseconds for a clip of any size. Thumbnails and
+ * caption sidecars are staged in the private bucket (storage.ts) and copied.
+ *
+ * Publication is resumable: a clip completed already or a small object
+ * already published with the staged bytes' ETag is not done again, and a
+ * completion that runs out of its time budget answers "in progress" so the
+ * engine calls again and the next attempt goes on where this one stopped. Nothing is revealed until the
  * completion's D1 batch commits (the clip rows carry the public keys); a
- * completion that loses its transition deletes what it copied.
+ * completion that loses its transition deletes what it published.
  */
 import type { ClipReport } from "#contract";
 import { base62 } from "../keys/random";
+import { publishStagedClip } from "./clip-staging";
+export { StagedObjectMissing } from "./storage";
 import {
   CLIP_CACHE_CONTROL,
   CLIP_CONTENT_TYPE,
   SRT_CONTENT_TYPE,
+  StagedObjectMissing,
   stagedKey,
   THUMBNAIL_CONTENT_TYPE,
   VTT_CONTENT_TYPE,
@@ -93,6 +100,7 @@ export async function publishedKeys(publicationKey: string, clips: readonly Pick
 }
 
 interface Copy {
+  index: number;
   staged: string;
   published: string;
   kind: StagedKind;
@@ -101,22 +109,23 @@ interface Copy {
 function copiesOf(jobId: string, clips: readonly PublishedClip[]): Copy[] {
   return clips.flatMap((clip) => {
     const copies: Copy[] = [
-      { staged: stagedKey(jobId, clip.index, "clip"), published: clip.clip, kind: "clip" },
-      { staged: stagedKey(jobId, clip.index, "thumbnail"), published: clip.thumbnail, kind: "thumbnail" },
+      { index: clip.index, staged: stagedKey(jobId, clip.index, "clip"), published: clip.clip, kind: "clip" },
+      { index: clip.index, staged: stagedKey(jobId, clip.index, "thumbnail"), published: clip.thumbnail, kind: "thumbnail" },
     ];
-    if (clip.vtt) copies.push({ staged: stagedKey(jobId, clip.index, "vtt"), published: clip.vtt, kind: "vtt" });
-    if (clip.srt) copies.push({ staged: stagedKey(jobId, clip.index, "srt"), published: clip.srt, kind: "srt" });
+    if (clip.vtt) copies.push({ index: clip.index, staged: stagedKey(jobId, clip.index, "vtt"), published: clip.vtt, kind: "vtt" });
+    if (clip.srt) copies.push({ index: clip.index, staged: stagedKey(jobId, clip.index, "srt"), published: clip.srt, kind: "srt" });
     return copies;
   });
 }
 
-/** A staged object that completion expected is not there. */
-export class StagedObjectMissing extends Error {
-  override readonly name = "StagedObjectMissing";
-}
-
-/** One object, from the private bucket to the public one; nothing when it is there already with the same bytes. */
-async function copyOne(env: Env, copy: Copy): Promise<void> {
+/**
+ * One object made public. A clip completes the upload it was staged as
+ * (clip-staging.ts: no bytes move); a thumbnail or caption sidecar, a few
+ * kilobytes, is copied from the private bucket, unless it is there already
+ * with the same bytes.
+ */
+async function publishOne(env: Env, jobId: string, index: number, copy: Copy): Promise<void> {
+  if (copy.kind === "clip") return publishStagedClip(env, jobId, index, copy.published);
   const [staged, published] = await Promise.all([env.UPLOADS.head(copy.staged), env.CLIPS.head(copy.published)]);
   if (!staged) throw new StagedObjectMissing(`${copy.staged} is not staged`);
   if (published && published.etag === staged.etag && published.size === staged.size) return;
@@ -141,7 +150,7 @@ export async function publishStaged(env: Env, jobId: string, clips: readonly Pub
     while (failure === null && pending.length > 0 && Date.now() <= deadline) {
       const next = pending.shift()!;
       try {
-        await copyOne(env, next);
+        await publishOne(env, jobId, next.index, next);
       } catch (error) {
         failure = { error };
       }

@@ -2,16 +2,19 @@
  * Where a job's objects live (SPEC section 9, README "Where a job's objects live"):
  *
  * - Private bucket (UPLOADS: never on a domain, no public access):
- *   - `staging/{job_id}/{n}.mp4|.jpg|.vtt|.srt`: what the engine uploads while
- *     the job runs (clip n, its thumbnail and caption sidecars). Keys are
- *     deterministic per (job, clip, kind), so an engine retry overwrites.
+ *   - `staging/{job_id}/{n}.jpg|.vtt|.srt`: what the engine uploads while
+ *     the job runs (clip n's thumbnail and caption sidecars), and
+ *     `staging/{job_id}/{n}.mp4`, an empty marker naming clip n's incomplete
+ *     upload in the public bucket (clip-staging.ts). Keys are deterministic
+ *     per (job, clip, kind), so an engine retry overwrites.
  *   - `transcripts/{job_id}.json`: the whole transcript, served only by the
  *     authenticated API and dashboard; never published.
  *   - `logos/{account_id}/{sha256}`: each account's logo (issue 29,
  *     src/logos/service.ts), read by its owner and by its jobs' engine channel.
  * - Public bucket (CLIPS, served at CDN_URL): `c/{id}/clip.mp4|thumbnail.jpg|
- *   captions.vtt|captions.srt`, copied there at completion (publication.ts),
- *   each object under its own unguessable id.
+ *   captions.vtt|captions.srt`, published there at completion
+ *   (publication.ts), each object under its own unguessable id; until then a
+ *   clip is an incomplete multipart upload at its key, which is no object.
  *
  * Before this layout (issue 22) the engine wrote straight into CLIPS at
  * `clips/{job_id}/...` and `transcripts/{job_id}.json`; the "legacy" keys below
@@ -41,6 +44,11 @@ export type StagedKind = "clip" | "thumbnail" | "vtt" | "srt";
 const STAGED_EXTENSIONS: Record<StagedKind, string> = { clip: "mp4", thumbnail: "jpg", vtt: "vtt", srt: "srt" };
 
 export type CaptionFormat = "vtt" | "srt";
+
+/** A staged object that completion expected is not there. */
+export class StagedObjectMissing extends Error {
+  override readonly name = "StagedObjectMissing";
+}
 
 /** The private bucket that holds staged uploads and transcripts (shared with direct uploads, under its own prefixes). */
 export function privateBucket(env: Env): R2Bucket {

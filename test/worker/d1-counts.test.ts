@@ -94,13 +94,17 @@ async function runJob(client: EngineClient, token: string, reports: number): Pro
   expect(probe.status, probe.text).toBe(200);
   add(total, probe.counts);
   for (let i = 0; i < reports; i += 1) await report(Math.floor((i * 90) / reports));
-  for (const [suffix, size, type] of [
-    ["clips/0", 1024, "video/mp4"],
-    ["clips/0/thumbnail", 128, "image/jpeg"],
+  // The job's first clip upload claims its publication key (one D1 statement: the clip is staged at the key it
+  // will be published at, src/jobs/clip-staging.ts); every other upload, a retry of the same clip included, costs
+  // nothing in D1.
+  for (const [suffix, size, type, cost] of [
+    ["clips/0", 1024, "video/mp4", { queries: 1, writes: 1 }],
+    ["clips/0/thumbnail", 128, "image/jpeg", { queries: 0, writes: 0 }],
+    ["clips/0", 1024, "video/mp4", { queries: 0, writes: 0 }],
   ] as const) {
     const stored = await upload(client, token, suffix, size, type);
     expect(stored.status, stored.text).toBe(200);
-    expect(stored.counts).toEqual({ queries: 0, writes: 0 });
+    expect(stored.counts).toEqual(cost);
     add(total, stored.counts);
   }
   const complete = await postJson(client, token, "complete", {

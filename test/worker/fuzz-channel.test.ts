@@ -212,9 +212,15 @@ describe("fuzz: engine callbacks", () => {
         const size = req.body.payload?.length ?? 0;
         if (status === 200) {
           expect(indexOk && size > 0).toBe(true);
-          const key = `staging/${live.jobId}/${Number(index)}.${req.target.endsWith("/thumbnail") ? "jpg" : "mp4"}`;
-          const stored = await env.UPLOADS.get(key);
-          expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(req.body.payload);
+          if (req.target.endsWith("/thumbnail")) {
+            const stored = await env.UPLOADS.get(`staging/${live.jobId}/${Number(index)}.jpg`);
+            expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(req.body.payload);
+          } else {
+            // A clip is staged as an incomplete upload (unreadable until completion); its marker names it.
+            const marker = await env.UPLOADS.head(`staging/${live.jobId}/${Number(index)}.mp4`);
+            expect(marker?.customMetadata).toMatchObject({ job_id: live.jobId, size: String(size) });
+            expect(await env.CLIPS.head(marker!.customMetadata!.key!)).toBeNull();
+          }
           await guard.accepted([live.jobId], describeCase(req));
         } else if (indexOk && size > 0) {
           throw new Error(`a valid upload was refused with ${status}`);

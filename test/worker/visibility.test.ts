@@ -1,7 +1,8 @@
 /**
  * Nothing of a job is readable on {cdn_url} before it is completed and
  * charged (issue 22, SPEC section 9): the engine's uploads wait in the
- * private bucket, completion publishes them under keys of their own in the
+ * private bucket (a clip's video as an incomplete multipart upload, which is
+ * no object), completion publishes them under keys of their own in the
  * step that charges, a canceled job publishes nothing, the transcript is
  * only ever served by the API, and deleting the job removes what was
  * published. The CDN here is the Worker's /cdn, which serves exactly the
@@ -10,7 +11,7 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { app } from "../../src/app";
-import { findJob } from "../../src/db/jobs";
+import { findJob, findPublicationKey } from "../../src/db/jobs";
 import { cancelJob } from "../../src/jobs/lifecycle";
 import { publishedKeys, publishStaged } from "../../src/jobs/publication";
 import { clipReport, expectAck, FakeEngine, patternBytes, type EngineClient } from "./engine-stub";
@@ -78,6 +79,12 @@ describe("while a job is processing", () => {
     // Stronger than any guess: the public bucket (all the CDN serves) gained nothing.
     expect(added(before, await publicKeys())).toEqual([]);
     expect(await stagedKeys(client.jobId)).toHaveLength(8);
+    // Not even the keys completion will publish at, where the clips wait as incomplete uploads.
+    const [published] = await publishedKeys((await findPublicationKey(env.DB, client.jobId))!, [clipReport(0, { sidecars: true })]);
+    for (const key of [published!.clip, published!.thumbnail, published!.vtt!, published!.srt!]) {
+      expect(await cdnStatus(key), key).toBe(404);
+      expect(await env.CLIPS.head(key), key).toBeNull();
+    }
   });
 
   it("a cancel after two rendered clips leaves nothing reachable and charges nothing", async () => {
@@ -86,13 +93,19 @@ describe("while a job is processing", () => {
     const before = await publicKeys();
     const client = await processingJob(engine, account);
     await renderTwo(client);
+    const uploads = await Promise.all([0, 1].map(async (n) => (await env.UPLOADS.head(`staging/${client.jobId}/${n}.mp4`))!.customMetadata!));
     expect((await api(account, `/api/v1/jobs/${client.jobId}/cancel`, { method: "POST" })).status).toBe(200);
     expect((await getUsage(account)).credits_remaining).toBe(credits);
     expect((await getJob(account, client.jobId)).credits_charged).toBe(0);
     for (const key of guessableKeys(client.jobId)) expect(await cdnStatus(key), key).toBe(404);
     expect(added(before, await publicKeys())).toEqual([]);
-    // The staged uploads and the transcript are deleted, not just hidden.
+    // The staged uploads and the transcript are deleted, not just hidden: the clips' uploads are aborted,
+    // so not even a completion with their ids can make them objects.
     expect(await stagedKeys(client.jobId)).toEqual([]);
+    for (const upload of uploads) {
+      await expect(env.CLIPS.resumeMultipartUpload(upload.key!, upload.upload_id!).complete([{ partNumber: 1, etag: upload.part_etag! }])).rejects.toThrow();
+      expect(await env.CLIPS.head(upload.key!)).toBeNull();
+    }
     expect(await env.UPLOADS.head(`transcripts/${client.jobId}.json`)).toBeNull();
     // A completion the engine sends afterwards publishes nothing either.
     await expectProblem(await completeTwo(client), 409, "job_not_active");
@@ -187,28 +200,109 @@ describe("at completion", () => {
     expect(await stagedKeys(client.jobId)).toEqual([]);
   });
 
-  it("publishing is resumable: out of time it answers 'more', and the next attempt copies only what is missing", async () => {
+  it("publishing is resumable: out of time it answers 'more', and the next attempt does only what is missing", async () => {
     const account = await createAccount();
     const client = await processingJob(engine, account);
     await renderTwo(client);
-    const keys = await publishedKeys("a-test-publication-key-0123456789abcdef", [clipReport(0, { sidecars: true }), clipReport(1, { sidecars: true })]);
+    // The clips' uploads were staged at the keys of the job's own publication key, claimed by the first clip upload.
+    const publicationKey = await findPublicationKey(env.DB, client.jobId);
+    expect(publicationKey).not.toBeNull();
+    const keys = await publishedKeys(publicationKey!, [clipReport(0, { sidecars: true }), clipReport(1, { sidecars: true })]);
     let puts = 0;
+    let completions = 0;
     const counting: R2Bucket = new Proxy(env.CLIPS, {
       get(target, prop) {
         if (prop === "put") return (...args: Parameters<R2Bucket["put"]>) => ((puts += 1), target.put(...args));
+        if (prop === "resumeMultipartUpload") {
+          return (key: string, uploadId: string): R2MultipartUpload => {
+            const upload = target.resumeMultipartUpload(key, uploadId);
+            return {
+              key: upload.key,
+              uploadId: upload.uploadId,
+              uploadPart: upload.uploadPart.bind(upload),
+              abort: upload.abort.bind(upload),
+              complete: (parts: R2UploadedPart[]) => ((completions += 1), upload.complete(parts)),
+            };
+          };
+        }
         const value = Reflect.get(target, prop) as unknown;
         return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
     const counted = { ...env, CLIPS: counting };
     expect(await publishStaged(counted, client.jobId, keys, -1)).toBe("more");
-    expect(puts).toBe(0);
+    expect([puts, completions]).toEqual([0, 0]);
+    for (const clip of keys) expect(await env.CLIPS.head(clip.clip)).toBeNull();
     expect(await publishStaged(counted, client.jobId, keys)).toBe("done");
-    expect(puts).toBe(8);
+    // Thumbnails and caption sidecars are copied; a clip's upload is completed, not copied.
+    expect([puts, completions]).toEqual([6, 2]);
     expect(await publishStaged(counted, client.jobId, keys)).toBe("done");
-    expect(puts).toBe(8);
+    expect(puts).toBe(6);
     const stored = await env.CLIPS.get(keys[1]!.clip);
     expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(patternBytes(3001, 2));
     for (const clip of keys) await env.CLIPS.delete([clip.clip, clip.thumbnail, clip.vtt!, clip.srt!]);
+  });
+});
+
+describe("a clip staged as an incomplete upload (src/jobs/clip-staging.ts)", () => {
+  it("a retried clip upload replaces the staged one: the replaced upload is aborted and completion publishes the retry's bytes", async () => {
+    const account = await createAccount();
+    const client = await processingJob(engine, account);
+    const marker = async () => (await env.UPLOADS.head(`staging/${client.jobId}/0.mp4`))!.customMetadata!;
+    await client.uploadClip(0, 3000);
+    const first = await marker();
+    const retry = await client.uploadClip(0, 3500);
+    const second = await marker();
+    expect(second.key).toBe(first.key);
+    expect(second.upload_id).not.toBe(first.upload_id);
+    await expect(env.CLIPS.resumeMultipartUpload(first.key!, first.upload_id!).complete([{ partNumber: 1, etag: first.part_etag! }])).rejects.toThrow();
+    expect(await env.CLIPS.head(first.key!)).toBeNull();
+    await expectAck(await client.complete({ title: "Talk", source_duration_seconds: 60, clips: [clipReport(0)] }));
+    const job = await getJob(account, client.jobId);
+    expect(keyOf(job.clips![0]!.url)).toBe(first.key);
+    const published = await env.CLIPS.get(first.key!);
+    expect(new Uint8Array(await published!.arrayBuffer())).toEqual(retry.clip);
+    expect(published?.httpMetadata?.contentType).toBe("video/mp4");
+  });
+
+  it("a job that ends while its clip is being staged keeps nothing of it: the upload is aborted and its marker deleted", async () => {
+    const account = await createAccount();
+    const before = await publicKeys();
+    const client = await processingJob(engine, account);
+    // The public bucket as the clip's upload sees it: the job is canceled as its multipart upload starts.
+    let started: R2MultipartUpload | null = null;
+    const racing: R2Bucket = new Proxy(env.CLIPS, {
+      get(target, prop) {
+        if (prop === "createMultipartUpload") {
+          return async (...args: Parameters<R2Bucket["createMultipartUpload"]>) => {
+            started = await target.createMultipartUpload(...args);
+            await cancelJob(env, (await findJob(env.DB, client.jobId))!);
+            return started;
+          };
+        }
+        const value = Reflect.get(target, prop) as unknown;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const bytes = patternBytes(4096, 7);
+    const ctx = createExecutionContext();
+    const res = await app.fetch(
+      new Request(client.url("clips/0"), {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${client.token}`, "Content-Type": "video/mp4", "Content-Length": String(bytes.byteLength) },
+        body: bytes,
+      }),
+      { ...env, CLIPS: racing },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    await expectProblem(res, 409, "job_not_active");
+    expect((await getJob(account, client.jobId)).status).toBe("canceled");
+    expect(started).not.toBeNull();
+    const upload = started! as R2MultipartUpload;
+    await expect(upload.complete([{ partNumber: 1, etag: "any" }])).rejects.toThrow();
+    expect(await env.CLIPS.head(upload.key)).toBeNull();
+    expect(await stagedKeys(client.jobId)).toEqual([]);
+    expect(added(before, await publicKeys())).toEqual([]);
   });
 });
