@@ -93,11 +93,14 @@ const SESSION_OPTIONS = {
  * model reads what the pass writes and only has to be done when the pass is,
  * so it loses nothing by yielding; and a little behind, it steps several
  * lanes per call (vad.ts) and spends less CPU. Measured on the bench's
- * 5-minute 1080p loopback job (bench/engine), jobs alternated with and
- * without, 2 shared cores: the thread's CPU 1.35-1.44 -> 1.08-1.12 s, the first
- * render 0.15-0.3 s sooner (medians), identical speech spans and clips; at 2x
- * realtime the analysis still ends within 0.3 s of the last byte. Threads the
- * runtime starts from this thread inherit the value.
+ * 5-minute 1080p loopback job (bench/engine), 31 pairs of jobs alternated
+ * with and without, 2 shared cores: the thread's CPU 1.35-1.53 -> 0.97-1.17 s
+ * a job, the first render 0.18 s sooner (median of the pairs; 25 of 31
+ * sooner; 0.05 s on the quietest machine, more under load), from a shorter
+ * download: the time from the last byte to the analysis's end is unchanged.
+ * Identical speech spans and clips; at 2x realtime the analysis still ends
+ * 0.18-0.27 s after the last byte. Threads the runtime starts from this
+ * thread inherit the value.
  */
 export const SPEECH_THREAD_NICENESS = 10;
 
