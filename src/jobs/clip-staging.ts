@@ -54,9 +54,9 @@ async function abortUpload(bucket: R2Bucket, key: string, uploadId: string): Pro
 /**
  * Stages clip `index` of the job: `body` (exactly `length` bytes) becomes the
  * single part of a multipart upload at `key`, the clip's published key
- * (publication.ts). A clip staged
- * before (an engine retry) is replaced: its upload is aborted once the new
- * marker is written, so a marker never names an aborted upload.
+ * (publication.ts). A clip staged before (an engine retry) is replaced: its
+ * upload is aborted once the new marker is written, so a marker never names
+ * an aborted upload.
  */
 export async function stageClip(env: Env, jobId: string, index: number, key: string, body: ReadableStream<Uint8Array>, length: number): Promise<void> {
   const marker = stagedKey(jobId, index, "clip");
@@ -93,6 +93,9 @@ export async function publishStagedClip(env: Env, jobId: string, index: number, 
     // Completed by an earlier attempt (R2 then knows the upload no more): the object is there.
     const published = await env.CLIPS.head(key);
     if (published && published.size === Number(marker.size)) return;
+    // R2 names a missing upload in its message (NoSuchUpload, "The specified multipart upload does not
+    // exist"): aborted by a cancel's clean-up, so the caller answers as for any missing staged object.
+    // Anything else (a transient R2 failure) goes up as it is, and the engine's retry sends the completion again.
     throw err instanceof Error && /upload/i.test(err.message) ? new StagedObjectMissing(`${stagedKey(jobId, index, "clip")}: ${err.message}`) : err;
   }
 }
