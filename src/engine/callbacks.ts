@@ -142,13 +142,9 @@ const ClipIndexParam = z.object({
 });
 
 /**
- * Streams the request body into the private bucket at the clip's staging key
- * (storage.ts): nothing the engine uploads is public before completion
- * publishes it. R2 needs the length up front, so Content-Length is required
- * (and capped). An upload that raced a cancel is removed again, so no object
- * outlives its job.
+ * An engine upload's body and declared length. R2 needs the length up front,
+ * so Content-Length is required (and capped).
  */
-/** The upload's declared length, checked against the limit; its body. */
 function uploadBody(request: Request): { body: ReadableStream<Uint8Array>; length: number } {
   const declared = request.headers.get("content-length");
   const length = declared === null ? Number.NaN : Number(declared);
@@ -162,7 +158,11 @@ function uploadBody(request: Request): { body: ReadableStream<Uint8Array>; lengt
   return { body: request.body, length };
 }
 
-/** A thumbnail, staged in the private bucket until completion copies it. */
+/**
+ * Streams a thumbnail into the private bucket at its staging key (storage.ts):
+ * nothing the engine uploads is public before completion publishes it. An
+ * upload that raced a cancel is removed again, so no object outlives its job.
+ */
 async function storeUpload(env: Env, jobId: string, request: Request, key: string, contentType: string): Promise<void> {
   const { body, length } = uploadBody(request);
   await liveProcessingJob(env, jobId, null);

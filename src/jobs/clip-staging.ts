@@ -42,6 +42,12 @@ function markerOf(object: R2Object): ClipMarker | null {
   return { key, upload_id, part_etag, size, job_id };
 }
 
+/** Clip `index`'s marker, when one names an upload. */
+async function stagedMarker(env: Env, jobId: string, index: number): Promise<ClipMarker | null> {
+  const object = await privateBucket(env).head(stagedKey(jobId, index, "clip"));
+  return object ? markerOf(object) : null;
+}
+
 /** Aborts an upload, ignoring one that is gone already (completed, aborted). */
 async function abortUpload(bucket: R2Bucket, key: string, uploadId: string): Promise<void> {
   try {
@@ -59,7 +65,7 @@ async function abortUpload(bucket: R2Bucket, key: string, uploadId: string): Pro
  * an aborted upload.
  */
 export async function stageClip(env: Env, jobId: string, index: number, key: string, body: ReadableStream<Uint8Array>, length: number): Promise<void> {
-  const marker = stagedKey(jobId, index, "clip");
+  const markerKey = stagedKey(jobId, index, "clip");
   const upload = await env.CLIPS.createMultipartUpload(key, {
     httpMetadata: { contentType: CLIP_CONTENT_TYPE, cacheControl: CLIP_CACHE_CONTROL },
   });
@@ -71,10 +77,9 @@ export async function stageClip(env: Env, jobId: string, index: number, key: str
     await abortUpload(env.CLIPS, key, upload.uploadId);
     throw err;
   }
-  const previous = await privateBucket(env).head(marker);
+  const replaced = await stagedMarker(env, jobId, index);
   const record: ClipMarker = { key, upload_id: upload.uploadId, part_etag: part.etag, size: String(length), job_id: jobId };
-  await privateBucket(env).put(marker, new Uint8Array(0), { customMetadata: { ...record } });
-  const replaced = previous ? markerOf(previous) : null;
+  await privateBucket(env).put(markerKey, new Uint8Array(0), { customMetadata: { ...record } });
   if (replaced && replaced.upload_id !== upload.uploadId) await abortUpload(env.CLIPS, replaced.key, replaced.upload_id);
 }
 
@@ -84,8 +89,7 @@ export async function stageClip(env: Env, jobId: string, index: number, key: str
  * StagedObjectMissing when nothing is staged for it.
  */
 export async function publishStagedClip(env: Env, jobId: string, index: number, key: string): Promise<void> {
-  const object = await privateBucket(env).head(stagedKey(jobId, index, "clip"));
-  const marker = object ? markerOf(object) : null;
+  const marker = await stagedMarker(env, jobId, index);
   if (!marker || marker.key !== key) throw new StagedObjectMissing(`${stagedKey(jobId, index, "clip")} is not staged`);
   try {
     await env.CLIPS.resumeMultipartUpload(key, marker.upload_id).complete([{ partNumber: 1, etag: marker.part_etag }]);
@@ -121,8 +125,7 @@ export async function abortStagedClips(env: Env, jobId: string): Promise<void> {
 
 /** Drops clip `index`'s staging (its upload and marker): the job ended while the clip was being staged. */
 export async function dropStagedClip(env: Env, jobId: string, index: number): Promise<void> {
-  const object = await privateBucket(env).head(stagedKey(jobId, index, "clip"));
-  const marker = object ? markerOf(object) : null;
+  const marker = await stagedMarker(env, jobId, index);
   if (marker) await abortUpload(env.CLIPS, marker.key, marker.upload_id);
   await privateBucket(env).delete(stagedKey(jobId, index, "clip"));
 }

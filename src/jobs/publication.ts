@@ -13,14 +13,14 @@
  * Publication is resumable: a clip completed already or a small object
  * already published with the staged bytes' ETag is not done again, and a
  * completion that runs out of its time budget answers "in progress" so the
- * engine calls again and the next attempt goes on where this one stopped. Nothing is revealed until the
- * completion's D1 batch commits (the clip rows carry the public keys); a
- * completion that loses its transition deletes what it published.
+ * engine calls again and the next attempt goes on where this one stopped.
+ * Nothing is revealed until the completion's D1 batch commits (the clip rows
+ * carry the public keys); a completion that loses its transition deletes what
+ * it published.
  */
 import type { ClipReport } from "#contract";
 import { base62 } from "../keys/random";
 import { publishStagedClip } from "./clip-staging";
-export { StagedObjectMissing } from "./storage";
 import {
   CLIP_CACHE_CONTROL,
   CLIP_CONTENT_TYPE,
@@ -31,6 +31,8 @@ import {
   VTT_CONTENT_TYPE,
   type StagedKind,
 } from "./storage";
+
+export { StagedObjectMissing } from "./storage";
 
 /** The most clips a job has (ClipReport.index is 0-19): cleanup derives every key a job could have published. */
 export const MAX_CLIPS = 20;
@@ -124,8 +126,8 @@ function copiesOf(jobId: string, clips: readonly PublishedClip[]): Copy[] {
  * kilobytes, is copied from the private bucket, unless it is there already
  * with the same bytes.
  */
-async function publishOne(env: Env, jobId: string, index: number, copy: Copy): Promise<void> {
-  if (copy.kind === "clip") return publishStagedClip(env, jobId, index, copy.published);
+async function publishOne(env: Env, jobId: string, copy: Copy): Promise<void> {
+  if (copy.kind === "clip") return publishStagedClip(env, jobId, copy.index, copy.published);
   const [staged, published] = await Promise.all([env.UPLOADS.head(copy.staged), env.CLIPS.head(copy.published)]);
   if (!staged) throw new StagedObjectMissing(`${copy.staged} is not staged`);
   if (published && published.etag === staged.etag && published.size === staged.size) return;
@@ -150,7 +152,7 @@ export async function publishStaged(env: Env, jobId: string, clips: readonly Pub
     while (failure === null && pending.length > 0 && Date.now() <= deadline) {
       const next = pending.shift()!;
       try {
-        await publishOne(env, jobId, next.index, next);
+        await publishOne(env, jobId, next);
       } catch (error) {
         failure = { error };
       }
