@@ -1,8 +1,9 @@
 /**
  * The ffmpeg floor: the least work any engine must do for this job, timed
  * with plain ffmpeg commands and no server around them.
- *   analysis:   the audio pass and the keyframe pass (concurrently, as the
- *               engine runs them), without the engine's log parsing;
+ *   analysis:   the audio pass and the keyframe pass (concurrently; the
+ *               keyframes read as the engine reads them, KEYFRAMES_ONLY_INPUT),
+ *               without the engine's log parsing;
  *   encodes:    each clip span cut with -ss before -i and encoded with the
  *               engine's settings (same crop, scale, preset, CRF, audio),
  *               `concurrency` at a time, as the engine renders them
@@ -27,6 +28,7 @@ import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { cropFilter, cropSteps, outputSize } from "../../container/src/render-geometry.ts";
 import { VIDEO_PRESET } from "../../container/src/render.ts";
 import { assFilter } from "../../container/src/captions/ass.ts";
+import { KEYFRAMES_ONLY_INPUT } from "../../container/src/analyse/signals.ts";
 import { runProcess } from "../../container/src/spawn.ts";
 import { exitedChildrenCpuSeconds } from "./cpu.ts";
 
@@ -90,7 +92,7 @@ export async function measureFloor(
   const started = performance.now();
   await Promise.all([
     ffmpeg(["-i", sourcePath, "-map", "0:a:0", "-vn", "-af", "silencedetect=noise=-35dB:duration=0.3,ebur128=framelog=info", "-f", "null", "-"]),
-    ffmpeg(["-skip_frame", "nokey", "-i", sourcePath, "-map", "0:v:0", "-an", "-vf", "scale=64:36:flags=area,format=gray", "-fps_mode", "passthrough", "-f", "rawvideo", path.join(workDir, "keyframes.gray")]),
+    ffmpeg([...KEYFRAMES_ONLY_INPUT, "-i", sourcePath, "-map", "0:v:0", "-an", "-vf", "scale=64:36:flags=area,format=gray", "-fps_mode", "passthrough", "-f", "rawvideo", path.join(workDir, "keyframes.gray")]),
   ]);
   const analysisSeconds = (performance.now() - started) / 1000;
 

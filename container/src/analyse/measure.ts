@@ -5,7 +5,7 @@
  *   audio  -> silencedetect (pauses) and ebur128 (momentary loudness every
  *             0.1 s) on stderr, and mono 16 kHz PCM to a file that the speech
  *             model (vad.ts) reads while it is being written;
- *   video  -> keyframes only (`-skip_frame:v nokey`), or with `frames:
+ *   video  -> keyframes only (KEYFRAMES_ONLY_INPUT), or with `frames:
  *             "sampled"` every frame decoded and two a second kept, each
  *             scaled to a 64x36 grey thumbnail in a raw file, times from
  *             showinfo.
@@ -28,6 +28,7 @@ import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { GrowingFile } from "../source/growing-file.ts";
 import { SAMPLE_RATE, type SpeechModel } from "./speech-model.ts";
 import {
+  KEYFRAMES_ONLY_INPUT,
   LOUDNESS_FLOOR,
   LOUDNESS_HOP,
   SAMPLED_FILTER,
@@ -106,7 +107,7 @@ export function measureArgs(input: MeasureInput, plan: MeasurePlan, paths: { pcm
   return [
     "-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
     "-protocol_whitelist", streamed ? "pipe" : "file",
-    ...(plan.frames === "keyframes" ? ["-skip_frame:v", "nokey"] : []),
+    ...(plan.frames === "keyframes" ? KEYFRAMES_ONLY_INPUT : []),
     ...(!streamed ? (input.windowArgs ?? []) : []),
     "-f", plan.demuxer,
     "-i", streamed ? "pipe:0" : input.path,

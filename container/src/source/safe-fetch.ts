@@ -1,4 +1,3 @@
-import { createWriteStream } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
@@ -7,6 +6,7 @@ import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { JobFailure, errorMessage } from "../errors.ts";
 import type { AddressPolicy, Resolver } from "./address-policy.ts";
+import { sourceWriteStream } from "./write-stream.ts";
 
 /**
  * Downloads a direct video link to disk under the rules of SPEC section 7:
@@ -236,7 +236,7 @@ export async function safeDownload(req: SafeDownloadRequest): Promise<SafeDownlo
         },
       });
       try {
-        await pipeline(response, counter, createWriteStream(req.destPath), { signal: local.signal });
+        await pipeline(response, counter, sourceWriteStream(req.destPath), { signal: local.signal });
       } catch (error) {
         throw explain(error, url);
       }

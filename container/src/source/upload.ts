@@ -4,12 +4,12 @@
  * an upload has no public URL. Same byte cap, total and stall timeouts as a
  * download; a connection that drops mid-way resumes with a Range request.
  */
-import { createWriteStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { JobFailure, errorMessage } from "../errors.ts";
+import { sourceWriteStream } from "./write-stream.ts";
 
 export interface UploadReadRequest {
   url: string;
@@ -106,7 +106,7 @@ export async function readUploadedSource(req: UploadReadRequest): Promise<{ byte
             callback(null, chunk);
           },
         });
-        await pipeline(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>), counter, createWriteStream(req.destPath, { flags: resumed ? "a" : "w" }), {
+        await pipeline(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>), counter, sourceWriteStream(req.destPath, resumed), {
           signal: local.signal,
         });
         if (size !== null && bytes < size) throw new Error("the connection closed before the whole file arrived");
