@@ -58,7 +58,7 @@ export interface FloorTimes {
   totalSeconds: number;
   /** CPU seconds of the analysis and the same-output encodes. */
   cpuSeconds: number;
-  /** Crop + scale only (no captions): equal to the above when no clip burned captions. */
+  /** Crop + scale only (no captions): equal to the above when no clip burned captions or it was not asked for. */
   plain: EncodeTimes & { totalSeconds: number; cpuSeconds: number; sameCommands: boolean };
   /** Clips whose encode burned captions. */
   burnedClips: number;
@@ -86,6 +86,8 @@ export async function measureFloor(
   concurrency = 1,
   /** Per span, the ASS file the job's clip burned (built as the engine builds it), or null. */
   captionFiles: (string | null)[] = [],
+  /** Also encode crop + scale only when captions were burned (false: `plain` repeats the same-output figures). */
+  withPlain = true,
 ): Promise<FloorTimes> {
   await mkdir(workDir, { recursive: true });
   const cpuBefore = exitedChildrenCpuSeconds();
@@ -126,7 +128,7 @@ export async function measureFloor(
   const burned = spans.map((_, index) => captionFiles[index] ?? null);
   const burnedClips = burned.filter((file) => file !== null).length;
   const same = await encodes(burned);
-  const plain = burnedClips > 0 ? await encodes(spans.map(() => null)) : same;
+  const plain = burnedClips > 0 && withPlain ? await encodes(spans.map(() => null)) : same;
   await rm(workDir, { recursive: true, force: true });
   return {
     analysisSeconds,
@@ -135,7 +137,7 @@ export async function measureFloor(
     encodeSeconds: same.encodeSeconds,
     totalSeconds: analysisSeconds + same.encodesSeconds,
     cpuSeconds: analysisCpuSeconds + same.cpuSeconds,
-    plain: { ...plain, totalSeconds: analysisSeconds + plain.encodesSeconds, cpuSeconds: analysisCpuSeconds + plain.cpuSeconds, sameCommands: burnedClips === 0 },
+    plain: { ...plain, totalSeconds: analysisSeconds + plain.encodesSeconds, cpuSeconds: analysisCpuSeconds + plain.cpuSeconds, sameCommands: plain === same },
     burnedClips,
     concurrency,
   };

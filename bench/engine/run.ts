@@ -19,7 +19,12 @@
  *              the engine taking the job (queued + dispatch, from the Worker's
  *              completion lines), p50/p95.
  *   loopback   the job with its source on a loopback host (the download is
- *              near instant): ratio to the floor's analysis + encodes.
+ *              near instant): ratio to the floor's analysis + encodes, in
+ *              BENCH_ENGINE_ROUNDS (default 3) rounds of job and floor side by
+ *              side, alternating which goes first; the median round is printed
+ *              in full, every round's ratio beside it. One run of the floor
+ *              alone moved by 3-10% between runs on this shared machine, so a
+ *              single pair cannot tell 1.03 from 1.06.
  *   2x         the same job with the source arriving at twice its playback
  *              speed (throttle.ts): the analysis reads it as it arrives, so
  *              the floor here is the download itself plus the encodes.
@@ -53,7 +58,7 @@ import { startSourceServer } from "../../scripts/local-stack/source-server.ts";
 import { startLocalStack, type LocalStack } from "../../scripts/local-stack/stack.ts";
 import { cachedMedia } from "../../test/media/generate.ts";
 import { benchCaptionsSrt, floorCaptionFiles } from "./captions.ts";
-import { measureFloor } from "./floor.ts";
+import { measureFloor, type FloorTimes } from "./floor.ts";
 import { growthSource } from "./growth.ts";
 import { peakRssMb, sampleFfmpegChildren } from "./memory.ts";
 import { BENCH_CACHE_DIR, selectedBenchSource } from "./source.ts";
@@ -70,6 +75,22 @@ const THUMBNAILS = process.argv.includes("--thumbnails");
 const CAPTIONS = !process.argv.includes("--no-captions");
 const WORK = path.join(PROJECT_ROOT, ".tmp", "bench", "run");
 const VIDEO_TYPE = "general";
+/** Loopback rounds of (job, floor); the printed case is the round with the median ratio. */
+const ROUNDS = Math.max(1, Math.floor(Number(process.env.BENCH_ENGINE_ROUNDS ?? 3)));
+
+interface Span {
+  start: number;
+  end: number;
+}
+
+interface LoopbackRound {
+  index: number;
+  order: "job, floor" | "floor, job";
+  job: StackJobFigures;
+  floor: FloorTimes;
+  floorLoad: { before: number; after: number };
+  figures: ReturnType<typeof caseFigures>;
+}
 
 function round(value: number, digits = 2): number {
   return Math.round(value * 10 ** digits) / 10 ** digits;
@@ -77,6 +98,12 @@ function round(value: number, digits = 2): number {
 
 function load(): number {
   return round(os.loadavg()[0] ?? 0, 2);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function percentile(values: number[], p: number): number {
@@ -203,24 +230,58 @@ async function main(): Promise<void> {
         `    fleet grant p50 ${dispatchSummary.grant_ms.p50} ms, p95 ${dispatchSummary.grant_ms.p95} ms; bookkeeping (D1, account object, token) p50 ${dispatchSummary.bookkeeping_ms.p50} ms, p95 ${dispatchSummary.bookkeeping_ms.p95} ms; StartJob p50 ${dispatchSummary.start_job_ms.p50} ms, p95 ${dispatchSummary.start_job_ms.p95} ms`,
     );
 
-    console.log(`\nloopback: the ${MINUTES}-minute job, source on a loopback host...`);
     const enginePid = stack.pids().engine!;
-    const sampler = sampleFfmpegChildren(enginePid);
     const captionsUrl = CAPTIONS ? sources.addText("source.srt", benchCaptionsSrt(durationSeconds, base.facts.phrases), "application/x-subrip") : undefined;
     const submission = (videoUrl: string) => ({ video_url: videoUrl, video_type: VIDEO_TYPE, ...(captionsUrl ? { captions_url: captionsUrl } : {}) });
-    const loopback = await runStackJob(stack, client, submission(sources.addFile("source.mp4", sourcePath)));
-    const children = await sampler.stop();
-    const spans = (loopback.job.clips ?? []).map((c) => ({ start: c.start_seconds, end: c.end_seconds }));
+    const loopbackUrl = sources.addFile("source.mp4", sourcePath);
     const captionDir = path.join(WORK, "floor-captions");
     await mkdir(captionDir, { recursive: true });
-    const captionFiles = await floorCaptionFiles(client, loopback.job, captionDir);
-    const burned = captionFiles.filter((f) => f !== null).length;
 
-    console.log(`floor: the same analysis passes, then the job's ${spans.length} clip spans encoded ${RENDER_CONCURRENCY} at a time with thumbnails, ${burned} with the job's captions burned${burned > 0 ? ", then again crop + scale only" : ""}...`);
-    const loadBeforeFloor = load();
-    const floor = await measureFloor(sourcePath, base.facts, spans, path.join(WORK, "floor"), RENDER_CONCURRENCY, captionFiles);
-    const loadAfterFloor = load();
-    const loopbackFigures = caseFigures(loopback, floor.totalSeconds, floor.cpuSeconds, floor.plain.totalSeconds, floor.plain.cpuSeconds);
+    // Rounds alternate (job, floor), (floor, job), ...: a machine that speeds up or slows down over the run moves both sides alike.
+    console.log(`\nloopback: the ${MINUTES}-minute job, source on a loopback host, beside its floor, ${ROUNDS} round${ROUNDS === 1 ? "" : "s"}...`);
+    const sampler = sampleFfmpegChildren(enginePid);
+    let reference: { spans: Span[]; captionFiles: (string | null)[] } | null = null;
+    const rounds: LoopbackRound[] = [];
+    for (let index = 0; index < ROUNDS; index++) {
+      const jobFirst = index % 2 === 0 || reference === null;
+      const runJob = async () => {
+        const job = await runStackJob(stack, client, submission(loopbackUrl));
+        const spans = (job.job.clips ?? []).map((c) => ({ start: c.start_seconds, end: c.end_seconds }));
+        if (reference === null) reference = { spans, captionFiles: await floorCaptionFiles(client, job.job, captionDir) };
+        else if (JSON.stringify(spans) !== JSON.stringify(reference.spans)) console.log(`  round ${index + 1}: the job cut other spans than the first round's (${JSON.stringify(spans)}): the floor encodes the first round's`);
+        return job;
+      };
+      const runFloor = async () => {
+        const ref = reference!;
+        console.log(`  round ${index + 1}: floor: the same analysis passes, then the job's ${ref.spans.length} clip spans encoded ${RENDER_CONCURRENCY} at a time with thumbnails, ${ref.captionFiles.filter((f) => f !== null).length} with the job's captions burned${index === 0 ? ", then again crop + scale only" : ""}...`);
+        const before = load();
+        const floor = await measureFloor(sourcePath, base.facts, ref.spans, path.join(WORK, "floor"), RENDER_CONCURRENCY, ref.captionFiles, index === 0);
+        return { floor, load: { before, after: load() } };
+      };
+      let job: StackJobFigures;
+      let measured: Awaited<ReturnType<typeof runFloor>>;
+      if (jobFirst) {
+        job = await runJob();
+        measured = await runFloor();
+      } else {
+        measured = await runFloor();
+        job = await runJob();
+      }
+      // Crop + scale only is encoded in the first round (index 0) only; the later rounds compare with that one.
+      const plain = index === 0 ? measured.floor.plain : rounds[0]!.floor.plain;
+      const figures = caseFigures(job, measured.floor.totalSeconds, measured.floor.cpuSeconds, plain.totalSeconds, plain.cpuSeconds);
+      rounds.push({ index, order: jobFirst ? "job, floor" : "floor, job", job, floor: measured.floor, floorLoad: measured.load, figures });
+      console.log(`  round ${index + 1} (${jobFirst ? "job first" : "floor first"}): job ${figures.client_seconds} s, floor ${figures.floor_seconds} s, ratio ${figures.ratio}; CPU ratio ${figures.cpu_ratio}; first render at ${figures.first_render_at_seconds} s; load ${figures.load_1m.before} -> ${measured.load.after}`);
+    }
+    const children = await sampler.stop();
+    const ratios = rounds.map((r) => r.figures.ratio);
+    const medianRound = [...rounds].sort((a, b) => a.figures.ratio - b.figures.ratio)[Math.floor((rounds.length - 1) / 2)]!;
+    const loopback = medianRound.job;
+    const floor = medianRound.floor;
+    const loopbackFigures = medianRound.figures;
+    const cropScaleOnly = rounds[0]!.floor.plain;
+    const spans = reference!.spans;
+    const burned = reference!.captionFiles.filter((f) => f !== null).length;
 
     let throttledJob: StackJobFigures | null = null;
     let throttledFigures: ReturnType<typeof caseFigures> | null = null;
@@ -232,7 +293,7 @@ async function main(): Promise<void> {
       // The least any engine can do: receive the file at the host's pace, then encode (the analysis can all overlap the download).
       const download = stageSeconds(throttledJob.stages, "download");
       throttledFloor = download + floor.encodesSeconds;
-      throttledFigures = caseFigures(throttledJob, throttledFloor, floor.cpuSeconds, download + floor.plain.encodesSeconds, floor.plain.cpuSeconds);
+      throttledFigures = caseFigures(throttledJob, throttledFloor, floor.cpuSeconds, download + cropScaleOnly.encodesSeconds, cropScaleOnly.cpuSeconds);
     }
 
     let thumbnails = null;
@@ -253,12 +314,16 @@ async function main(): Promise<void> {
       thumbnails = await measureThumbnails(sourcePath, report, files, DEFAULT_CLIP_CONFIG, WORK);
     }
 
-    printCase(`loopback: ${MINUTES} min of 1080p30, ${spans.length} clips, ${burned} with burned captions`, loopback, loopbackFigures, "analysis + encodes (plain ffmpeg)", floor.plain.sameCommands);
+    printCase(`loopback: ${MINUTES} min of 1080p30, ${spans.length} clips, ${burned} with burned captions (the median of ${rounds.length} rounds: round ${medianRound.index + 1})`, loopback, loopbackFigures, "analysis + encodes (plain ffmpeg)", cropScaleOnly.sameCommands);
     console.log(
       `floor detail: analysis ${round(floor.analysisSeconds)} s; encodes, same outputs ${round(floor.encodesSeconds)} s (${floor.encodeSeconds.map((s) => round(s, 1)).join(" / ")}); ` +
-        `crop + scale only ${round(floor.plain.encodesSeconds)} s (${floor.plain.encodeSeconds.map((s) => round(s, 1)).join(" / ")}); load ${loadBeforeFloor} -> ${loadAfterFloor}`,
+        `crop + scale only (round 1) ${round(cropScaleOnly.encodesSeconds)} s (${cropScaleOnly.encodeSeconds.map((s) => round(s, 1)).join(" / ")}); load ${medianRound.floorLoad.before} -> ${medianRound.floorLoad.after}`,
     );
-    if (throttledJob && throttledFigures) printCase(`2x realtime: the same job, the source throttled`, throttledJob, throttledFigures, "download at 2x + encodes", floor.plain.sameCommands);
+    console.log(
+      `rounds: ratio ${ratios.map((r) => r.toFixed(3)).join(", ")} -> median ${round(median(ratios), 3)} (min ${round(Math.min(...ratios), 3)}, max ${round(Math.max(...ratios), 3)}); ` +
+        `CPU ratio ${rounds.map((r) => r.figures.cpu_ratio.toFixed(3)).join(", ")} -> median ${round(median(rounds.map((r) => r.figures.cpu_ratio)), 3)}`,
+    );
+    if (throttledJob && throttledFigures) printCase(`2x realtime: the same job, the source throttled`, throttledJob, throttledFigures, "download at 2x + encodes", cropScaleOnly.sameCommands);
     const serverPeak = await peakRssMb(enginePid);
     console.log(`\nengine peak RSS ${round(serverPeak, 0)} MB; ffmpeg peak ${round(children.largestMb, 0)} MB (concurrent ${round(children.concurrentMb, 0)} MB over ${children.processes} processes)`);
     if (thumbnails) console.log(`thumbnail per clip, median: from the source ${round(thumbnails.source.wallMedian, 3)} s, from the clip ${round(thumbnails.clip.wallMedian, 3)} s (rule chose ${thumbnails.chosen.join(", ")})`);
@@ -268,7 +333,12 @@ async function main(): Promise<void> {
       source: { minutes: MINUTES, bytes: sourceBytes, width: base.facts.width, height: base.facts.height, fps: base.facts.fps },
       render_concurrency: RENDER_CONCURRENCY,
       dispatch: dispatchSummary,
-      loopback: loopbackFigures,
+      loopback: {
+        ...loopbackFigures,
+        median_round: medianRound.index + 1,
+        rounds: rounds.map((r) => ({ round: r.index + 1, order: r.order, ratio: r.figures.ratio, cpu_ratio: r.figures.cpu_ratio, client_seconds: r.figures.client_seconds, floor_seconds: r.figures.floor_seconds, first_render_at_seconds: r.figures.first_render_at_seconds, load_1m: r.figures.load_1m })),
+        median_ratio: round(median(ratios), 3),
+      },
       throttled: throttledFigures ? { realtime: THROTTLE_REALTIME, ...throttledFigures } : null,
       floor: {
         analysis_seconds: round(floor.analysisSeconds),
@@ -276,8 +346,8 @@ async function main(): Promise<void> {
         encode_seconds: floor.encodeSeconds.map((s) => round(s, 1)),
         cpu_seconds: round(floor.cpuSeconds, 1),
         burned_clips: floor.burnedClips,
-        crop_scale_only: { encodes_seconds: round(floor.plain.encodesSeconds), encode_seconds: floor.plain.encodeSeconds.map((s) => round(s, 1)), cpu_seconds: round(floor.plain.cpuSeconds, 1), same_commands: floor.plain.sameCommands },
-        load_1m: { before: loadBeforeFloor, after: loadAfterFloor },
+        crop_scale_only: { round: 1, encodes_seconds: round(cropScaleOnly.encodesSeconds), encode_seconds: cropScaleOnly.encodeSeconds.map((s) => round(s, 1)), cpu_seconds: round(cropScaleOnly.cpuSeconds, 1), same_commands: cropScaleOnly.sameCommands },
+        load_1m: medianRound.floorLoad,
       },
       captions: CAPTIONS,
       memory: { engine_peak_rss_mb: round(serverPeak, 0), ffmpeg_largest_mb: round(children.largestMb, 0), ffmpeg_concurrent_mb: round(children.concurrentMb, 0) },
