@@ -106,6 +106,7 @@ function caseFigures(job: StackJobFigures, floorSeconds: number, floorCpu: numbe
     client_seconds: round(job.clientSeconds),
     polls: job.polls,
     polls_not_held: job.unheldPolls,
+    completed_seen_after_ms: Math.round(job.completedSeenAfterMs),
     worker_total_seconds: round(job.workerTotalSeconds),
     floor_seconds: round(floorSeconds),
     ratio: round(job.clientSeconds / floorSeconds, 3),
@@ -127,7 +128,7 @@ function printCase(title: string, job: StackJobFigures, figures: ReturnType<type
   console.log(`\n== ${title} ==`);
   console.log(waterfall(job));
   const unheld = figures.polls_not_held === 0 ? "" : `, ${figures.polls_not_held} not held (each followed by a ${UNHELD_POLL_MS} ms pause)`;
-  console.log(`client: submission -> completed seen     ${figures.client_seconds} s  (${figures.polls} GETs held with Prefer: wait=${HELD_WAIT_SECONDS}${unheld}; the Worker's own total ${figures.worker_total_seconds} s)`);
+  console.log(`client: submission -> completed seen     ${figures.client_seconds} s  (seen ${figures.completed_seen_after_ms} ms after its completed_at: ${figures.polls} GETs held with Prefer: wait=${HELD_WAIT_SECONDS}${unheld}; the Worker's own total ${figures.worker_total_seconds} s)`);
   console.log(`floor, same outputs:  ${floorNote.padEnd(33)} ${figures.floor_seconds} s`);
   console.log(`floor, crop + scale only (no captions):   ${figures.floor_crop_scale_only_seconds} s${sameCommands ? "  (the same commands: no clip burned captions)" : ""}`);
   console.log(`ratio job / floor, same outputs:         ${figures.ratio}  (target <= 1.05, aim 1.02)`);

@@ -12,7 +12,9 @@
  * cores the engine renders on). An answer the Worker did not hold (no
  * Preference-Applied) is followed by UNHELD_POLL_MS before the next GET, so
  * a Worker that cannot hold reads is polled rather than hammered; such
- * answers are counted (`unheldPolls`) because they make the end seen late.
+ * answers are counted (`unheldPolls`). `completedSeenAfterMs` is how long
+ * after the job's completed_at (the Worker's clock, the same machine) the
+ * client saw it: a slow answer or a late status shows there.
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -49,6 +51,8 @@ export interface StackJobFigures {
   polls: number;
   /** Of those, answers the Worker did not hold: each was followed by UNHELD_POLL_MS, so the end may be seen that late (0 expected). */
   unheldPolls: number;
+  /** From the job's completed_at to the client holding the answer that showed it: how late the end was seen. */
+  completedSeenAfterMs: number;
   loadBefore: number;
   loadAfter: number;
 }
@@ -102,6 +106,7 @@ export async function runStackJob(
     }
   }
   const clientSeconds = (performance.now() - started) / 1000;
+  const seenAtMs = Date.now();
   const cpuAfter = treeCpu(stack);
   if (job.status !== "completed") throw new Error(`job ${job.job_id} ended ${job.status}: ${JSON.stringify(job.error ?? null)} (logs in ${stack.logsDir})`);
   // The line is written as the completion commits; the log file may lag the response by a moment.
@@ -121,6 +126,7 @@ export async function runStackJob(
     workerCpuSeconds: cpuAfter.worker - cpuBefore.worker,
     polls,
     unheldPolls,
+    completedSeenAfterMs: job.completed_at ? seenAtMs - Date.parse(job.completed_at) : NaN,
     loadBefore,
     loadAfter: loadavg()[0] ?? 0,
   };
