@@ -34,10 +34,9 @@
  *              (the job's burned captions drawn by libass), once crop +
  *              scale only; the ratio is printed against both.
  *
- * The client polls every second while the job's step shows at least one more
- * clip to render after those running, every 100 ms from then on
- * (stack-job.ts), so completion is seen within 100 ms without the local
- * Worker spending the engine's cores on thousands of answers.
+ * The client's GETs are held by the Worker until the job ends (`Prefer:
+ * wait=60`, stack-job.ts), so completion is seen the moment it commits
+ * without the local Worker spending the engine's cores on polls.
  *
  * Each case prints its waterfall (every stage from submission, from the
  * Worker's completion line), wall and CPU time (the Worker's and engine's
@@ -62,7 +61,7 @@ import { measureFloor, type FloorTimes } from "./floor.ts";
 import { growthSource } from "./growth.ts";
 import { peakRssMb, sampleFfmpegChildren } from "./memory.ts";
 import { BENCH_CACHE_DIR, selectedBenchSource } from "./source.ts";
-import { FAST_POLL_MS, SLOW_POLL_MS, runStackJob, stageSeconds, waterfall, type StackJobFigures } from "./stack-job.ts";
+import { HELD_WAIT_SECONDS, UNHELD_POLL_MS, runStackJob, stageSeconds, waterfall, type StackJobFigures } from "./stack-job.ts";
 import { startThrottledServer } from "./throttle.ts";
 import { measureThumbnails } from "./thumbnails.ts";
 
@@ -132,10 +131,9 @@ function dispatchFigures(job: StackJobFigures) {
 function caseFigures(job: StackJobFigures, floorSeconds: number, floorCpu: number, plainFloorSeconds: number, plainFloorCpu: number) {
   return {
     client_seconds: round(job.clientSeconds),
-    longest_poll_gap_seconds: round(job.longestPollGapSeconds),
     polls: job.polls,
-    fast_polling_from_seconds: job.fastPollingFromSeconds === null ? null : round(job.fastPollingFromSeconds),
-    completed_seen_within_ms: job.completedSeenIntervalMs,
+    polls_not_held: job.unheldPolls,
+    completed_seen_after_ms: Math.round(job.completedSeenAfterMs),
     worker_total_seconds: round(job.workerTotalSeconds),
     floor_seconds: round(floorSeconds),
     ratio: round(job.clientSeconds / floorSeconds, 3),
@@ -156,8 +154,8 @@ function caseFigures(job: StackJobFigures, floorSeconds: number, floorCpu: numbe
 function printCase(title: string, job: StackJobFigures, figures: ReturnType<typeof caseFigures>, floorNote: string, sameCommands: boolean): void {
   console.log(`\n== ${title} ==`);
   console.log(waterfall(job));
-  const fast = figures.fast_polling_from_seconds === null ? "never" : `from ${figures.fast_polling_from_seconds} s`;
-  console.log(`client: submission -> completed seen     ${figures.client_seconds} s  (seen within ${figures.completed_seen_within_ms} ms: ${figures.polls} GETs, every ${SLOW_POLL_MS} ms until the last clip renders, every ${FAST_POLL_MS} ms ${fast}; longest gap between answers ${figures.longest_poll_gap_seconds} s; the Worker's own total ${figures.worker_total_seconds} s)`);
+  const unheld = figures.polls_not_held === 0 ? "" : `, ${figures.polls_not_held} not held (each followed by a ${UNHELD_POLL_MS} ms pause)`;
+  console.log(`client: submission -> completed seen     ${figures.client_seconds} s  (seen ${figures.completed_seen_after_ms} ms after its completed_at: ${figures.polls} GETs held with Prefer: wait=${HELD_WAIT_SECONDS}${unheld}; the Worker's own total ${figures.worker_total_seconds} s)`);
   console.log(`floor, same outputs:  ${floorNote.padEnd(33)} ${figures.floor_seconds} s`);
   console.log(`floor, crop + scale only (no captions):   ${figures.floor_crop_scale_only_seconds} s${sameCommands ? "  (the same commands: no clip burned captions)" : ""}`);
   console.log(`ratio job / floor, same outputs:         ${figures.ratio}  (target <= 1.05, aim 1.02)`);

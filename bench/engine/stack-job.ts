@@ -5,15 +5,16 @@
  * completion log line (src/engine/stage-timings.ts), CPU from /proc for the
  * Worker's and the engine's process trees.
  *
- * Polling as a careful client would: every SLOW_POLL_MS while the job's own
- * step says the end is still at least one clip's render away (downloading,
- * analysing, rendering clips before the last), every FAST_POLL_MS from the
- * moment the step names the last clip (or anything after the renders, or a
- * step this client does not know). Polling every 100 ms for the whole job
- * cost the local Worker about 14 s of CPU in a 114 s job, on the 2 cores the
- * engine renders on, which slowed the job it measured. The end is still seen
- * within FAST_POLL_MS; `completedSeenIntervalMs` says which interval was in force
- * when it was (a slow one would be printed as such).
+ * The client asks with `Prefer: wait=60` (src/jobs/held-read.ts): each GET
+ * is held by the Worker until the job ends or a minute passes, so the end is
+ * seen the moment it commits, and a 150 s job costs the local Worker three or
+ * so answers instead of hundreds of polls (each about 7 ms of CPU on the 2
+ * cores the engine renders on). An answer the Worker did not hold (no
+ * Preference-Applied) is followed by UNHELD_POLL_MS before the next GET, so
+ * a Worker that cannot hold reads is polled rather than hammered; such
+ * answers are counted (`unheldPolls`). `completedSeenAfterMs` is how long
+ * after the job's completed_at (the Worker's clock, the same machine) the
+ * client saw it: a slow answer or a late status shows there.
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -23,28 +24,10 @@ import { FINAL_STATUSES, type JobView } from "../../scripts/local-stack/api-type
 import type { LocalStack } from "../../scripts/local-stack/stack.ts";
 import { liveTreeCpuSeconds } from "./cpu.ts";
 
-/** How often the client asks near the end: the most the job's end can be seen late by. */
-export const FAST_POLL_MS = 100;
-/** How often it asks while at least one more clip must render after the ones running. */
-export const SLOW_POLL_MS = 1000;
-
-/** Steps of the engine (container/src/job.ts) far enough from the end to poll slowly. */
-const EARLY_STEP = /^(Starting|Queued|Waiting|Downloading|Probing|Analy[sz]ing|Transcribing|Translating|Preparing)/i;
-const RENDERING_STEP = /^Rendering clips? ([\d, and]+) of (\d+)/i;
-
-/** Whether the job, as its last answer shows it, may complete within one slow interval. */
-export function nearTheEnd(job: Pick<JobView, "status" | "step">): boolean {
-  if (job.status === "queued") return false;
-  const step = job.step ?? "";
-  if (EARLY_STEP.test(step)) return false;
-  const rendering = RENDERING_STEP.exec(step);
-  if (rendering) {
-    const last = Number(rendering[2]);
-    const running = (rendering[1]!.match(/\d+/g) ?? []).map(Number);
-    return running.includes(last);
-  }
-  return true;
-}
+/** Seconds each GET may be held (the API's most). */
+export const HELD_WAIT_SECONDS = 60;
+/** The pause after an answer the Worker did not hold. */
+export const UNHELD_POLL_MS = 1000;
 
 export interface Stage {
   stage: string;
@@ -64,13 +47,12 @@ export interface StackJobFigures {
   /** CPU of the engine's process tree (engine and ffmpeg) and of the Worker's (wrangler, workerd) during the job. */
   engineCpuSeconds: number;
   workerCpuSeconds: number;
-  /** The longest time between two answers to the client's GETs: a long one means the client saw the end late (a slow GET, not the job). */
-  longestPollGapSeconds: number;
-  /** GETs the client sent, and when it switched to FAST_POLL_MS (seconds from submission; null: never). */
+  /** GETs the client sent (each held until the job ended or HELD_WAIT_SECONDS passed). */
   polls: number;
-  fastPollingFromSeconds: number | null;
-  /** The interval in force when `completed` was first seen: the resolution of clientSeconds. */
-  completedSeenIntervalMs: number;
+  /** Of those, answers the Worker did not hold: each was followed by UNHELD_POLL_MS, so the end may be seen that late (0 expected). */
+  unheldPolls: number;
+  /** From the job's completed_at to the client holding the answer that showed it: how late the end was seen. */
+  completedSeenAfterMs: number;
   loadBefore: number;
   loadAfter: number;
 }
@@ -108,28 +90,23 @@ export async function runStackJob(
   const cpuBefore = treeCpu(stack);
   const started = performance.now();
   const submitted = await client.submit(submission);
-  let lastAnswer = performance.now();
-  let longestGap = 0;
   let polls = 0;
-  let fastFrom: number | null = null;
-  let interval = SLOW_POLL_MS;
+  let unheldPolls = 0;
   let job: JobView;
   for (;;) {
-    job = await client.getJob(submitted.job_id);
+    const answer = await client.getJobWhenEnded(submitted.job_id, HELD_WAIT_SECONDS);
+    job = answer.job;
     polls += 1;
-    const now = performance.now();
-    longestGap = Math.max(longestGap, now - lastAnswer);
-    lastAnswer = now;
     if (FINAL_STATUSES.includes(job.status)) break;
-    if (now - started > timeoutMs) throw new Error(`job ${submitted.job_id} did not finish within ${Math.round(timeoutMs / 1000)} s (last ${job.status}, ${job.step ?? ""})`);
-    // Decided on each answer; fastFrom is where the last fast streak began (the one the end is seen in).
-    const near = nearTheEnd(job);
-    if (near && fastFrom === null) fastFrom = now;
-    if (!near) fastFrom = null;
-    interval = near ? FAST_POLL_MS : SLOW_POLL_MS;
-    await new Promise((resolve) => setTimeout(resolve, interval));
+    if (performance.now() - started > timeoutMs) throw new Error(`job ${submitted.job_id} did not finish within ${Math.round(timeoutMs / 1000)} s (last ${job.status}, ${job.step ?? ""})`);
+    // A held answer that is not final ran out its minute: ask again at once.
+    if (!answer.held) {
+      unheldPolls += 1;
+      await new Promise((resolve) => setTimeout(resolve, UNHELD_POLL_MS));
+    }
   }
   const clientSeconds = (performance.now() - started) / 1000;
+  const seenAtMs = Date.now();
   const cpuAfter = treeCpu(stack);
   if (job.status !== "completed") throw new Error(`job ${job.job_id} ended ${job.status}: ${JSON.stringify(job.error ?? null)} (logs in ${stack.logsDir})`);
   // The line is written as the completion commits; the log file may lag the response by a moment.
@@ -147,10 +124,9 @@ export async function runStackJob(
     workerTotalSeconds: line.total_ms / 1000,
     engineCpuSeconds: cpuAfter.engine - cpuBefore.engine,
     workerCpuSeconds: cpuAfter.worker - cpuBefore.worker,
-    longestPollGapSeconds: longestGap / 1000,
     polls,
-    fastPollingFromSeconds: fastFrom === null ? null : (fastFrom - started) / 1000,
-    completedSeenIntervalMs: interval,
+    unheldPolls,
+    completedSeenAfterMs: job.completed_at ? seenAtMs - Date.parse(job.completed_at) : NaN,
     loadBefore,
     loadAfter: loadavg()[0] ?? 0,
   };

@@ -240,8 +240,10 @@ async function submit(context: Context): Promise<number> {
     return 0;
   }
   if (!values.json) io.stderr(`${submitted.job_id} submitted\n`);
+  // A progress line reads the job every 2 s (each read held until it ends, so the end shows at once);
+  // with --json nothing is shown until the end, so each read is held for up to a minute.
   const reporter = values.json ? null : jobProgress(io);
-  const job = await client.waitForJob(submitted.job_id, { onProgress: (j) => reporter?.update(j) });
+  const job = await client.waitForJob(submitted.job_id, reporter ? { onProgress: (j) => reporter.update(j) } : {});
   reporter?.end();
   if (values.download !== undefined && job.status === "completed") {
     for (const file of await downloadClips(job, values.download)) io.stderr(`saved ${file}\n`);

@@ -47,10 +47,17 @@ export interface ClipjobsClientOptions {
   retry?: RetryOptions;
 }
 
+/** The longest `Prefer: wait` the API honours, in seconds. */
+export const MAX_WAIT_SECONDS = 60;
+
 export interface WaitOptions {
   /** Called with the job whenever its status, progress or step changes (and once at the start). */
   onProgress?: (job: Job) => void;
-  /** Between polls; default 2 s. */
+  /**
+   * With onProgress, how often the job is read (each read held this long,
+   * whole seconds, unless the job ends sooner); between reads when the
+   * server does not hold them. Default 2 s.
+   */
   intervalMs?: number;
   /** Give up (ClipjobsError `wait_timeout`) after this long; default: wait for as long as it takes. */
   timeoutMs?: number;
@@ -124,6 +131,21 @@ export class ClipjobsClient {
 
   async getJob(jobId: string): Promise<Job> {
     return unwrap(await this.api.GET("/api/v1/jobs/{job_id}", { params: { path: { job_id: jobId } } }));
+  }
+
+  /**
+   * The job, once it is completed, failed or canceled or after `waitSeconds`
+   * (1-60), whichever comes first (`Prefer: wait`). `held` says whether the
+   * server honoured the wait (Preference-Applied); when it did not, the
+   * answer came at once.
+   */
+  async getJobWhenEnded(jobId: string, waitSeconds: number, signal?: AbortSignal): Promise<{ job: Job; held: boolean }> {
+    const result = await this.api.GET("/api/v1/jobs/{job_id}", {
+      params: { path: { job_id: jobId }, header: { Prefer: `wait=${waitSeconds}` } },
+      ...(signal ? { signal } : {}),
+    });
+    const job = unwrap(result);
+    return { job, held: result.response.headers.has("Preference-Applied") };
   }
 
   async listJobs(query: ListJobsQuery = {}): Promise<JobList> {
@@ -226,23 +248,34 @@ export class ClipjobsClient {
     if (error !== undefined || !response.ok) throw ClipjobsError.fromResponse(response, error);
   }
 
-  /** Polls the job until it is completed, failed or canceled, and returns it as it finished. */
+  /**
+   * Waits until the job is completed, failed or canceled, and returns it as
+   * it finished. Each read is held by the server until the job ends
+   * (`Prefer: wait`), so the end is seen the moment it is committed: for up
+   * to a minute at a time without onProgress, for one interval with it (the
+   * progress is then read every interval, as a progress bar needs). A server
+   * that does not hold a read is polled every interval instead.
+   */
   async waitForJob(jobId: string, options: WaitOptions = {}): Promise<Job> {
     const interval = options.intervalMs ?? 2000;
+    const holdSeconds = options.onProgress ? Math.min(MAX_WAIT_SECONDS, Math.floor(interval / 1000)) : MAX_WAIT_SECONDS;
     const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
     let lastKey: string | null = null;
     for (;;) {
-      const job = await this.getJob(jobId);
+      const waitSeconds = Math.min(holdSeconds, Math.floor((deadline - Date.now()) / 1000));
+      const { job, held } = waitSeconds >= 1 ? await this.getJobWhenEnded(jobId, waitSeconds, options.signal) : { job: await this.getJob(jobId), held: false };
       const key = progressKey(job);
       if (key !== lastKey) {
         lastKey = key;
         options.onProgress?.(job);
       }
       if (isFinished(job)) return job;
-      if (Date.now() + interval > deadline) {
+      // A held read that ran out already waited: ask again at once. Otherwise wait an interval first.
+      const pause = held ? 0 : interval;
+      if (Date.now() + pause >= deadline) {
         throw new ClipjobsError("wait_timeout", `Job ${jobId} is still ${job.status} after ${options.timeoutMs} ms.`, null);
       }
-      await sleep(interval, options.signal);
+      if (pause > 0) await sleep(pause, options.signal);
     }
   }
 }

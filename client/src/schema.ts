@@ -136,7 +136,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a job, shaped by its status */
+        /**
+         * Get a job, shaped by its status
+         * @description With `Prefer: wait=N`, a long poll: the answer comes as soon as the job ends, or after N seconds.
+         */
         get: operations["getJob"];
         put?: never;
         post?: never;
@@ -2203,7 +2206,10 @@ export interface operations {
     getJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `wait=N` (seconds, 1-60; more is cut to 60): unless the job is already completed, failed or canceled, the answer waits until it is, or N seconds pass, and then shows the job as it is at that moment. The held request counts once in the request window. Anything else is ignored. */
+                Prefer?: string;
+            };
             path: {
                 job_id: string;
             };
@@ -2217,6 +2223,8 @@ export interface operations {
                     "Request-Id": components["headers"]["Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description `wait=N` when the request's wait preference was honoured, with the N used; absent when the request was answered without it. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {

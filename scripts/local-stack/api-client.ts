@@ -80,6 +80,18 @@ export class ApiClient {
     return this.expect(200, JobView, "GET", `/api/v1/jobs/${jobId}`);
   }
 
+  /**
+   * The job once it has ended or after `waitSeconds` (1-60), whichever comes
+   * first (`Prefer: wait`); `held` is false when the Worker answered without
+   * holding the read (no Preference-Applied).
+   */
+  async getJobWhenEnded(jobId: string, waitSeconds: number): Promise<{ job: JobView; held: boolean }> {
+    const path = `/api/v1/jobs/${jobId}`;
+    const result = await this.request("GET", path, { headers: { Prefer: `wait=${waitSeconds}` } });
+    if (result.status !== 200) throw new ApiError(`GET ${path}`, result.status, result.body);
+    return { job: JobView.parse(result.body), held: result.headers.has("Preference-Applied") };
+  }
+
   submit(body: { video_url: string; video_type: string; config_name?: string; captions_url?: string }): Promise<JobView> {
     return this.expect(201, JobView, "POST", "/api/v1/jobs", { body });
   }

@@ -39,6 +39,7 @@ export const JobView = z.looseObject({
   video_type: z.string().optional(),
   config_name: z.string().nullable().optional(),
   created_at: z.string().optional(),
+  completed_at: z.string().nullable().optional(),
   source_duration_seconds: z.number().nullable().optional(),
   credits_charged: z.number().int().optional(),
 });

@@ -5,6 +5,7 @@ import { countsD1Queries, withD1Totals } from "../http/d1-query-header";
 import { expireOverdueJob } from "../jobs/lifecycle";
 import * as slots from "./active-slots";
 import { KeyRevocations } from "./key-revocations";
+import { JobWaiters } from "./job-waiters";
 import * as live from "./live-jobs";
 import * as uploads from "./open-uploads";
 import { PlanLimits } from "./plan-limits";
@@ -17,6 +18,13 @@ export type AdmitResult = { revoked: true } | ({ revoked: false } & HitResult & 
 export interface JobReadRequest {
   jobId: string;
   cdnBase: string;
+}
+
+/** What a held job read gets back (waitForEnd): the job's view once the wait is over. */
+export interface HeldRead {
+  /** False when the read was not held (too many held already): the view is as of now. */
+  held: boolean;
+  view: live.LiveJobView;
 }
 
 /** How long the watchdog waits before retrying an expiry that threw. */
@@ -34,6 +42,8 @@ export class AccountState extends DurableObject<Env> {
   readonly requestWindow: RequestWindow;
   private readonly revocations: KeyRevocations;
   private readonly limits: PlanLimits;
+  /** Held job reads (job-waiters.ts); memory only. */
+  private readonly waiters = new JobWaiters();
   /** Set once the account id is stored, so the hot path does not write it again. */
   private accountIdStored = false;
 
@@ -196,13 +206,40 @@ export class AccountState extends DurableObject<Env> {
     return live.processingJob(this.ctx.storage.sql, jobId);
   }
 
-  /** The job ended in D1: frees its slot and deadline and stops taking its reports. */
+  /**
+   * The job ended in D1: frees its slot and deadline, stops taking its
+   * reports and answers the reads held on it. Every end reaches here after
+   * its D1 batch committed (src/jobs/settle.ts), so a woken read finds the
+   * final status in D1.
+   */
   async jobEnded(jobId: string): Promise<void> {
     const sql = this.ctx.storage.sql;
     slots.releaseSlot(sql, jobId);
     watchdog.clearDeadline(sql, jobId);
     live.endJob(sql, jobId, Date.now());
+    this.waiters.wake(jobId);
     await this.scheduleAlarm();
+  }
+
+  /**
+   * Holds a job read (`Prefer: wait`) until the job ends or `timeoutMs`
+   * passes (at most a minute), then returns the job's view as a read would
+   * get it. Returns at once for a job this object knows has ended. Not a
+   * request of its own: the read was counted when it was admitted.
+   */
+  async waitForEnd(jobId: string, cdnBase: string, timeoutMs: number): Promise<HeldRead> {
+    const sql = this.ctx.storage.sql;
+    if (!live.hasEnded(sql, jobId)) {
+      const ended = this.waiters.wait(jobId, timeoutMs);
+      if (ended === null) return { held: false, view: live.viewJob(sql, jobId, cdnBase) };
+      await ended;
+    }
+    return { held: true, view: live.viewJob(sql, jobId, cdnBase) };
+  }
+
+  /** Reads held on the job now (tests and operators). */
+  heldReads(jobId: string): number {
+    return this.waiters.waiting(jobId);
   }
 
   /** Keeps a finished job's presented JSON for the next reads (see live-jobs.ts). */
@@ -210,9 +247,10 @@ export class AccountState extends DurableObject<Env> {
     live.cacheFinished(this.ctx.storage.sql, jobId, cdnBase, json, Date.now());
   }
 
-  /** Called before a job's D1 row is deleted. */
+  /** Called before a job's D1 row is deleted; a read still held on it answers now. */
   forgetJob(jobId: string): void {
     live.forgetJob(this.ctx.storage.sql, jobId, Date.now());
+    this.waiters.wake(jobId);
   }
 
   /** The live state of those of `jobIds` that are active (for lists, which read D1). */
@@ -257,6 +295,8 @@ export class AccountState extends DurableObject<Env> {
           watchdog.clearDeadline(sql, jobId);
           slots.releaseSlot(sql, jobId);
           live.endJob(sql, jobId, Date.now());
+          // The expiry's own release (settle.ts) woke them already, unless that call failed.
+          this.waiters.wake(jobId);
         } else if ((watchdog.deadlineOf(sql, jobId) ?? 0) <= Date.now()) {
           // Repaired (fleet/repair.ts) and re-armed by that repair; if its call here failed, look again later.
           watchdog.setDeadline(sql, jobId, Date.now() + EXPIRY_RETRY_MS);

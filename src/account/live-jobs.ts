@@ -269,6 +269,12 @@ export function activeJobs(sql: SqlStorage, jobIds: readonly string[]): Job[] {
   return found;
 }
 
+/** Whether the job has ended (or was deleted) as far as this object knows. */
+export function hasEnded(sql: SqlStorage, jobId: string): boolean {
+  const state = rowOf(sql, jobId)?.state;
+  return state === "ended" || state === "deleted";
+}
+
 /** What a job read can answer from here: the live job, a cached finished view, or nothing. */
 export function viewJob(sql: SqlStorage, jobId: string, cdnBase: string): LiveJobView {
   const held = rowOf(sql, jobId);

@@ -5,7 +5,9 @@ import { deleteClipsOfJob } from "../db/clips";
 import { ACTIVE_STATUSES, deleteFinishedJob, JOB_STATUSES } from "../db/jobs";
 import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app";
 import { AppError } from "../http/errors";
+import { MAX_WAIT_SECONDS, preferredWaitSeconds } from "../http/prefer";
 import { cancelOwnJob, jobNotFound, listJobPage, loadOwnJob } from "../jobs/account-jobs";
+import { readJobHeld } from "../jobs/held-read";
 import { readJob } from "../jobs/read-path";
 import { deleteAllJobObjects } from "../jobs/job-objects";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, submitJobRequest } from "../jobs/submit-request";
@@ -37,6 +39,30 @@ const IdempotencyHeaders = z.object({
     .optional()
     .openapi({ description: "Same key and body within 24 hours returns the first response without a new job." }),
 });
+
+/**
+ * RFC 7240. Only a string: a preference the service cannot use is ignored,
+ * never refused, so validation must not fail on it (src/http/prefer.ts reads it).
+ */
+const PreferHeaders = z.object({
+  Prefer: z
+    .string()
+    .optional()
+    .openapi({
+      description:
+        `\`wait=N\` (seconds, 1-${MAX_WAIT_SECONDS}; more is cut to ${MAX_WAIT_SECONDS}): unless the job is already completed, failed or canceled, ` +
+        "the answer waits until it is, or N seconds pass, and then shows the job as it is at that moment. " +
+        "The held request counts once in the request window. Anything else is ignored.",
+      example: "wait=60",
+    }),
+});
+
+const PREFERENCE_APPLIED_DOC = {
+  "Preference-Applied": {
+    description: "`wait=N` when the request's wait preference was honoured, with the N used; absent when the request was answered without it.",
+    schema: { type: "string" as const },
+  },
+};
 
 const submitRoute = apiRoute({
   method: "post",
@@ -83,9 +109,10 @@ const getRoute = apiRoute({
   method: "get",
   path: "/{job_id}",
   summary: "Get a job, shaped by its status",
+  description: "With `Prefer: wait=N`, a long poll: the answer comes as soon as the job ends, or after N seconds.",
   operationId: "getJob",
-  request: { params: JobIdParam },
-  responses: { 200: { description: "The job", content: jsonContent(JobSchema) } },
+  request: { params: JobIdParam, headers: PreferHeaders },
+  responses: { 200: { description: "The job", headers: PREFERENCE_APPLIED_DOC, content: jsonContent(JobSchema) } },
 }, {
   errors: ["not_found"],
 });
@@ -124,10 +151,15 @@ export const jobs = apiApp()
     const page = await listJobPage(c.env, c.get("auth").accountId, { status: status === "all" ? null : status, limit, ...(cursor === undefined ? {} : { cursor }) });
     return c.json(page);
   })
-  // Answered from the account's Durable Object where it can be (src/jobs/read-path.ts).
+  // Answered from the account's Durable Object where it can be (src/jobs/read-path.ts), held there with Prefer: wait (src/jobs/held-read.ts).
   .openapi(getRoute, async (c) => {
     const scope = { env: c.env, accountId: c.get("auth").accountId, waitUntil: (work: Promise<unknown>) => c.executionCtx.waitUntil(work) };
-    return c.json(await readJob(scope, c.req.valid("param").job_id, c.get("liveJob")));
+    const jobId = c.req.valid("param").job_id;
+    const waitSeconds = preferredWaitSeconds(c.req.valid("header").Prefer);
+    if (waitSeconds === null) return c.json(await readJob(scope, jobId, c.get("liveJob")));
+    const { job, appliedSeconds } = await readJobHeld(scope, jobId, c.get("liveJob"), waitSeconds);
+    if (appliedSeconds !== null) c.header("Preference-Applied", `wait=${appliedSeconds}`);
+    return c.json(job);
   })
   .openapi(cancelRoute, async (c) => c.json(await cancelOwnJob(c.env, c.get("auth").accountId, c.req.valid("param").job_id)))
   .openapi(deleteRoute, async (c) => {

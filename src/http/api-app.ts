@@ -87,6 +87,13 @@ function problemResponses(codes: readonly ErrorCode[], headers: readonly HeaderN
   return responses;
 }
 
+/** A success's own header map joins the shared headers (a zod object of headers replaces them, as declared). */
+function withSharedHeaders(response: RouteConfig["responses"][string], names: readonly HeaderName[]) {
+  const own = "headers" in response ? response.headers : undefined;
+  if (own !== undefined && "_zod" in own) return response;
+  return { ...response, headers: { ...headerRefs(names), ...own } };
+}
+
 export interface ProblemDocs {
   /** The problem codes this operation answers besides the common ones (401/429/500 for keyed routes). */
   errors: readonly ErrorCode[];
@@ -104,9 +111,7 @@ export interface ProblemDocs {
 export function apiRoute<const R extends RouteConfig>(route: R, { errors, authenticated }: ProblemDocs): R {
   const keyed = authenticated !== false;
   const headers = keyed ? RATE_LIMIT_HEADERS : REQUEST_ID_HEADERS;
-  const successes = Object.fromEntries(
-    Object.entries(route.responses).map(([status, response]) => [status, { headers: headerRefs(headers), ...response }]),
-  );
+  const successes = Object.fromEntries(Object.entries(route.responses).map(([status, response]) => [status, withSharedHeaders(response, headers)]));
   const common: ErrorCode[] = keyed ? [...AUTHENTICATED_ERRORS] : ["internal_error", "service_unavailable"];
   return createRoute({
     ...route,
