@@ -14,7 +14,7 @@ import { JobReporter } from "../src/report.ts";
 import { wordsFromCues } from "../src/transcript/build.ts";
 import { obtainTranscript } from "../src/transcript/index.ts";
 import { buildSubtitleArgs, chooseSubtitles, platformSubtitles } from "../src/transcript/platform.ts";
-import { planChunks } from "../src/transcript/workers-ai.ts";
+import { planChunks } from "../src/transcript/chunk-plan.ts";
 import type { SourceInfo } from "../src/types.ts";
 import { newJobId } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
