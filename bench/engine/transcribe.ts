@@ -60,7 +60,7 @@ function median(values: number[]): number {
 }
 
 async function main(): Promise<void> {
-  console.log("bench:transcribe: preparing the 5-minute speech source (generated once, cached in .tmp/bench)...");
+  console.log("bench:transcribe: preparing the speech source (generated once, cached in .tmp/bench)...");
   const made = await benchSpeechSource();
   const work = path.join(PROJECT_ROOT, ".tmp", "bench", "transcribe-run");
   await rm(work, { recursive: true, force: true });
