@@ -25,31 +25,18 @@ import { detectSpeech } from "../../container/src/analyse/vad.ts";
 import { nativeRunner } from "../../container/test/helpers/media.ts";
 import { probeSource } from "../../container/src/probe.ts";
 import { PROJECT_ROOT, TSX_BIN } from "../../scripts/local-stack/paths.ts";
-import { cachedSpeechSource } from "../../test/media/speech.ts";
+import { benchSpeechSource } from "./speech-source.ts";
 
 const run = promisify(execFile);
 const MODES = ["audio", "extract", "speech"] as const;
 type Mode = (typeof MODES)[number];
-
-const SENTENCES = [
-  "Welcome back to the show where we talk about rivers and lakes.",
-  "Today my guest has spent twenty years walking along old rivers.",
-  { text: "The one thing everybody gets wrong is where a river really starts.", emphasised: true },
-  "Most people think of a single spring high up in the mountains.",
-  "In fact a river is fed by thousands of small streams and bogs.",
-  "The water table rises and falls with every season of the year.",
-  "Floods come quickly in the spring when the snow starts to melt.",
-  "Farmers have used the water of rivers for thousands of years.",
-];
 
 function round(value: number, digits = 1): number {
   return Math.round(value * 10 ** digits) / 10 ** digits;
 }
 
 async function benchSource(): Promise<{ path: string; duration: number }> {
-  // About 5 minutes: the eight sentences ten times over, two voices taking turns.
-  const sentences = Array.from({ length: 10 }, () => SENTENCES).flat();
-  const made = await cachedSpeechSource({ sentences, bed: { kind: "music", gainDb: 10 }, seed: 5 }, path.join(PROJECT_ROOT, ".tmp", "bench"));
+  const made = await benchSpeechSource();
   return { path: made.path, duration: made.durationSeconds };
 }
 

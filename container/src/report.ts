@@ -166,9 +166,12 @@ export class JobReporter {
    * Sends one audio chunk to the Worker's speech-to-text route. 503 means the
    * deployment has no speech-to-text (local dev) and 502 that the Worker
    * already retried the model: both are answers, not errors to retry here.
+   * `stop` ends the request (and its retries) at once with its reason: the
+   * speech stage sends several chunks at a time and stops the others when one
+   * of them ends it, or when the job is stopped.
    */
-  async transcribe(wavPath: string, chunkStartSeconds: number): Promise<TranscribeOutcome> {
-    const body = await readFile(wavPath);
+  async transcribe(wavPath: string, chunkStartSeconds: number, stop?: AbortSignal): Promise<TranscribeOutcome> {
+    const body = await readFile(wavPath, stop ? { signal: stop } : {});
     return this.withRetries(async (signal) => {
       const answer = await this.send(
         "POST",
@@ -182,7 +185,7 @@ export class JobReporter {
       if (answer.status === 503) return { kind: "unavailable" } as const;
       if (answer.status === 502) return { kind: "failed", detail: answer.body.slice(0, 200) } as const;
       return { kind: "ok", result: this.parse(answer, TranscribeResult) } as const;
-    });
+    }, stop);
   }
 
   /**

@@ -21,6 +21,7 @@ import { runJob } from "../src/job.ts";
 import { anyAddressPolicy } from "../src/source/address-policy.ts";
 import { runProcess } from "../src/spawn.ts";
 import { parseCaptions } from "../src/transcript/cues.ts";
+import { TRANSCRIBE_CONCURRENCY } from "../src/transcript/workers-ai.ts";
 import { newJobId, testConfig } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { FFMPEG, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
@@ -126,7 +127,11 @@ describe("a job with speech and a subtitle track", () => {
 
   it("takes the transcript from the subtitle track, after speech-to-text said it is unavailable", async () => {
     const { jobId, report } = result;
-    expect(worker.callsFor(jobId, "transcribe").length).toBe(1);
+    // The first answer (503) ends the stage; the source's second chunk may have gone out before it came back.
+    const asked = worker.callsFor(jobId, "transcribe");
+    expect(asked.length).toBeGreaterThanOrEqual(1);
+    expect(asked.length).toBeLessThanOrEqual(TRANSCRIBE_CONCURRENCY);
+    expect(worker.transcribeOpen).toBe(0);
     const wordCount = SCRIPT.join(" ").split(" ").length;
     expect(report.transcript).toEqual({ source: "subtitle_track", language: "en", word_count: wordCount });
     expect(report.transcript_unavailable_reason).toBeNull();

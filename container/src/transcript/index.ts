@@ -12,10 +12,11 @@ import { log } from "../log.ts";
 import type { JobReporter } from "../report.ts";
 import type { SourceInfo } from "../types.ts";
 import { buildTranscript, wordsFromCues } from "./build.ts";
+import type { Span } from "./chunk-plan.ts";
 import type { Cue } from "./cues.ts";
 import { platformSubtitles } from "./platform.ts";
 import { subtitleTrackCues } from "./track.ts";
-import { transcribeWithWorkersAi, type Span } from "./workers-ai.ts";
+import { transcribeWithWorkersAi } from "./workers-ai.ts";
 
 export interface TranscriptRequest {
   runner: FfmpegRunner;

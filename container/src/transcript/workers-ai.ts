@@ -1,81 +1,47 @@
 /**
  * Source 1: Workers AI speech-to-text, reached through the Worker (the engine
  * holds no Cloudflare credential). The speech parts of the audio are cut into
- * chunks of at most TRANSCRIBE_MAX_CHUNK_SECONDS with a small overlap, each
- * extracted as mono 16 kHz PCM WAV and posted to the job's /transcribe route;
- * the answers (word times already in source seconds) are stitched so a word
- * heard at a seam is kept once.
+ * chunks (chunk-plan.ts), each extracted as mono 16 kHz PCM WAV and posted to
+ * the job's /transcribe route, up to TRANSCRIBE_CONCURRENCY at a time while
+ * the next chunk is extracted (chunk-lanes.ts); the answers (word times
+ * already in source seconds) are stitched in chunk order, whatever order they
+ * arrive in, so a word heard at a seam is kept once.
  *
- * Outcomes: every chunk answered -> words; 503 on the first chunk -> the
- * deployment has no speech-to-text ("unavailable", other sources are tried);
- * a 502 or a failed chunk after the reporter's retries -> "failed" (the job
- * goes on with the other sources, or without a transcript).
+ * Outcomes: every chunk answered -> words; 503 before any chunk succeeded ->
+ * the deployment has no speech-to-text ("unavailable", other sources are
+ * tried); a 502, a failed chunk after the reporter's retries, or a 503 after
+ * a success -> "failed" (the job goes on with the other sources, or without a
+ * transcript). The first such answer stops the chunks still in flight or
+ * being extracted; so does a cancel.
  */
-import {
-  TRANSCRIBE_CHUNK_OVERLAP_SECONDS,
-  TRANSCRIBE_MAX_CHUNK_BYTES,
-  TRANSCRIBE_MAX_CHUNK_SECONDS,
-  type TranscriptWord,
-} from "#contract";
+import { rm } from "node:fs/promises";
+import type { TranscriptWord } from "#contract";
 import { JobAborted } from "../errors.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import { pinnedDemuxer } from "../probe.ts";
-import type { JobReporter } from "../report.ts";
+import type { JobReporter, TranscribeOutcome } from "../report.ts";
 import type { SourceInfo } from "../types.ts";
 import { stitchChunks } from "./build.ts";
-
-export interface Span {
-  start: number;
-  end: number;
-}
-
-/** Silences shorter than this stay inside a chunk: cutting there saves little and risks clipping a word. */
-const SKIP_SILENCE_SECONDS = 2;
-/** Audio kept on each side of a speech span. */
-const SPAN_PAD_SECONDS = 0.3;
-const EXTRACT_TIMEOUT_MS = 60_000;
+import { ChunkLanes } from "./chunk-lanes.ts";
+import { chunkArgs, planChunks, type Span } from "./chunk-plan.ts";
 
 /**
- * Chunks covering the speech spans (or the whole source when none are
- * known): long silences are skipped, long speech is split with overlap.
+ * Chunk requests in flight at once. A 5-minute talk is about 11 chunks of
+ * 30 s and each model call takes a second or two: 4 lanes cut the 11 calls
+ * one after another to 3 rounds, and more lanes gain little (6 lanes: 2
+ * rounds) while the peak rate grows with every one. Workers AI allows this
+ * model 720 requests a minute per Cloudflare account, shared by every engine
+ * of the fleet: at about 1.5 s a call, 4 lanes make one job send up to 160 a
+ * minute on a long source (sequential: 40), so about four engines
+ * transcribing at the same moment stay under the limit; a call refused
+ * beyond it is retried by the Worker only within its 25 s budget (0.5 s, then
+ * 1 s later, ai-retry.ts) before the chunk, and with it the Workers AI
+ * transcript, fails. Each request also uploads up to 1.2 MB and must be
+ * answered within the engine's 30 s callback timeout: four uploads at once
+ * are under 5 MB on the engine's uplink.
  */
-export function planChunks(duration: number, speech: Span[] | null): Span[] {
-  const regions: Span[] = [];
-  const spans = speech && speech.length > 0 ? [...speech].sort((a, b) => a.start - b.start) : [{ start: 0, end: duration }];
-  for (const span of spans) {
-    const start = Math.max(0, span.start - SPAN_PAD_SECONDS);
-    const end = Math.min(duration, span.end + SPAN_PAD_SECONDS);
-    if (end <= start) continue;
-    const last = regions[regions.length - 1];
-    if (last && start - last.end < SKIP_SILENCE_SECONDS) last.end = Math.max(last.end, end);
-    else regions.push({ start, end });
-  }
-  const step = TRANSCRIBE_MAX_CHUNK_SECONDS - TRANSCRIBE_CHUNK_OVERLAP_SECONDS;
-  const chunks: Span[] = [];
-  for (const region of regions) {
-    for (let at = region.start; ; at += step) {
-      const end = Math.min(region.end, at + TRANSCRIBE_MAX_CHUNK_SECONDS);
-      chunks.push({ start: at, end });
-      if (end >= region.end) break;
-    }
-  }
-  return chunks;
-}
+export const TRANSCRIBE_CONCURRENCY = 4;
 
-export function chunkArgs(source: SourceInfo, chunk: Span, outPath: string): string[] {
-  return [
-    "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-    "-protocol_whitelist", "file",
-    "-ss", chunk.start.toFixed(3),
-    "-f", pinnedDemuxer(source.format),
-    "-i", source.path,
-    "-t", (chunk.end - chunk.start).toFixed(3),
-    "-map", "0:a:0", "-vn", "-sn", "-dn",
-    "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le",
-    "-fs", String(TRANSCRIBE_MAX_CHUNK_BYTES),
-    "-f", "wav", outPath,
-  ];
-}
+const EXTRACT_TIMEOUT_MS = 60_000;
 
 export type WorkersAiOutcome =
   | { kind: "ok"; words: TranscriptWord[]; language: string | null; chunks: number }
@@ -90,39 +56,109 @@ export interface WorkersAiRequest {
   chunkPath: (index: number) => string;
   signal: AbortSignal;
   onProgress: (fraction: number) => void;
+  /** Chunk requests in flight at once; TRANSCRIBE_CONCURRENCY unless told (the bench compares 1). */
+  concurrency?: number;
+}
+
+interface AnsweredChunk extends Span {
+  words: TranscriptWord[];
+  language: string | null;
+}
+
+/** Words outside the chunk's own span are not trusted (a model hallucinating past the audio). */
+function chunkWords(chunk: Span, words: TranscriptWord[]): TranscriptWord[] {
+  return words
+    .filter((w) => Number.isFinite(w.start) && Number.isFinite(w.end) && w.end >= w.start && w.start >= chunk.start - 0.5 && w.end <= chunk.end + 0.5 && w.text.trim() !== "")
+    .map((w) => ({ ...w, text: w.text.trim() }));
+}
+
+/** The language most chunks heard; a tie goes to the one heard first in the audio (chunk order, not arrival order). */
+function votedLanguage(answered: AnsweredChunk[]): string | null {
+  const votes = new Map<string, number>();
+  for (const chunk of answered) if (chunk.language) votes.set(chunk.language, (votes.get(chunk.language) ?? 0) + 1);
+  return [...votes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
 }
 
 export async function transcribeWithWorkersAi(req: WorkersAiRequest): Promise<WorkersAiOutcome> {
   const chunks = planChunks(req.source.durationSeconds, req.speech);
   if (chunks.length === 0) return { kind: "failed", reason: "the audio has no speech to transcribe" };
-  const answered: { start: number; end: number; words: TranscriptWord[] }[] = [];
-  const languages = new Map<string, number>();
-  for (const [index, chunk] of chunks.entries()) {
-    req.signal.throwIfAborted();
+  const lanes = new ChunkLanes(req.signal);
+  const answered: (AnsweredChunk | undefined)[] = chunks.map(() => undefined);
+  let succeeded = 0;
+  /** The first answer that ends the stage before every chunk is in. */
+  let verdict: Exclude<WorkersAiOutcome, { kind: "ok" }> | null = null;
+  /** The reporter fell silent under a request (a cancel, or the Worker no longer holds the job active). */
+  let silenced: JobAborted | null = null;
+  const end = (outcome: Exclude<WorkersAiOutcome, { kind: "ok" }>) => {
+    verdict ??= outcome;
+    lanes.halt();
+  };
+
+  const extract = async (index: number): Promise<string | null> => {
     const wav = req.chunkPath(index);
-    const extracted = await req.runner.ffmpeg({
-      args: chunkArgs(req.source, chunk, wav),
-      inputs: [req.source.path],
-      outputs: [wav],
-      timeoutMs: EXTRACT_TIMEOUT_MS,
-      signal: req.signal,
-    });
-    if (extracted.exitCode !== 0) return { kind: "failed", reason: "the audio could not be prepared for speech-to-text" };
-    let outcome;
+    let extracted;
     try {
-      outcome = await req.reporter.transcribe(wav, chunk.start);
+      extracted = await req.runner.ffmpeg({
+        args: chunkArgs(req.source, chunks[index]!, wav),
+        inputs: [req.source.path],
+        outputs: [wav],
+        timeoutMs: EXTRACT_TIMEOUT_MS,
+        signal: lanes.stop,
+      });
     } catch (error) {
-      if (error instanceof JobAborted || req.signal.aborted) throw error;
-      return { kind: "failed", reason: "speech-to-text did not answer" };
+      // Stopped (or past its time limit) mid-write: no half WAV stays behind.
+      await rm(wav, { force: true });
+      throw error;
     }
-    if (outcome.kind === "unavailable") return index === 0 ? { kind: "unavailable" } : { kind: "failed", reason: "speech-to-text became unavailable mid-job" };
-    if (outcome.kind === "failed") return { kind: "failed", reason: "speech-to-text failed after retries" };
-    // Words outside the chunk's own span are not trusted (a model hallucinating past the audio).
-    const words = outcome.result.words.filter((w) => Number.isFinite(w.start) && Number.isFinite(w.end) && w.end >= w.start && w.start >= chunk.start - 0.5 && w.end <= chunk.end + 0.5 && w.text.trim() !== "");
-    answered.push({ ...chunk, words: words.map((w) => ({ ...w, text: w.text.trim() })) });
-    if (outcome.result.language) languages.set(outcome.result.language, (languages.get(outcome.result.language) ?? 0) + 1);
-    req.onProgress((index + 1) / chunks.length);
-  }
-  const language = [...languages.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
-  return { kind: "ok", words: stitchChunks(answered), language, chunks: chunks.length };
+    if (extracted.exitCode === 0) return wav;
+    await rm(wav, { force: true });
+    end({ kind: "failed", reason: "the audio could not be prepared for speech-to-text" });
+    return null;
+  };
+
+  const ask = async (index: number, wav: string): Promise<void> => {
+    const chunk = chunks[index]!;
+    let outcome: TranscribeOutcome;
+    try {
+      outcome = await req.reporter.transcribe(wav, chunk.start, lanes.stop);
+    } catch (error) {
+      if (error instanceof JobAborted) silenced ??= error;
+      else if (!lanes.stop.aborted) end({ kind: "failed", reason: "speech-to-text did not answer" });
+      lanes.halt();
+      return;
+    }
+    // The stage already ended (or the job stopped): a late answer changes nothing.
+    if (lanes.stop.aborted) return;
+    if (outcome.kind === "unavailable") {
+      // 503 means the deployment has no speech-to-text (local development), which holds for every
+      // chunk or for none. With several chunks in flight any of them may answer first, so a 503
+      // before any chunk succeeded is "unavailable" (the other sources are tried), as chunk 0's was
+      // when they went one by one; after a success, speech-to-text went away mid-job: "failed".
+      end(succeeded === 0 ? { kind: "unavailable" } : { kind: "failed", reason: "speech-to-text became unavailable mid-job" });
+      return;
+    }
+    if (outcome.kind === "failed") {
+      end({ kind: "failed", reason: "speech-to-text failed after retries" });
+      return;
+    }
+    answered[index] = { ...chunk, words: chunkWords(chunk, outcome.result.words), language: outcome.result.language };
+    succeeded += 1;
+    // Progress counts answers, not positions: it grows with every chunk, whatever its index.
+    req.onProgress(succeeded / chunks.length);
+  };
+
+  await lanes.run({
+    count: chunks.length,
+    concurrency: req.concurrency ?? TRANSCRIBE_CONCURRENCY,
+    prepare: extract,
+    send: ask,
+    // A chunk's WAV is deleted once answered (or stopped): at most concurrency + 1 are on disk.
+    discard: (wav) => rm(wav, { force: true }),
+  });
+  req.signal.throwIfAborted();
+  if (silenced) throw silenced;
+  if (verdict) return verdict;
+  const all = answered.filter((chunk): chunk is AnsweredChunk => chunk !== undefined);
+  if (all.length !== chunks.length) return { kind: "failed", reason: "speech-to-text did not answer every chunk" };
+  return { kind: "ok", words: stitchChunks(all), language: votedLanguage(all), chunks: chunks.length };
 }

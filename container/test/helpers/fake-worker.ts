@@ -22,6 +22,13 @@ export interface RecordedCall {
   at: number;
   /** When the answer went out (after any `holdAnswer`). */
   answeredAt?: number;
+  /** transcribe: the engine closed the request before it was answered (it stopped the chunk). */
+  abandoned?: boolean;
+}
+
+export interface TranscribeAnswer {
+  status: number;
+  body: unknown;
 }
 
 export interface FakeWorkerBehaviour {
@@ -33,7 +40,7 @@ export interface FakeWorkerBehaviour {
    * The speech-to-text route. Default: 503 transcription_unavailable, as the
    * Worker answers without an AI binding (local development).
    */
-  transcribe?: (call: { jobId: string; startSeconds: number; wav: Buffer }) => { status: number; body: unknown };
+  transcribe?: (call: { jobId: string; startSeconds: number; wav: Buffer }) => TranscribeAnswer | Promise<TranscribeAnswer>;
   /**
    * The translation route (issue 29). Default: 503 translation_unavailable, as
    * the Worker answers without an AI binding (local development).
@@ -54,13 +61,28 @@ export interface FakeWorker {
   callsFor(jobId: string, kind?: string): RecordedCall[];
   behaviour: FakeWorkerBehaviour;
   unauthorized: number;
+  /** transcribe requests open now (arrived, neither answered nor closed by the engine), and the most ever open at once. */
+  transcribeOpen: number;
+  transcribeMostOpen: number;
+  /** Resolves once no transcribe request is open (at once when none is). */
+  transcribeIdle(): Promise<void>;
+  /** Starts the "most open at once" count again from the requests open now (one test's count). */
+  resetTranscribeMostOpen(): void;
   close(): Promise<void>;
 }
 
 export async function startFakeWorker(tokens: Map<string, string>, uploadDir: string): Promise<FakeWorker> {
   const calls: RecordedCall[] = [];
   const counts = new Map<string, number>();
-  const state = { unauthorized: 0 };
+  const state = { unauthorized: 0, transcribeOpen: 0, transcribeMostOpen: 0 };
+  let idleWaiters: (() => void)[] = [];
+  const transcribeClosed = () => {
+    state.transcribeOpen -= 1;
+    if (state.transcribeOpen > 0) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const wake of waiters) wake();
+  };
   const behaviour: FakeWorkerBehaviour = {};
   const route = new RegExp(`^${CALLBACK_PREFIX}/([^/]+)/(progress|probe|complete|fail|interrupted|transcript|transcribe|translate|logo|clips/(\\d+)(/thumbnail|/captions\\.vtt|/captions\\.srt)?)$`);
 
@@ -95,16 +117,30 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
       const call: RecordedCall = { jobId, kind, at: Date.now(), contentType: req.headers["content-type"] };
       const EXTENSIONS: Record<string, string> = { clip: "mp4", thumbnail: "jpg", captions_vtt: "vtt", captions_srt: "srt" };
       if (kind === "transcribe") {
+        // Open from its arrival until the answer is written (before the engine can see it) or the engine closes it.
+        state.transcribeOpen += 1;
+        state.transcribeMostOpen = Math.max(state.transcribeMostOpen, state.transcribeOpen);
+        let open = true;
+        const settle = (abandoned: boolean) => {
+          if (!open) return;
+          open = false;
+          if (abandoned) call.abandoned = true;
+          transcribeClosed();
+        };
+        res.on("close", () => settle(true));
         const chunks: Buffer[] = [];
         for await (const chunk of req) chunks.push(chunk as Buffer);
         const wav = Buffer.concat(chunks);
         const startSeconds = Number(req.headers[CHUNK_START_HEADER.toLowerCase()]);
         Object.assign(call, { bytes: wav.length, body: { startSeconds } });
         calls.push(call);
-        const answer = behaviour.transcribe?.({ jobId, startSeconds, wav }) ?? {
+        const answer = (await behaviour.transcribe?.({ jobId, startSeconds, wav })) ?? {
           status: 503,
           body: { type: "about:blank", title: "Speech-to-text is not available", status: 503, code: "transcription_unavailable" },
         };
+        if (res.destroyed) return;
+        call.answeredAt = Date.now();
+        settle(false);
         const type = answer.status === 200 ? "application/json" : "application/problem+json";
         res.writeHead(answer.status, { "content-type": type }).end(JSON.stringify(answer.body));
         return;
@@ -158,6 +194,21 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
     get unauthorized() {
       return state.unauthorized;
     },
+    get transcribeOpen() {
+      return state.transcribeOpen;
+    },
+    get transcribeMostOpen() {
+      return state.transcribeMostOpen;
+    },
+    resetTranscribeMostOpen: () => {
+      state.transcribeMostOpen = state.transcribeOpen;
+    },
+    transcribeIdle: () =>
+      state.transcribeOpen === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            idleWaiters.push(resolve);
+          }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
