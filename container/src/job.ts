@@ -15,7 +15,7 @@ import { probeSource } from "./probe.ts";
 import { ProgressTracker } from "./progress.ts";
 import { planReframe, type ReframePlan } from "./reframe/plan.ts";
 import { runClipPipeline } from "./clip-pipeline.ts";
-import { renderClip } from "./render.ts";
+import { renderClipVideo, renderThumbnail } from "./render.ts";
 import { outputSize } from "./render-geometry.ts";
 import { CallbackError, JobReporter } from "./report.ts";
 import { policyFor, systemResolver, type AddressPolicy, type Resolver } from "./source/address-policy.ts";
@@ -66,6 +66,8 @@ interface RenderedClip {
   candidate: Candidate;
   videoPath: string;
   thumbnailPath: string;
+  /** Writes the thumbnail (from the source or from the rendered clip), run beside the clip's upload. */
+  makeThumbnail: (signal: AbortSignal) => Promise<void>;
   width: number;
   height: number;
   plan: ReframePlan;
@@ -480,23 +482,22 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         videoTitle: source.title,
         hookTop: brand.hookTop,
       });
-      const size = await renderClip(runner, {
+      const size = await renderClipVideo(runner, {
         source,
         candidate,
         config: job.config,
         outPath: videoPath,
-        thumbnailPath,
         signal: renderSignal,
         onProgress: (f) => renderProgress(index, detectShare + (1 - detectShare) * f),
         plan,
         captionsPath: captions.assPath,
         logo: brand.logo,
-        thumbnailFrom: thumbnailFrom(source, candidate, keyframes),
         kept: removal.kept,
       });
-      const [video, thumb] = await Promise.all([stat(videoPath), stat(thumbnailPath)]);
-      uploadTotal[index] = video.size + thumb.size;
-      return { index, candidate, videoPath, thumbnailPath, ...size, plan, captions, removal, promptMatch: prompt ? (promptMatches[index] ?? null) : null };
+      uploadTotal[index] = (await stat(videoPath)).size;
+      const makeThumbnail = (thumbnailSignal: AbortSignal) =>
+        renderThumbnail(runner, { source, candidate, config: job.config, outPath: videoPath, thumbnailPath, thumbnailFrom: thumbnailFrom(source, candidate, keyframes), plan, signal: thumbnailSignal });
+      return { index, candidate, videoPath, thumbnailPath, makeThumbnail, ...size, plan, captions, removal, promptMatch: prompt ? (promptMatches[index] ?? null) : null };
     };
     const upload = (index: number, clip: RenderedClip, uploadSignal: AbortSignal): Promise<void> =>
       clock.time(`upload ${index}`, () => uploadOne(index, clip, uploadSignal));
@@ -507,11 +508,19 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       };
       // The clip's objects go up side by side: after the last render only this clip's upload stands
       // between the renders and completion, and the small ones need not wait for the clip's bytes.
-      // All settled before a failure is thrown: the pipeline counts on no request of this clip outliving its upload.
+      // The thumbnail is made here, beside the clip's own upload, not after the render: after the last
+      // render it no longer stands between the clip's bytes and completion (the floor's encodes take theirs
+      // after each encode, as the render lane did). All settled before a failure is thrown: the pipeline
+      // counts on no request and no ffmpeg of this clip outliving its upload.
       const { vttPath, srtPath } = clip.captions;
+      const thumbnail = async () => {
+        await clip.makeThumbnail(uploadSignal);
+        uploadTotal[index] = uploadTotal[index]! + (await stat(clip.thumbnailPath)).size;
+        await reporter.putFile(`clips/${index}/thumbnail`, clip.thumbnailPath, "image/jpeg", onBytes, uploadSignal);
+      };
       const [, , stored] = await allSettledOrThrow<[void, void, boolean | null]>([
         reporter.putFile(`clips/${index}`, clip.videoPath, "video/mp4", onBytes, uploadSignal),
-        reporter.putFile(`clips/${index}/thumbnail`, clip.thumbnailPath, "image/jpeg", onBytes, uploadSignal),
+        thumbnail(),
         vttPath && srtPath
           ? allSettledOrThrow<[boolean, boolean]>([
               optionalUpload(jobId, () => reporter.putFile(`clips/${index}/captions.vtt`, vttPath, "text/vtt; charset=utf-8", undefined, uploadSignal)),

@@ -1,5 +1,6 @@
 /**
- * Renders one clip, then its thumbnail, as two ffmpeg runs.
+ * Renders one clip and its thumbnail, as two ffmpeg runs (the job makes the
+ * thumbnail while the clip uploads, job.ts).
  *
  * - `-ss` before `-i` seeks fast to the keyframe before the cut, then ffmpeg
  *   decodes and drops frames up to the exact start; the clip is re-encoded,
@@ -131,7 +132,8 @@ export function buildClipArgs(args: Pick<RenderArgs, "source" | "candidate" | "c
   return { ffmpegArgs, ...size };
 }
 
-export async function renderClip(runner: FfmpegRunner, args: RenderArgs): Promise<{ width: number; height: number }> {
+/** The clip's video (its thumbnail is renderThumbnail's, once this is written). */
+export async function renderClipVideo(runner: FfmpegRunner, args: Omit<RenderArgs, "thumbnailPath" | "thumbnailFrom">): Promise<{ width: number; height: number }> {
   const { ffmpegArgs, width, height } = buildClipArgs(args);
   const duration = renderedSeconds(args);
   let reported = 0;
@@ -159,6 +161,15 @@ export async function renderClip(runner: FfmpegRunner, args: RenderArgs): Promis
   if (written.size >= MAX_CLIP_UPLOAD_BYTES * 0.99) {
     throw new Error(`the clip reached the ${MAX_CLIP_UPLOAD_BYTES} byte size cap and was cut short`);
   }
+  args.onProgress(1);
+  return { width, height };
+}
+
+/** The clip's thumbnail, from the source or from the clip renderClipVideo wrote at `outPath` (thumbnail.ts picks which). */
+export async function renderThumbnail(
+  runner: FfmpegRunner,
+  args: Pick<RenderArgs, "source" | "candidate" | "config" | "outPath" | "thumbnailPath" | "thumbnailFrom" | "plan" | "signal">,
+): Promise<void> {
   const fromClip = args.thumbnailFrom === "clip";
   const thumbnail = await runner.ffmpeg({
     args: fromClip ? clipThumbnailArgs({ clipPath: args.outPath, candidate: args.candidate, thumbnailPath: args.thumbnailPath }) : sourceThumbnailArgs(args),
@@ -170,6 +181,11 @@ export async function renderClip(runner: FfmpegRunner, args: RenderArgs): Promis
   if (thumbnail.exitCode !== 0 || (await stat(args.thumbnailPath)).size === 0) {
     throw new Error(`the clip's thumbnail failed (ffmpeg exit ${thumbnail.exitCode}): ${thumbnail.stderrTail.slice(-600)}`);
   }
-  args.onProgress(1);
-  return { width, height };
+}
+
+/** The clip's video, then its thumbnail. */
+export async function renderClip(runner: FfmpegRunner, args: RenderArgs): Promise<{ width: number; height: number }> {
+  const size = await renderClipVideo(runner, args);
+  await renderThumbnail(runner, args);
+  return size;
 }
