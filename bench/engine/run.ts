@@ -270,7 +270,10 @@ async function main(): Promise<void> {
       const plain = index === 0 ? measured.floor.plain : rounds[0]!.floor.plain;
       const figures = caseFigures(job, measured.floor.totalSeconds, measured.floor.cpuSeconds, plain.totalSeconds, plain.cpuSeconds);
       rounds.push({ index, order: jobFirst ? "job, floor" : "floor, job", job, floor: measured.floor, floorLoad: measured.load, figures });
-      console.log(`  round ${index + 1} (${jobFirst ? "job first" : "floor first"}): job ${figures.client_seconds} s, floor ${figures.floor_seconds} s, ratio ${figures.ratio}; CPU ratio ${figures.cpu_ratio}; first render at ${figures.first_render_at_seconds} s; load ${figures.load_1m.before} -> ${measured.load.after}`);
+      console.log(
+        `  round ${index + 1} (${jobFirst ? "job first" : "floor first"}): job ${figures.client_seconds} s, floor ${figures.floor_seconds} s, ratio ${figures.ratio}; ` +
+          `CPU engine ${figures.cpu_seconds.engine} s + Worker ${figures.cpu_seconds.worker} s / floor ${figures.cpu_seconds.floor} s = ${figures.cpu_ratio}; first render at ${figures.first_render_at_seconds} s; load ${figures.load_1m.before} -> ${measured.load.after}`,
+      );
     }
     const children = await sampler.stop();
     const ratios = rounds.map((r) => r.figures.ratio);
@@ -339,7 +342,7 @@ async function main(): Promise<void> {
       loopback: {
         ...loopbackFigures,
         median_round: medianRound.index + 1,
-        rounds: rounds.map((r) => ({ round: r.index + 1, order: r.order, ratio: r.figures.ratio, cpu_ratio: r.figures.cpu_ratio, client_seconds: r.figures.client_seconds, floor_seconds: r.figures.floor_seconds, first_render_at_seconds: r.figures.first_render_at_seconds, load_1m: r.figures.load_1m })),
+        rounds: rounds.map((r) => ({ round: r.index + 1, order: r.order, ratio: r.figures.ratio, cpu_ratio: r.figures.cpu_ratio, cpu_seconds: r.figures.cpu_seconds, client_seconds: r.figures.client_seconds, floor_seconds: r.figures.floor_seconds, first_render_at_seconds: r.figures.first_render_at_seconds, load_1m: r.figures.load_1m })),
         median_ratio: round(median(ratios), 3),
       },
       throttled: throttledFigures ? { realtime: THROTTLE_REALTIME, ...throttledFigures } : null,
