@@ -15,12 +15,15 @@
  * to loudness and silence (see analyse/index.ts). The result is cached: a
  * failed load is not retried on every job.
  *
- * The model runs on a worker thread of its own (threadModel below), so its
+ * The model runs on worker threads of its own (startThread below), so its
  * steps never hold up the engine's event loop (the download, the analysis
- * pass's input, callbacks); in this thread only when that thread cannot start.
+ * pass's input, callbacks); in this thread only when no thread can start.
+ * SPEECH_THREADS sessions, one per thread: vad.ts steps lanes on both once
+ * the analysis pass has ended and the model is all that is left to wait for.
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -46,15 +49,18 @@ export interface SpeechModelStep {
 /** One loaded model: runs `batch` independent streams one step forward. */
 export interface SpeechModel {
   readonly name: string;
+  /** Threads the model runs on: steps sent to different threads (0 to threads - 1) run side by side. */
+  readonly threads: number;
   /** Zeroed recurrent state for `batch` streams. */
   initialState(batch: number): Float32Array;
   /**
    * One step for `batch` streams: `input` holds, per stream, CONTEXT_SAMPLES +
-   * FRAME_SAMPLES samples in [-1, 1]; `state` is the previous step's.
+   * FRAME_SAMPLES samples in [-1, 1]; `state` is the previous step's. Runs on
+   * `thread` (default 0); a thread runs one step at a time.
    */
-  step(input: Float32Array, state: Float32Array, batch: number): Promise<SpeechModelStep>;
-  /** Where the model runs on its own thread: that thread's id and nice value, or why its priority was left as it was. */
-  readonly threadPriority?: SpeechThreadPriority;
+  step(input: Float32Array, state: Float32Array, batch: number, thread?: number): Promise<SpeechModelStep>;
+  /** Where the model runs on threads of its own: per thread, its id and nice value, or why its priority was left as it was. */
+  readonly threadPriorities?: readonly SpeechThreadPriority[];
 }
 
 export type SpeechThreadPriority = { tid: number; nice: number } | { unchanged: string };
@@ -105,6 +111,16 @@ const SESSION_OPTIONS = {
 export const SPEECH_THREAD_NICENESS = 10;
 
 /**
+ * Threads (each with a session of its own) the model runs on: two where the
+ * machine has two cores or more. While the analysis pass runs, vad.ts uses
+ * one, as above; once the pass has ended, the lanes left are stepped on both,
+ * so the second core does not sit idle while the first finishes the model's
+ * backlog (on the bench's 5-minute job that backlog was 0.8-1.0 s of one
+ * core, the other idle).
+ */
+export const SPEECH_THREADS = Math.max(1, Math.min(2, availableParallelism()));
+
+/**
  * The model's thread: lowers its own priority first (failing soft: without
  * /proc, on another OS, or refused, it runs as before and its ready reply
  * says why), loads the runtime and the session, then answers one step per
@@ -150,6 +166,12 @@ ort.InferenceSession.create(workerData.modelPath, workerData.options).then(
 );
 `;
 
+/** One of the model's threads: its priority and a step that runs on it. */
+interface SpeechThread {
+  priority: SpeechThreadPriority;
+  step(input: Float32Array, state: Float32Array, batch: number): Promise<SpeechModelStep>;
+}
+
 type ThreadReply = { ready: true; priority: SpeechThreadPriority } | { failed: string } | { id: number; probabilities: Float32Array; state: Float32Array } | { id: number; error: string };
 
 /**
@@ -162,9 +184,9 @@ type ThreadReply = { ready: true; priority: SpeechThreadPriority } | { failed: s
  *
  * The thread does not keep the process alive while idle (it is referenced
  * only while a step is in flight). Resolves null when the thread cannot
- * start or load the model; the caller then runs the model in this thread.
+ * start or load the model.
  */
-async function threadModel(modelPath: string): Promise<SpeechModel | null> {
+async function startThread(modelPath: string): Promise<SpeechThread | null> {
   let runtimePath: string;
   try {
     runtimePath = createRequire(import.meta.url).resolve("onnxruntime-node");
@@ -219,10 +241,11 @@ async function threadModel(modelPath: string): Promise<SpeechModel | null> {
     });
   });
   if (!(await ready)) return null;
+  // Attaching the "message" listener above referenced the worker's port again: idle, the thread must not keep
+  // the process alive (until now only a step's reply unreferenced it, so a thread never stepped held the process).
+  worker.unref();
   return {
-    name: "silero-vad-v5",
-    threadPriority,
-    initialState: (batch) => new Float32Array(2 * batch * STATE_WIDTH),
+    priority: threadPriority,
     step(input, state, batch) {
       if (broken) return Promise.reject(broken);
       const id = nextId++;
@@ -245,8 +268,21 @@ async function load(): Promise<SpeechModelLoad> {
   } catch (error) {
     return { unavailable: `the native ONNX runtime did not load: ${errorText(error)}` };
   }
-  const threaded = await threadModel(modelPath).catch(() => null);
-  if (threaded) return { model: threaded };
+  // Every thread loads its own session at once; a thread that cannot start is left out.
+  const started = await Promise.all(Array.from({ length: SPEECH_THREADS }, () => startThread(modelPath).catch(() => null)));
+  const threads = started.filter((thread): thread is SpeechThread => thread !== null);
+  if (threads.length > 0) {
+    return {
+      model: {
+        name: "silero-vad-v5",
+        threads: threads.length,
+        threadPriorities: threads.map((thread) => thread.priority),
+        initialState: (batch) => new Float32Array(2 * batch * STATE_WIDTH),
+        step: (input, state, batch, thread = 0) => threads[thread % threads.length]!.step(input, state, batch),
+      },
+    };
+  }
+  // No thread: the model runs in this thread (and holds up its event loop while it steps).
   let session: InferenceSession;
   try {
     session = await ort.InferenceSession.create(modelPath, SESSION_OPTIONS);
@@ -256,6 +292,7 @@ async function load(): Promise<SpeechModelLoad> {
   const rate = new ort.Tensor("int64", BigInt64Array.from([BigInt(SAMPLE_RATE)]), []);
   const model: SpeechModel = {
     name: "silero-vad-v5",
+    threads: 1,
     initialState: (batch) => new Float32Array(2 * batch * STATE_WIDTH),
     async step(input, state, batch) {
       const out = await session.run({

@@ -8,7 +8,12 @@
  * batch (one model call per step for all of them), which is several times
  * faster than one stream on a single core. Each lane after the first starts
  * WARMUP_FRAMES early, so its state has settled by the time its own frames
- * begin; the warm-up frames' outputs are dropped.
+ * begin; the warm-up frames' outputs are dropped. Once the PCM is finished,
+ * the lanes left are shared out among the model's threads (speech-model.ts
+ * SPEECH_THREADS), each stepping a batch of its own: while the analysis pass
+ * runs, the model's thread gets little of the cores, so most of the model's
+ * work is left when the pass ends (on the bench's 5-minute job, 4,400-7,300 of
+ * its 9,375 frames), and one thread alone would leave the other core idle.
  *
  * Read as it is written: the PCM may still be growing (the analysis pass
  * writes it while the source downloads, analyse/measure.ts). Lanes start at
@@ -107,7 +112,6 @@ export async function speechProbabilities(model: SpeechModel, pcm: string | Grow
   let probabilities: Float32Array = new Float32Array(4096);
   const lanes: Lane[] = [];
   const stateSize = model.initialState(1).length;
-  const window = CONTEXT_SAMPLES + FRAME_SAMPLES;
   const chunkSamples = CHUNK_STEPS * FRAME_SAMPLES + CONTEXT_SAMPLES;
   const raw = Buffer.alloc(chunkSamples * BYTES_PER_SAMPLE);
   let total = 0;
@@ -141,27 +145,10 @@ export async function speechProbabilities(model: SpeechModel, pcm: string | Grow
         lane.chunkFrames = Math.min(CHUNK_STEPS, limit(lane) - lane.next);
         await readSamples(file!, lane.next * FRAME_SAMPLES - CONTEXT_SAMPLES, samples, raw, lane.chunk);
       }
-      const steps = Math.max(...runnable.map((lane) => lane.chunkFrames));
-      for (let s = 0; s < steps; s++) {
-        const batch = runnable.filter((lane) => s < lane.chunkFrames);
-        const input = new Float32Array(batch.length * window);
-        const state = new Float32Array(batch.length * stateSize);
-        const half = stateSize / 2;
-        for (const [k, lane] of batch.entries()) {
-          input.set(lane.chunk.subarray(s * FRAME_SAMPLES, s * FRAME_SAMPLES + window), k * window);
-          // The state is [2, batch, 128]: each lane's two halves go to row k of each layer.
-          state.set(lane.state.subarray(0, half), k * half);
-          state.set(lane.state.subarray(half), batch.length * half + k * half);
-        }
-        const out = await model.step(input, state, batch.length);
-        for (const [k, lane] of batch.entries()) {
-          lane.state.set(out.state.subarray(k * half, (k + 1) * half), 0);
-          lane.state.set(out.state.subarray(batch.length * half + k * half, batch.length * half + (k + 1) * half), half);
-          const frame = lane.chunkFrom + s;
-          if (frame >= lane.own) probabilities[frame] = out.probabilities[k]!;
-          lane.next = frame + 1;
-        }
-      }
+      // Once the PCM is finished (the pass that writes it has ended), nothing else holds the cores: the lanes
+      // left are shared out among the model's threads. Before that, one thread, so the pass keeps the rest.
+      const groups = finished && model.threads > 1 && runnable.length > 1 ? shareOut(runnable, model.threads) : [runnable];
+      await Promise.all(groups.map((group, thread) => stepChunks(model, group, thread, probabilities, stateSize)));
       if (finished && total > 0) {
         const done = lanes.reduce((sum, lane) => sum + (Math.min(lane.next, limit(lane)) - lane.first), 0);
         const all = lanes.reduce((sum, lane) => sum + (limit(lane) - lane.first), 0);
@@ -178,6 +165,46 @@ function grown(values: Float32Array, atLeast: number): Float32Array {
   const bigger = new Float32Array(Math.max(atLeast, values.length * 2));
   bigger.set(values);
   return bigger;
+}
+
+/**
+ * Steps each lane through the chunk of samples it has read, all of them as one
+ * batch per step, on one of the model's threads.
+ */
+async function stepChunks(model: SpeechModel, lanes: Lane[], thread: number, probabilities: Float32Array, stateSize: number): Promise<void> {
+  const window = CONTEXT_SAMPLES + FRAME_SAMPLES;
+  const half = stateSize / 2;
+  const steps = Math.max(...lanes.map((lane) => lane.chunkFrames));
+  for (let s = 0; s < steps; s++) {
+    const batch = lanes.filter((lane) => s < lane.chunkFrames);
+    const input = new Float32Array(batch.length * window);
+    const state = new Float32Array(batch.length * stateSize);
+    for (const [k, lane] of batch.entries()) {
+      input.set(lane.chunk.subarray(s * FRAME_SAMPLES, s * FRAME_SAMPLES + window), k * window);
+      // The state is [2, batch, 128]: each lane's two halves go to row k of each layer.
+      state.set(lane.state.subarray(0, half), k * half);
+      state.set(lane.state.subarray(half), batch.length * half + k * half);
+    }
+    const out = await model.step(input, state, batch.length, thread);
+    for (const [k, lane] of batch.entries()) {
+      lane.state.set(out.state.subarray(k * half, (k + 1) * half), 0);
+      lane.state.set(out.state.subarray(batch.length * half + k * half, batch.length * half + (k + 1) * half), half);
+      const frame = lane.chunkFrom + s;
+      if (frame >= lane.own) probabilities[frame] = out.probabilities[k]!;
+      lane.next = frame + 1;
+    }
+  }
+}
+
+/** Lanes in `count` groups of about equal steps (longest first, each to the lightest group so far). */
+export function shareOut<T extends { chunkFrames: number }>(lanes: T[], count: number): T[][] {
+  const groups = Array.from({ length: Math.min(count, lanes.length) }, () => ({ lanes: [] as T[], steps: 0 }));
+  for (const lane of [...lanes].sort((a, b) => b.chunkFrames - a.chunkFrames)) {
+    const lightest = groups.reduce((min, group) => (group.steps < min.steps ? group : min));
+    lightest.lanes.push(lane);
+    lightest.steps += lane.chunkFrames;
+  }
+  return groups.map((group) => group.lanes);
 }
 
 /** Fills `into` with samples from `fromSample` on, as floats; before the start and past the end is silence. */
