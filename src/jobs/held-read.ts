@@ -28,13 +28,18 @@ function isFinal(status: JobStatus): boolean {
   return !ACTIVE_STATUSES.includes(status);
 }
 
-/** The object's answer, or null when it failed or did not come within the wait and its grace. */
-async function heldView(scope: ReadScope, jobId: string, waitSeconds: number): Promise<{ held: boolean; view: LiveJobView } | null> {
+/**
+ * Holds until the job ends or `waitSeconds` pass, in the account's Durable
+ * Object: its answer (held: whether the object held the wait), or null when
+ * it failed or did not come within the wait and its grace. Also the
+ * dashboard's job page status read (dashboard/pages/jobs.tsx).
+ */
+export async function holdUntilEnd(env: Env, accountId: string, jobId: string, waitSeconds: number): Promise<{ held: boolean; view: LiveJobView } | null> {
   let giveUp: (value: null) => void = () => undefined;
   const late = new Promise<null>((resolve) => (giveUp = resolve));
   const timer = setTimeout(() => giveUp(null), waitSeconds * 1000 + ANSWER_GRACE_MS);
   try {
-    const call = accountState(scope.env, scope.accountId).waitForEnd(jobId, scope.env.CDN_URL, waitSeconds * 1000);
+    const call = accountState(env, accountId).waitForEnd(jobId, env.CDN_URL, waitSeconds * 1000);
     return await Promise.race([call, late]);
   } catch (err) {
     console.warn(`holding the read of ${jobId} failed; answering it as it is`, err);
@@ -55,7 +60,7 @@ export async function readJobHeld(scope: ReadScope, jobId: string, view: LiveJob
     const now = await readJob(scope, jobId, view);
     if (isFinal(now.status)) return { job: now, appliedSeconds: waitSeconds };
   }
-  const held = await heldView(scope, jobId, waitSeconds);
+  const held = await holdUntilEnd(scope.env, scope.accountId, jobId, waitSeconds);
   if (held === null) return { job: await readJob(scope, jobId, await currentView(scope, jobId)), appliedSeconds: null };
   return { job: await readJob(scope, jobId, held.view), appliedSeconds: held.held ? waitSeconds : null };
 }

@@ -6,6 +6,7 @@ import { VIDEO_TYPE_DESCRIPTIONS } from "../api/video-types";
 import { JOB_STATUSES } from "../db/jobs";
 import { cancelOwnJob, listJobPage } from "../jobs/account-jobs";
 import { isJobId } from "../jobs/ids";
+import { readJobHeld } from "../jobs/held-read";
 import { readJob } from "../jobs/read-path";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, submitJobRequest } from "../jobs/submit-request";
 import { readOwnTranscript } from "../jobs/transcript-read";
@@ -14,6 +15,12 @@ import { toolResult } from "./tool-result";
 import { sentencesIn, timedText } from "./transcript-text";
 
 const JobId = z.string().min(1).max(200).describe("The job's id (job_...), as submit_job or list_jobs returned it");
+
+/**
+ * The longest get_job may hold its answer for the job's end: under the 60 s an
+ * MCP client commonly gives a request before it gives up.
+ */
+export const GET_JOB_MAX_WAIT_SECONDS = 50;
 
 const videoTypeHelp = VIDEO_TYPES.map((type) => `${type}: ${VIDEO_TYPE_DESCRIPTIONS[type]}`).join(" ");
 
@@ -86,7 +93,7 @@ export const submitJobTool = defineTool({
   description:
     "Start cutting a long video into short, captioned, ready-to-post clips. Give the video as video_url, or as upload_id after create_upload for a local file. " +
     "Returns at once with a job_id while the job runs (usually a few minutes; it costs credits by source length, see get_usage). " +
-    "Then call get_job with the job_id every 15-30 seconds until its status is completed, failed or canceled. " +
+    `Then call get_job with the job_id and wait_seconds ${GET_JOB_MAX_WAIT_SECONDS} until its status is completed, failed or canceled. ` +
     "An account runs a limited number of jobs at once: active_job_limit means wait for (or cancel) the running one.",
   input: SubmitInput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -98,7 +105,7 @@ export const submitJobTool = defineTool({
       status: answer.status,
       created_at: answer.created_at,
       replayed,
-      next: `Call get_job with job_id ${answer.job_id} every 15-30 seconds until it is completed, failed or canceled.`,
+      next: `Call get_job with job_id ${answer.job_id} and wait_seconds ${GET_JOB_MAX_WAIT_SECONDS} until it is completed, failed or canceled.`,
     });
   },
 });
@@ -111,12 +118,25 @@ export const getJobTool = defineTool({
     "When completed: clips, best first, each with url (MP4), thumbnail_url, start_seconds/end_seconds in the source, score, reasons, title and text (the words spoken in it), caption links, prompt_match (0-1, when the job had a prompt) and what was cut out of it (removed). " +
     "When failed: error.code and error.message (no credits are charged for a failed job). " +
     "A job that asked for caption_language has translation {language, status, detail} once completed: status translated means captions and clip text are in that language; otherwise they stay in the spoken language and detail says why.",
-  input: z.strictObject({ job_id: JobId }),
+  input: z.strictObject({
+    job_id: JobId,
+    wait_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(GET_JOB_MAX_WAIT_SECONDS)
+      .optional()
+      .describe(
+        `While the job is queued or processing, hold the answer until it ends or this many seconds pass (1-${GET_JOB_MAX_WAIT_SECONDS}), as the REST read's Prefer: wait does: ` +
+          "the end is seen as it happens, with one call instead of many. Without it, the job is answered as it is now.",
+      ),
+  }),
   annotations: { readOnlyHint: true, openWorldHint: false },
-  async run({ job_id: jobId }, { env, auth, waitUntil }) {
+  async run({ job_id: jobId, wait_seconds: waitSeconds }, { env, auth, waitUntil }) {
     // The REST read gets this view with its admission; here it is asked for.
     const view = isJobId(jobId) ? await accountState(env, auth.accountId).liveJob(jobId, env.CDN_URL) : undefined;
-    const job = await readJob({ env, accountId: auth.accountId, waitUntil }, jobId, view);
+    const scope = { env, accountId: auth.accountId, waitUntil };
+    const job = waitSeconds === undefined ? await readJob(scope, jobId, view) : (await readJobHeld(scope, jobId, view, waitSeconds)).job;
     return toolResult(job);
   },
 });

@@ -2,7 +2,8 @@ import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { configFromForm } from "../../src/dashboard/pages/config-input";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
-import { EngineClient, FakeEngine, waitFor } from "./engine-stub";
+import { accountState } from "../../src/account/stub";
+import { clipReport, EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
 import { api, expectProblem } from "./helpers";
 import { deliver, VIDEO_URL } from "./jobs-helpers";
 import { alertText, csrfTokenIn, Visitor } from "./dashboard-helpers";
@@ -184,6 +185,31 @@ describe("jobs page", () => {
     expect(row?.progress).toBe(0);
     const body = await (await visitor.get(`/dashboard/jobs/${jobId}/status.json`)).json<{ status: string; progress: number; step: string }>();
     expect(body).toMatchObject({ status: "processing", progress: 37, step: "Rendering clip 2 of 5" });
+  });
+
+  it("status.json with Prefer: wait holds the read until the job ends and answers it completed (the job page's live read)", async () => {
+    const { visitor, token, accountId, email } = await signedIn();
+    const res = await visitor.post("/dashboard/jobs", { csrf_token: token, video_url: VIDEO_URL, video_type: "general", config_name: "" });
+    const jobId = /queued=(job_[A-Za-z0-9]+)/.exec(res.headers.get("Location") ?? "")?.[1] ?? "";
+    await deliver({ accountId, email, apiKey: "", keyId: "" }, jobId);
+    const client = EngineClient.from(await waitFor(() => engine.starts(jobId).at(-1), `a StartJob for ${jobId}`));
+    await client.probe({ duration_seconds: 42, title: "Held on the page" });
+    await client.uploadClip(0, 512);
+
+    const held = visitor.get(`/dashboard/jobs/${jobId}/status.json`, { Prefer: "wait=60" });
+    // The read waits in the account's Durable Object, not in a loop of reads.
+    const stub = accountState(env, accountId);
+    await waitFor(async () => ((await stub.heldReads(jobId)) === 1 ? true : undefined), `the page's read held on ${jobId}`);
+    await expectAck(await client.complete({ title: "Held on the page", source_duration_seconds: 42, clips: [clipReport(0)] }));
+
+    const answer = await held;
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("Preference-Applied")).toBe("wait=60");
+    expect(await answer.json()).toMatchObject({ job_id: jobId, status: "completed", clips_count: 1 });
+    // A job already ended answers at once, as without the preference.
+    const again = await visitor.get(`/dashboard/jobs/${jobId}/status.json`, { Prefer: "wait=60" });
+    expect(await again.json()).toMatchObject({ status: "completed" });
+    expect(await stub.heldReads(jobId)).toBe(0);
   });
 
   it("refuses what the API refuses: bad URL, unknown type or configuration, no credits", async () => {

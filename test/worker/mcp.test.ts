@@ -9,9 +9,10 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { answerText as text, callTool as call, ok, problem, TOOL_NAMES } from "../e2e/harness/mcp-answers";
-import { FakeEngine } from "./engine-stub";
+import { accountState } from "../../src/account/stub";
+import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub";
 import { api, BASE, createAccount, type TestAccount } from "./helpers";
-import { submitUndelivered } from "./jobs-helpers";
+import { startJob, submitUndelivered } from "./jobs-helpers";
 import { captionedJob } from "./speech-helpers";
 import { bytesOf, patch, TUS } from "./uploads-helpers";
 
@@ -81,6 +82,28 @@ describe("/mcp: tools", SUITE, () => {
     expect(ok(viaMcp)).toEqual(rest);
     expect(JSON.parse(text(viaMcp))).toEqual(rest);
     problem(await call(client, "cancel_job", { job_id: jobId }), "job_not_cancelable");
+  });
+
+  it("get_job with wait_seconds answers as the job ends, held in the account's Durable Object; a job already ended answers at once", async () => {
+    const account = await createAccount("unmetered");
+    const engineClient = await startJob(account, engine);
+    const jobId = engineClient.jobId;
+    await engineClient.probe({ duration_seconds: 42, title: "Waited for" });
+    await engineClient.uploadClip(0, 512);
+    const client = await connect(account.apiKey);
+
+    const held = call(client, "get_job", { job_id: jobId, wait_seconds: 50 });
+    const stub = accountState(env, account.accountId);
+    await waitFor(async () => ((await stub.heldReads(jobId)) === 1 ? true : undefined), `get_job held on ${jobId}`);
+    await expectAck(await engineClient.complete({ title: "Waited for", source_duration_seconds: 42, clips: [clipReport(0)] }));
+    const answer = ok(await held);
+    expect(answer).toMatchObject({ job_id: jobId, status: "completed", clips_count: 1 });
+    expect(answer).toEqual(await (await api(account, `/api/v1/jobs/${jobId}`)).json());
+
+    expect(ok(await call(client, "get_job", { job_id: jobId, wait_seconds: 50 }))).toMatchObject({ status: "completed" });
+    expect(await stub.heldReads(jobId)).toBe(0);
+    problem(await call(client, "get_job", { job_id: jobId, wait_seconds: 51 }), "invalid_request");
+    problem(await call(client, "get_job", { job_id: "job_0000000000000000000000", wait_seconds: 5 }), "not_found");
   });
 
   it("submit_job steers like the REST body: prompt, time range, silence and filler removal", async () => {

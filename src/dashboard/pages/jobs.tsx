@@ -9,7 +9,9 @@ import { MAX_PROMPT_CHARS, REMOVE_SILENCE_MODES, VIDEO_TYPES, type RemoveSilence
 import { AppError } from "../../http/errors";
 import { decodeCursor, encodeCursor } from "../../jobs/cursor";
 import { isJobId } from "../../jobs/ids";
+import { holdUntilEnd } from "../../jobs/held-read";
 import { presentJob } from "../../jobs/present";
+import { preferredWaitSeconds } from "../../http/prefer";
 import { withLiveState } from "../../jobs/read-path";
 import { withQueuePosition } from "../../fleet/queue-position";
 import { checkCaptionsUrl, checkVideoUrl } from "../../jobs/source-url";
@@ -257,9 +259,17 @@ export const jobPages = new Hono<DashboardEnv>()
       return renderJobsPage(c, { form, errors: [err.message] }, status);
     }
   })
+  // `Prefer: wait=N` as on the API's job read: the job page asks with wait=1 and again as soon as it is answered,
+  // so progress still comes about once a second and the job's end shows as it commits, not up to a second later.
   .get("/:id/status.json", async (c) => {
-    const owned = await ownJob(c);
+    let owned = await ownJob(c);
     if (!owned) return c.json({ error: "not_found" }, 404);
+    const waitSeconds = preferredWaitSeconds(c.req.header("Prefer"));
+    if (waitSeconds !== null && isActive(owned)) {
+      const held = await holdUntilEnd(c.env, owned.accountId, owned.id, waitSeconds);
+      if (held?.held) c.header("Preference-Applied", `wait=${waitSeconds}`);
+      owned = (await ownJob(c)) ?? owned;
+    }
     const job = await withQueuePosition(c.env, owned);
     const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
     return c.json(presentJob(c.env.CDN_URL, job, clips));
