@@ -115,8 +115,8 @@ export const SPEECH_THREAD_NICENESS = 10;
  * machine has two cores or more. While the analysis pass runs, vad.ts uses
  * one, as above; once the pass has ended, the lanes left are stepped on both,
  * so the second core does not sit idle while the first finishes the model's
- * backlog (on the bench's 5-minute job that backlog was 0.8-1.0 s of one
- * core, the other idle).
+ * backlog (on the bench's 5-minute job: 0.66-0.97 s on one thread, the other
+ * core idle; 0.56-0.62 s on two).
  */
 export const SPEECH_THREADS = Math.max(1, Math.min(2, availableParallelism()));
 

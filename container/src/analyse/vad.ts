@@ -147,7 +147,7 @@ export async function speechProbabilities(model: SpeechModel, pcm: string | Grow
       }
       // Once the PCM is finished (the pass that writes it has ended), nothing else holds the cores: the lanes
       // left are shared out among the model's threads. Before that, one thread, so the pass keeps the rest.
-      const groups = finished && model.threads > 1 && runnable.length > 1 ? shareOut(runnable, model.threads) : [runnable];
+      const groups = finished ? shareOut(runnable, model.threads) : [runnable];
       await Promise.all(groups.map((group, thread) => stepChunks(model, group, thread, probabilities, stateSize)));
       if (finished && total > 0) {
         const done = lanes.reduce((sum, lane) => sum + (Math.min(lane.next, limit(lane)) - lane.first), 0);
