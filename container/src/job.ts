@@ -2,7 +2,7 @@ import { rm, stat, writeFile } from "node:fs/promises";
 import { MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipReport, type StartJob, type Transcript } from "#contract";
 import { startEarlyAnalysis, type EarlyAnalysis } from "./analyse/early.ts";
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
-import type { MeasurePlan } from "./analyse/measure.ts";
+import type { MeasurePlan, SpeechPcm } from "./analyse/measure.ts";
 import { loadSpeechModel, type SpeechModelLoad } from "./analyse/speech-model.ts";
 import { SENTENCE_SNAPPED_TYPES, snapToSentences } from "./analyse/sentence-cuts.ts";
 import { prepareBrand } from "./brand/prepare.ts";
@@ -323,6 +323,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     let speechSpans: { start: number; end: number }[] | null = null;
     let quiet: { start: number; end: number }[] | null = null;
     let keyframes: number[] | null = null;
+    let speechPcm: SpeechPcm | null = null;
     let windows: ScoredWindow[] = [];
     const analysisCalled = Date.now();
     // time_range (issue 27): the analysis reads only the range; its times come back in source seconds.
@@ -335,6 +336,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         onProgress: (f) => progress.update(f),
         speech: speech && "model" in speech ? speech.model : null,
         onSpeech: (spans) => (speechSpans = toSourceSpans(spans, window)),
+        // The transcript cuts its chunks from the pass's PCM; a time_range's PCM starts at the range, not the source.
+        ...(wholeSource ? { onPcm: (pcm: SpeechPcm) => (speechPcm = pcm) } : {}),
         onQuiet: (stretches) => (quiet = stretches ? toSourceSpans(stretches, window) : null),
         onKeyframes: (times) => (keyframes = times ? times.map((t) => t + window.start) : null),
         ...(prompt ? { onWindows: (scored: ScoredWindow[]) => (windows = toSourceSpans(scored, window)) } : {}),
@@ -362,6 +365,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       file: (name) => workDir!.file(name),
       platformYtdlp: isPlatformUrl(job.video_url) ? config.ytdlpPath : null,
       captionsUrlCues,
+      pcm: speechPcm,
       jobId,
       signal,
       onProgress: (f) => progress.update(f),

@@ -177,6 +177,16 @@ function subtitleStreams(streams: ProbeStream[]): SubtitleStreamInfo[] {
     .map((s) => ({ index: s.index!, ...(s.codec_name ? { codec_name: s.codec_name } : {}), ...(s.tags ? { tags: s.tags } : {}) }));
 }
 
+/** The first audio stream's start relative to the container's, when the probe gave both. */
+function audioLead(probed: ProbeOutput): { audioLeadSeconds?: number } {
+  const audio = probed.streams?.find((s) => s.codec_type === "audio");
+  const audioStart = Number(audio?.start_time);
+  const formatStart = Number(probed.format?.start_time);
+  return audio?.start_time !== undefined && probed.format?.start_time !== undefined && Number.isFinite(audioStart) && Number.isFinite(formatStart)
+    ? { audioLeadSeconds: audioStart - formatStart }
+    : {};
+}
+
 export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
   const { formatName, probed, video, width, height } = await probeStreams(req.runner, req.path, req.signal);
   const duration = positive(probed.format.duration) || positive(video.duration);
@@ -197,5 +207,6 @@ export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
     hasAudio: probed.streams?.some((s) => s.codec_type === "audio") ?? false,
     subtitleStreams: subtitleStreams(probed.streams ?? []),
     startTime: Number(video.start_time ?? probed.format.start_time ?? 0) || 0,
+    ...audioLead(probed),
   };
 }

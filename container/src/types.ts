@@ -28,6 +28,13 @@ export interface SourceInfo {
   /** Seconds of the first video frame (often 0); cut points are relative to it. */
   startTime: number;
   /**
+   * Seconds from the container's start to the first audio stream's (its
+   * start_time less the format's; absent when either is unknown). The
+   * analysis's PCM counts from the audio's first sample and a seek counts
+   * from the container's start: the two agree only when this is 0.
+   */
+  audioLeadSeconds?: number;
+  /**
    * Analysis only (time_range, steer/time-range.ts): the passes seek to this
    * many source seconds and read durationSeconds from there; absent: 0.
    */

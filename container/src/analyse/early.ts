@@ -138,6 +138,8 @@ export function startEarlyAnalysis(req: EarlyAnalysisRequest): EarlyAnalysis {
       signal,
       model: "model" in loaded ? loaded.model : null,
       workDir: dir,
+      // The transcript cuts its chunks from this PCM; stop() removes the directory at the job's end.
+      keepPcm: true,
       timeoutMs: req.timeoutMs,
       onSeconds: (t) => {
         seconds = t;

@@ -35,7 +35,7 @@ import { analyseFrames, type SceneActivity } from "./frames.ts";
 import { applyExactCuts, refineCuts, withoutOverlaps } from "./refine.ts";
 import { pickBest, type ScoredWindow } from "./select.ts";
 import { pinnedDemuxer } from "../probe.ts";
-import { audioSignals, measure, type MeasurePlan, type Measurements } from "./measure.ts";
+import { audioSignals, measure, type MeasurePlan, type Measurements, type SpeechPcm } from "./measure.ts";
 import { analysisTimeoutMs, keyframesAreSparse, sampledFramesPass, windowArgs, type Interval } from "./signals.ts";
 import { loadSpeechModel, type SpeechModel } from "./speech-model.ts";
 import { STRATEGIES } from "./strategies/index.ts";
@@ -64,6 +64,12 @@ export interface AnalyseOptions {
   speech?: SpeechModel | null;
   /** Told where the audio has speech (between pauses), for speech-to-text to send only those parts. */
   onSpeech?: (spans: { start: number; end: number }[]) => void;
+  /**
+   * Told the pass's speech PCM (measure.ts SpeechPcm) when it wrote one, for
+   * the transcript to cut its chunks from; the file lives until the job's work
+   * directory goes. Given, the pass keeps the PCM it would otherwise remove.
+   */
+  onPcm?: (pcm: SpeechPcm) => void;
   /** Told where no one speaks (the speech model's quiet stretches; null when it did not run), for snapping edges to sentences. */
   onQuiet?: (quiet: Interval[] | null) => void;
   /** Told the source's keyframe times when the video pass read keyframes (null when it sampled frames instead). */
@@ -164,6 +170,7 @@ export async function analyse(
       signal: opts.signal,
       model,
       workDir: dirname(source.path),
+      keepPcm: opts.onPcm !== undefined,
       timeoutMs: analysisTimeoutMs(source),
       onSeconds,
     }));
@@ -174,6 +181,7 @@ export async function analyse(
   }
   opts.onKeyframes?.(frames.mode === "keyframes" ? frames.times : null);
   const audio = measured.audio ? audioSignals(measured.audio, duration) : null;
+  if (measured.audio?.pcm) opts.onPcm?.(measured.audio.pcm);
 
   const frameAnalysis = analyseFrames(frames, duration);
   const features = buildFeatures(duration, audio, frameAnalysis, frames.times);

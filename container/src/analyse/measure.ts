@@ -67,6 +67,19 @@ export interface RawAudio {
   openSilence: number | null;
   /** Speech probability per vad.ts frame; null without the speech model. */
   speechProbabilities: Float32Array | null;
+  /** The pass's PCM, when it wrote one and was asked to keep it (MeasureOptions.keepPcm). */
+  pcm?: SpeechPcm;
+}
+
+/**
+ * The audio as the speech model heard it: mono SAMPLE_RATE Hz s16le, from the
+ * audio stream's first sample to its last, in a file the pass wrote. The
+ * transcript cuts its speech-to-text chunks from it (transcript/pcm-chunk.ts)
+ * instead of decoding the source again for each one.
+ */
+export interface SpeechPcm {
+  path: string;
+  bytes: number;
 }
 
 export interface Measurements {
@@ -79,8 +92,14 @@ export interface MeasureOptions {
   signal: AbortSignal;
   /** The speech model, when plan.speech. */
   model: SpeechModel | null;
-  /** Where the pass writes its PCM and frames (removed when it ends). */
+  /** Where the pass writes its PCM and frames (removed when it ends, but for a PCM kept). */
   workDir: string;
+  /**
+   * Keep the PCM of a pass that succeeded (RawAudio.pcm) for the transcript;
+   * it then lives until its directory is removed (the job's work directory,
+   * the early analysis's).
+   */
+  keepPcm?: boolean;
   timeoutMs: number;
   /** Media seconds read so far. */
   onSeconds?: (seconds: number) => void;
@@ -166,6 +185,9 @@ export async function measure(runner: FfmpegRunner, input: MeasureInput, plan: M
       openSilence = null;
     }
   };
+  /** The PCM to hand on; it is removed below unless the pass got as far as handing it on. */
+  let kept: SpeechPcm | null = null;
+  let keep = false;
   try {
     const streamed = "stream" in input;
     const result = await runner.ffmpeg({
@@ -183,6 +205,7 @@ export async function measure(runner: FfmpegRunner, input: MeasureInput, plan: M
       throw failure;
     }
     pcm?.finish();
+    kept = pcmPath !== null && opts.keepPcm === true ? { path: pcmPath, bytes: await pcm!.size() } : null;
     const raw = await readFile(framesPath);
     const frameBytes = THUMB_WIDTH * THUMB_HEIGHT;
     const count = Math.min(times.length, Math.floor(raw.length / frameBytes));
@@ -190,14 +213,21 @@ export async function measure(runner: FfmpegRunner, input: MeasureInput, plan: M
     for (let i = 0; i < count; i++) pixels.push(new Uint8Array(raw.buffer, raw.byteOffset + i * frameBytes, frameBytes));
     const frames: VideoFrames = { times: times.slice(0, count), pixels, mode: plan.frames };
     const audio: RawAudio | null = plan.hasAudio
-      ? { loudness: loudness.values.slice(0, loudness.count), silences, openSilence, speechProbabilities: speech ? await speech : null }
+      ? {
+          loudness: loudness.values.slice(0, loudness.count),
+          silences,
+          openSilence,
+          speechProbabilities: speech ? await speech : null,
+          ...(kept ? { pcm: kept } : {}),
+        }
       : null;
+    keep = kept !== null;
     return { plan, audio, frames };
   } finally {
     // A failed or stopped pass must not leave the speech model reading a file that no longer grows.
     speechStop.abort(new Error("the analysis pass ended"));
     await speech?.catch(() => undefined);
-    await Promise.all([rm(framesPath, { force: true }), pcmPath ? rm(pcmPath, { force: true }) : undefined]);
+    await Promise.all([rm(framesPath, { force: true }), pcmPath && !keep ? rm(pcmPath, { force: true }) : undefined]);
   }
 }
 

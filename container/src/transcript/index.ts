@@ -6,6 +6,7 @@
  * user can read (e.g. local development has no speech-to-text).
  */
 import type { Transcript } from "#contract";
+import type { SpeechPcm } from "../analyse/measure.ts";
 import { JobAborted, errorMessage } from "../errors.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { log } from "../log.ts";
@@ -30,6 +31,8 @@ export interface TranscriptRequest {
   platformYtdlp: string | null;
   /** The client's captions_url, already fetched and parsed (it fails the job when unusable). */
   captionsUrlCues: Cue[] | null;
+  /** The analysis's speech PCM, for speech-to-text chunks to be cut from (pcm-chunk.ts); absent: extracted by ffmpeg. */
+  pcm?: SpeechPcm | null;
   jobId: string;
   signal: AbortSignal;
   onProgress: (fraction: number) => void;
@@ -69,6 +72,7 @@ export async function obtainTranscript(req: TranscriptRequest): Promise<Transcri
         reporter: req.reporter,
         source: req.source,
         speech: req.speech,
+        pcm: req.pcm ?? null,
         chunkPath: (i) => req.file(`speech-${i}.wav`),
         signal: req.signal,
         onProgress: (f) => req.onProgress(f * 0.9),

@@ -1,7 +1,8 @@
 /**
  * Source 1: Workers AI speech-to-text, reached through the Worker (the engine
  * holds no Cloudflare credential). The speech parts of the audio are cut into
- * chunks (chunk-plan.ts), each extracted as mono 16 kHz PCM WAV and posted to
+ * chunks (chunk-plan.ts), each cut from the analysis's PCM (pcm-chunk.ts) or
+ * else extracted by ffmpeg as mono 16 kHz PCM WAV, and posted to
  * the job's /transcribe route, up to TRANSCRIBE_CONCURRENCY at a time while
  * the next chunk is extracted (chunk-lanes.ts); the answers (word times
  * already in source seconds) are stitched in chunk order, whatever order they
@@ -16,6 +17,7 @@
  */
 import { rm } from "node:fs/promises";
 import type { TranscriptWord } from "#contract";
+import type { SpeechPcm } from "../analyse/measure.ts";
 import { JobAborted } from "../errors.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import type { JobReporter, TranscribeOutcome } from "../report.ts";
@@ -23,6 +25,7 @@ import type { SourceInfo } from "../types.ts";
 import { stitchChunks } from "./build.ts";
 import { ChunkLanes } from "./chunk-lanes.ts";
 import { chunkArgs, planChunks, type Span } from "./chunk-plan.ts";
+import { cutWavFromPcm, pcmServes } from "./pcm-chunk.ts";
 
 /**
  * Chunk requests in flight at once. A 5-minute talk is about 11 chunks of
@@ -56,6 +59,8 @@ export interface WorkersAiRequest {
   chunkPath: (index: number) => string;
   signal: AbortSignal;
   onProgress: (fraction: number) => void;
+  /** The analysis's PCM: chunks are cut from it where it serves (pcm-chunk.ts), else extracted by ffmpeg. */
+  pcm?: SpeechPcm | null;
   /** Chunk requests in flight at once; TRANSCRIBE_CONCURRENCY unless told (the bench compares 1). */
   concurrency?: number;
 }
@@ -94,8 +99,17 @@ export async function transcribeWithWorkersAi(req: WorkersAiRequest): Promise<Wo
     lanes.halt();
   };
 
+  const pcm = pcmServes(req.source, req.pcm) ? req.pcm : null;
   const extract = async (index: number): Promise<string | null> => {
     const wav = req.chunkPath(index);
+    if (pcm) {
+      try {
+        if (await cutWavFromPcm(pcm, chunks[index]!, wav)) return wav;
+      } catch (error) {
+        await rm(wav, { force: true });
+        throw error;
+      }
+    }
     let extracted;
     try {
       extracted = await req.runner.ffmpeg({
