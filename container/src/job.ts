@@ -200,6 +200,11 @@ function toFailure(error: unknown, jobId: string): JobFailure {
   return new JobFailure("internal_error", "The clip engine hit an unexpected error while processing this video.");
 }
 
+/** Removes the analysis's PCM once the transcript has cut its chunks (a job's whole work directory goes at its end anyway). */
+async function removePcm(pcm: SpeechPcm | null): Promise<void> {
+  if (pcm) await rm(pcm.path, { force: true });
+}
+
 export async function runJob(job: StartJob, deps: JobDeps, controller: AbortController): Promise<JobOutcome> {
   const { runner, config } = deps;
   const signal = controller.signal;
@@ -371,6 +376,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       onProgress: (f) => progress.update(f),
     });
     endTranscript();
+    // The PCM served the transcript's chunks; the renders get its disk (32 kB a second of source).
+    await removePcm(speechPcm);
     let transcript: Transcript | null = transcriptInWindow(heard.transcript, window, wholeSource);
     // A source that does not say its language (a captions file) is in the one the job was told (issue 29).
     if (transcript && transcript.language === null && job.config.language) transcript = { ...transcript, language: job.config.language };

@@ -22,6 +22,7 @@ import { cachedNarration, type Narration } from "../../test/media/narration.ts";
 import { measure, type SpeechPcm } from "../src/analyse/measure.ts";
 import { loadSpeechModel, type SpeechModel } from "../src/analyse/speech-model.ts";
 import { runJob } from "../src/job.ts";
+import type { FfmpegRunner } from "../src/ffmpeg/runner.ts";
 import { probeSource } from "../src/probe.ts";
 import { anyAddressPolicy } from "../src/source/address-policy.ts";
 import { runProcess } from "../src/spawn.ts";
@@ -97,6 +98,11 @@ afterAll(async () => {
   await server?.close();
   await removeTempDirs();
 });
+
+async function pcmFilesUnder(root: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true });
+  return entries.filter((name) => name.endsWith(".s16"));
+}
 
 /** A WAV's header fields and samples (the canonical 44-byte layout, or ffmpeg's with more chunks before `data`). */
 function readWav(bytes: Buffer): { format: number; channels: number; rate: number; bits: number; samples: Int16Array } {
@@ -270,7 +276,18 @@ describe("the Workers AI stage with the PCM", () => {
     const token = `token-${jobId}-abcdefghijkl`;
     tokens.set(jobId, token);
     worker.behaviour.transcribe = ({ startSeconds, wav }) => heardIn(startSeconds, wav);
+    const workRoot = await mkdtemp(path.join(dir, "job-"));
     let extractions = 0;
+    /** PCM files on disk under the job's work directory when each render started. */
+    const pcmAtRenders: string[][] = [];
+    const watched = watchedRunner({ started: () => (extractions += 1) });
+    const runner: FfmpegRunner = {
+      ...watched,
+      ffmpeg: async (req) => {
+        if (req.args.includes("libx264")) pcmAtRenders.push(await pcmFilesUnder(workRoot));
+        return watched.ffmpeg(req);
+      },
+    };
     const job: StartJob = {
       job_id: jobId,
       token,
@@ -280,10 +297,9 @@ describe("the Workers AI stage with the PCM", () => {
       limits: { max_source_bytes: 1e9, max_source_seconds: 3600, download_timeout_seconds: 60 },
       ...(timeRange ? { time_range: timeRange } : {}),
     };
-    const workRoot = await mkdtemp(path.join(dir, "job-"));
     const outcome = await runJob(
       job,
-      { runner: watchedRunner({ started: () => (extractions += 1) }), config: testConfig(workRoot, { callbackBase: worker.base }), policy: anyAddressPolicy },
+      { runner, config: testConfig(workRoot, { callbackBase: worker.base }), policy: anyAddressPolicy },
       new AbortController(),
     );
     expect(outcome, JSON.stringify(worker.callsFor(jobId, "fail")[0]?.body)).toBe("completed");
@@ -292,5 +308,8 @@ describe("the Workers AI stage with the PCM", () => {
     const asked = worker.callsFor(jobId, "transcribe").length;
     expect(asked).toBeGreaterThan(0);
     expect(extractions).toBe(expectExtractions ? asked : 0);
+    // The PCM is gone before the renders start: they get its disk.
+    expect(pcmAtRenders.length).toBeGreaterThan(0);
+    for (const files of pcmAtRenders) expect(files).toEqual([]);
   }, 180_000);
 });
