@@ -185,9 +185,8 @@ export async function measure(runner: FfmpegRunner, input: MeasureInput, plan: M
       openSilence = null;
     }
   };
-  /** The PCM to hand on; it is removed below unless the pass got as far as handing it on. */
+  /** The PCM handed on; set by the last step that can fail, so a pass that fails removes its PCM below. */
   let kept: SpeechPcm | null = null;
-  let keep = false;
   try {
     const streamed = "stream" in input;
     const result = await runner.ffmpeg({
@@ -205,29 +204,29 @@ export async function measure(runner: FfmpegRunner, input: MeasureInput, plan: M
       throw failure;
     }
     pcm?.finish();
-    kept = pcmPath !== null && opts.keepPcm === true ? { path: pcmPath, bytes: await pcm!.size() } : null;
     const raw = await readFile(framesPath);
     const frameBytes = THUMB_WIDTH * THUMB_HEIGHT;
     const count = Math.min(times.length, Math.floor(raw.length / frameBytes));
     const pixels: Uint8Array[] = [];
     for (let i = 0; i < count; i++) pixels.push(new Uint8Array(raw.buffer, raw.byteOffset + i * frameBytes, frameBytes));
     const frames: VideoFrames = { times: times.slice(0, count), pixels, mode: plan.frames };
+    const probabilities = speech ? await speech : null;
+    kept = pcmPath !== null && opts.keepPcm === true ? { path: pcmPath, bytes: await pcm!.size() } : null;
     const audio: RawAudio | null = plan.hasAudio
       ? {
           loudness: loudness.values.slice(0, loudness.count),
           silences,
           openSilence,
-          speechProbabilities: speech ? await speech : null,
+          speechProbabilities: probabilities,
           ...(kept ? { pcm: kept } : {}),
         }
       : null;
-    keep = kept !== null;
     return { plan, audio, frames };
   } finally {
     // A failed or stopped pass must not leave the speech model reading a file that no longer grows.
     speechStop.abort(new Error("the analysis pass ended"));
     await speech?.catch(() => undefined);
-    await Promise.all([rm(framesPath, { force: true }), pcmPath && !keep ? rm(pcmPath, { force: true }) : undefined]);
+    await Promise.all([rm(framesPath, { force: true }), pcmPath && !kept ? rm(pcmPath, { force: true }) : undefined]);
   }
 }
 

@@ -39,7 +39,7 @@ export function pcmServes(source: SourceInfo, pcm: SpeechPcm | null | undefined)
 }
 
 /** The canonical 44-byte header of a mono 16-bit PCM WAV holding `dataBytes`. */
-export function wavHeader(dataBytes: number, sampleRate = SAMPLE_RATE): Buffer {
+export function wavHeader(dataBytes: number): Buffer {
   const header = Buffer.alloc(WAV_HEADER_BYTES);
   header.write("RIFF", 0, "ascii");
   header.writeUInt32LE(36 + dataBytes, 4);
@@ -48,8 +48,8 @@ export function wavHeader(dataBytes: number, sampleRate = SAMPLE_RATE): Buffer {
   header.writeUInt32LE(16, 16); // fmt chunk size
   header.writeUInt16LE(1, 20); // PCM
   header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * BYTES_PER_SAMPLE, 28); // byte rate
+  header.writeUInt32LE(SAMPLE_RATE, 24);
+  header.writeUInt32LE(SAMPLE_RATE * BYTES_PER_SAMPLE, 28); // byte rate
   header.writeUInt16LE(BYTES_PER_SAMPLE, 32); // block align
   header.writeUInt16LE(16, 34); // bits per sample
   header.write("data", 36, "ascii");
