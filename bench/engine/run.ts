@@ -21,8 +21,10 @@
  *   loopback   the job with its source on a loopback host (the download is
  *              near instant): ratio to the floor's analysis + encodes, in
  *              BENCH_ENGINE_ROUNDS (default 3) rounds of job and floor side by
- *              side, alternating which goes first; the median round is printed
- *              in full, every round's ratio beside it. One run of the floor
+ *              side, alternating which goes first, after one warm-up job
+ *              that no round counts (BENCH_ENGINE_WARMUP=0 leaves it out);
+ *              the median round is printed in full, every round's ratio
+ *              beside it. One run of the floor
  *              alone moved by 3-10% between runs on this shared machine, so a
  *              single pair cannot tell 1.03 from 1.06.
  *   2x         the same job with the source arriving at twice its playback
@@ -77,6 +79,8 @@ const WORK = path.join(PROJECT_ROOT, ".tmp", "bench", "run");
 const VIDEO_TYPE = "general";
 /** Loopback rounds of (job, floor); the printed case is the round with the median ratio. */
 const ROUNDS = Math.max(1, Math.floor(Number(process.env.BENCH_ENGINE_ROUNDS ?? 3)));
+/** One loopback job before the rounds, not counted (BENCH_ENGINE_WARMUP=0 leaves it out). */
+const WARMUP = process.env.BENCH_ENGINE_WARMUP !== "0";
 
 interface Span {
   start: number;
@@ -240,16 +244,26 @@ async function main(): Promise<void> {
     console.log(`\nloopback: the ${MINUTES}-minute job, source on a loopback host, beside its floor, ${ROUNDS} round${ROUNDS === 1 ? "" : "s"}...`);
     const sampler = sampleFfmpegChildren(enginePid);
     let reference: { spans: Span[]; captionFiles: (string | null)[] } | null = null;
+    const runJob = async (label: string) => {
+      const job = await runStackJob(stack, client, submission(loopbackUrl));
+      const spans = (job.job.clips ?? []).map((c) => ({ start: c.start_seconds, end: c.end_seconds }));
+      if (reference === null) reference = { spans, captionFiles: await floorCaptionFiles(client, job.job, captionDir) };
+      else if (JSON.stringify(spans) !== JSON.stringify(reference.spans)) console.log(`  ${label}: the job cut other spans than the first job's (${JSON.stringify(spans)}): the floor encodes the first job's`);
+      return job;
+    };
+    // The first round was always job first, and in 4 of the 5 runs before this warm-up it had its run's highest
+    // ratio (1.09-1.16, against medians of 1.05-1.06 for those runs); why is not known (in two of them the first
+    // job's CPU was 4-7% above the next identical job's). The warm-up job runs, is printed and gives the floors
+    // their spans; no round counts it.
+    let warmup: StackJobFigures | null = null;
+    if (WARMUP) {
+      console.log("  warm-up: one job, not counted...");
+      warmup = await runJob("warm-up");
+      console.log(`  warm-up: job ${round(warmup.clientSeconds)} s; CPU engine ${round(warmup.engineCpuSeconds, 1)} s + Worker ${round(warmup.workerCpuSeconds, 1)} s`);
+    }
     const rounds: LoopbackRound[] = [];
     for (let index = 0; index < ROUNDS; index++) {
       const jobFirst = index % 2 === 0 || reference === null;
-      const runJob = async () => {
-        const job = await runStackJob(stack, client, submission(loopbackUrl));
-        const spans = (job.job.clips ?? []).map((c) => ({ start: c.start_seconds, end: c.end_seconds }));
-        if (reference === null) reference = { spans, captionFiles: await floorCaptionFiles(client, job.job, captionDir) };
-        else if (JSON.stringify(spans) !== JSON.stringify(reference.spans)) console.log(`  round ${index + 1}: the job cut other spans than the first round's (${JSON.stringify(spans)}): the floor encodes the first round's`);
-        return job;
-      };
       const runFloor = async () => {
         const ref = reference!;
         console.log(`  round ${index + 1}: floor: the same analysis passes, then the job's ${ref.spans.length} clip spans encoded ${RENDER_CONCURRENCY} at a time with thumbnails, ${ref.captionFiles.filter((f) => f !== null).length} with the job's captions burned${index === 0 ? ", then again crop + scale only" : ""}...`);
@@ -260,11 +274,11 @@ async function main(): Promise<void> {
       let job: StackJobFigures;
       let measured: Awaited<ReturnType<typeof runFloor>>;
       if (jobFirst) {
-        job = await runJob();
+        job = await runJob(`round ${index + 1}`);
         measured = await runFloor();
       } else {
         measured = await runFloor();
-        job = await runJob();
+        job = await runJob(`round ${index + 1}`);
       }
       // Crop + scale only is encoded in the first round (index 0) only; the later rounds compare with that one.
       const plain = index === 0 ? measured.floor.plain : rounds[0]!.floor.plain;
@@ -344,6 +358,7 @@ async function main(): Promise<void> {
         median_round: medianRound.index + 1,
         rounds: rounds.map((r) => ({ round: r.index + 1, order: r.order, ratio: r.figures.ratio, cpu_ratio: r.figures.cpu_ratio, cpu_seconds: r.figures.cpu_seconds, client_seconds: r.figures.client_seconds, floor_seconds: r.figures.floor_seconds, first_render_at_seconds: r.figures.first_render_at_seconds, load_1m: r.figures.load_1m })),
         median_ratio: round(median(ratios), 3),
+        warmup: warmup ? { client_seconds: round(warmup.clientSeconds), cpu_seconds: { engine: round(warmup.engineCpuSeconds, 1), worker: round(warmup.workerCpuSeconds, 1) } } : null,
       },
       throttled: throttledFigures ? { realtime: THROTTLE_REALTIME, ...throttledFigures } : null,
       floor: {
