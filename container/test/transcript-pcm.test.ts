@@ -23,7 +23,6 @@ import { measure, type SpeechPcm } from "../src/analyse/measure.ts";
 import { loadSpeechModel, type SpeechModel } from "../src/analyse/speech-model.ts";
 import { runJob } from "../src/job.ts";
 import type { FfmpegRunner } from "../src/ffmpeg/runner.ts";
-import { probeSource } from "../src/probe.ts";
 import { anyAddressPolicy } from "../src/source/address-policy.ts";
 import { runProcess } from "../src/spawn.ts";
 import { wordsFromCues } from "../src/transcript/build.ts";
@@ -31,7 +30,8 @@ import { chunkArgs, planChunks, type Span } from "../src/transcript/chunk-plan.t
 import { cutWavFromPcm, pcmServes } from "../src/transcript/pcm-chunk.ts";
 import { transcribeWithWorkersAi, type WorkersAiOutcome } from "../src/transcript/workers-ai.ts";
 import type { SourceInfo } from "../src/types.ts";
-import { newJobId, testConfig } from "./helpers/engine.ts";
+import { probeFile } from "./helpers/clip-quality.ts";
+import { newJobId, startJobBody, testConfig } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { CountingReporter, watchedRunner } from "./helpers/held-transcribe.ts";
 import { FFMPEG, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
@@ -49,18 +49,6 @@ let pcm: SpeechPcm;
 let truth: TranscriptWord[];
 let server: RecordingServer;
 
-async function probe(file: string): Promise<SourceInfo> {
-  return probeSource({
-    runner,
-    path: file,
-    sizeBytes: (await stat(file)).size,
-    videoUrl: "https://media.test/talk.mp4",
-    platformTitle: null,
-    maxSourceSeconds: 3600,
-    signal: new AbortController().signal,
-  });
-}
-
 async function measured(file: string, info: SourceInfo, keepPcm: boolean, workDir: string) {
   return measure(runner, { path: file }, { demuxer: "mov", hasAudio: info.hasAudio, frames: "keyframes", speech: true }, {
     signal: new AbortController().signal,
@@ -77,7 +65,7 @@ beforeAll(async () => {
   worker = await startFakeWorker(tokens, dir);
   // The same talk as workers-ai-lanes.test.ts (cached once): about 3 minutes, several 30 s chunks.
   narration = await cachedNarration({ sentences: [...SCRIPT, ...SCRIPT, ...SCRIPT, ...SCRIPT], gapSeconds: 0.9 });
-  source = await probe(narration.path);
+  source = await probeFile(runner, narration.path);
   const loaded = await loadSpeechModel();
   if (!("model" in loaded)) throw new Error(`the speech model did not load: ${loaded.unavailable}`);
   model = loaded.model;
@@ -253,7 +241,7 @@ describe("the Workers AI stage with the PCM", () => {
       timeoutMs: 60_000,
     });
     expect(mux.exitCode).toBe(0);
-    const lateSource = await probe(late);
+    const lateSource = await probeFile(runner, late);
     // 0.5 s less the audio codec's priming, which the container's edit list skips.
     expect(lateSource.audioLeadSeconds).toBeGreaterThan(0.45);
     expect(lateSource.audioLeadSeconds).toBeLessThanOrEqual(0.5);
@@ -289,12 +277,13 @@ describe("the Workers AI stage with the PCM", () => {
       },
     };
     const job: StartJob = {
-      job_id: jobId,
-      token,
-      video_url: server.url("/talk.mp4"),
+      ...startJobBody({
+        jobId,
+        token,
+        videoUrl: server.url("/talk.mp4"),
+        config: ClipConfig.parse({ aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 8, max_clip_seconds: 15, max_clips: 1, captions: "off" }),
+      }),
       video_type: "podcast",
-      config: ClipConfig.parse({ aspect_ratio: "9:16", resolution: 720, min_clip_seconds: 8, max_clip_seconds: 15, max_clips: 1, captions: "off" }),
-      limits: { max_source_bytes: 1e9, max_source_seconds: 3600, download_timeout_seconds: 60 },
       ...(timeRange ? { time_range: timeRange } : {}),
     };
     const outcome = await runJob(

@@ -32,6 +32,8 @@ import type { InferenceSession, Tensor } from "onnxruntime-node";
 export const MODEL_FILE = "silero_vad_v5.onnx";
 /** The model's only supported rates are 8 and 16 kHz; the analysis extracts 16 kHz mono. */
 export const SAMPLE_RATE = 16000;
+/** The PCM the pass writes for the model is s16le: two bytes a sample. */
+export const BYTES_PER_SAMPLE = 2;
 /** Samples per model step (32 ms at 16 kHz), the size the model was trained on. */
 export const FRAME_SAMPLES = 512;
 /** The model also sees the last 64 samples of the previous step (as its reference wrapper feeds it). */

@@ -30,7 +30,7 @@
 import { open } from "node:fs/promises";
 import { GrowingFile, abortable } from "../source/growing-file.ts";
 import type { Interval } from "./signals.ts";
-import { CONTEXT_SAMPLES, FRAME_SAMPLES, SAMPLE_RATE, type SpeechModel } from "./speech-model.ts";
+import { BYTES_PER_SAMPLE, CONTEXT_SAMPLES, FRAME_SAMPLES, SAMPLE_RATE, type SpeechModel } from "./speech-model.ts";
 
 /** Seconds per probability. */
 export const FRAME_SECONDS = FRAME_SAMPLES / SAMPLE_RATE;
@@ -42,7 +42,6 @@ const MAX_BATCH = 64;
 const WARMUP_FRAMES = 32;
 /** Steps read from disk at once per lane. */
 const CHUNK_STEPS = 64;
-const BYTES_PER_SAMPLE = 2;
 
 /** Hysteresis on the probability, as the model's authors recommend: speech starts at 0.5, ends below 0.35. */
 const START_THRESHOLD = 0.5;

@@ -16,11 +16,10 @@
 import { open, writeFile } from "node:fs/promises";
 import { TRANSCRIBE_MAX_CHUNK_BYTES } from "#contract";
 import type { SpeechPcm } from "../analyse/measure.ts";
-import { SAMPLE_RATE } from "../analyse/speech-model.ts";
+import { BYTES_PER_SAMPLE, SAMPLE_RATE } from "../analyse/speech-model.ts";
 import type { SourceInfo } from "../types.ts";
 import type { Span } from "./chunk-plan.ts";
 
-const BYTES_PER_SAMPLE = 2;
 const WAV_HEADER_BYTES = 44;
 /** Audio lead the probe may report for audio that starts with the container (rounding of its times). */
 const LEAD_TOLERANCE_SECONDS = 0.0005;
@@ -79,7 +78,10 @@ export function pcmRange(pcm: SpeechPcm, chunk: Span): { from: number; to: numbe
 export async function cutWavFromPcm(pcm: SpeechPcm, chunk: Span, outPath: string): Promise<boolean> {
   const { from, to } = pcmRange(pcm, chunk);
   if (to - from < MIN_CUT_SECONDS * SAMPLE_RATE * BYTES_PER_SAMPLE) return false;
-  const data = Buffer.alloc(to - from);
+  // One buffer for the file: the header, then the samples read straight into place behind it.
+  const wav = Buffer.alloc(WAV_HEADER_BYTES + (to - from));
+  wavHeader(to - from).copy(wav);
+  const data = wav.subarray(WAV_HEADER_BYTES);
   const handle = await open(pcm.path, "r");
   try {
     let read = 0;
@@ -91,6 +93,6 @@ export async function cutWavFromPcm(pcm: SpeechPcm, chunk: Span, outPath: string
   } finally {
     await handle.close();
   }
-  await writeFile(outPath, Buffer.concat([wavHeader(data.length), data]));
+  await writeFile(outPath, wav);
   return true;
 }
