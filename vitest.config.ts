@@ -35,6 +35,7 @@ export default defineConfig(async () => {
                   ENGINE_MAX_INSTANCES: "10000",
                   ENGINE_VCPU_LIMIT: "40000",
                   FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
+                  FUZZ_SEED: process.env.FUZZ_SEED ?? "",
                   // Small, so the pre-authentication limit's suite needs few requests.
                   PRE_AUTH_REQUESTS_PER_MINUTE: "20",
                 },

@@ -6,6 +6,7 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       /** Overrides the generated requests per fuzz property (test/worker/fuzz/runs.ts); empty: the full count. */
       FUZZ_RUNS: string;
+      FUZZ_SEED: string;
     }
   }
 }

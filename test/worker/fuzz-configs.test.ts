@@ -5,7 +5,22 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ASPECT_RATIOS, CAPTION_MODES, CAPTION_POSITIONS, CAPTION_STYLES, ClipConfig, LAYOUTS, MAX_PROMPT_CHARS, REFRAME_MODES, REMOVE_SILENCE_MODES } from "#contract";
+import {
+  ASPECT_RATIOS,
+  CAPTION_FONTS,
+  CAPTION_LANGUAGES,
+  CAPTION_MODES,
+  CAPTION_POSITIONS,
+  CAPTION_STYLES,
+  ClipConfig,
+  LAYOUTS,
+  LOGO_POSITIONS,
+  MAX_HOOK_TITLE_SECONDS,
+  MAX_PROMPT_CHARS,
+  REFRAME_MODES,
+  REMOVE_SILENCE_MODES,
+  SPEECH_LANGUAGES,
+} from "#contract";
 import { MAX_JSON_BODY_BYTES } from "../../src/http/body-guard";
 import { arbitraryFromSchema, bodyFor, contentType, inputSchema, type RawBody } from "./fuzz/bodies";
 import { fuzzEndpoint, describeCase } from "./fuzz/property";
@@ -37,6 +52,18 @@ interface StoredConfig {
   prompt: string | null;
   remove_silence: string;
   remove_fillers: boolean;
+  caption_font: string;
+  caption_size: number;
+  caption_color: string;
+  caption_highlight_color: string;
+  caption_outline_color: string;
+  caption_box_color: string;
+  logo_position: string;
+  logo_size: number;
+  logo_opacity: number;
+  hook_title_seconds: number;
+  language: string | null;
+  caption_language: string | null;
 }
 const DEFAULTS: StoredConfig = {
   aspect_ratio: "9:16",
@@ -52,7 +79,20 @@ const DEFAULTS: StoredConfig = {
   prompt: null,
   remove_silence: "off",
   remove_fillers: false,
+  caption_font: "DejaVu Sans",
+  caption_size: 100,
+  caption_color: "#FFFFFF",
+  caption_highlight_color: "#FFE500",
+  caption_outline_color: "#000000",
+  caption_box_color: "#000000",
+  logo_position: "off",
+  logo_size: 15,
+  logo_opacity: 1,
+  hook_title_seconds: 0,
+  language: null,
+  caption_language: null,
 };
+const FIELDS = Object.keys(DEFAULTS) as (keyof StoredConfig)[];
 
 /** The model: what each account has saved. */
 const saved = new Map<string, Map<string, StoredConfig>>();
@@ -93,10 +133,11 @@ function validConfig(body: RawBody, type: string | undefined): StoredConfig | nu
   if (payloadBytes(body) > MAX_JSON_BODY_BYTES) return null;
   const value = parsedBody(body);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const allowed = Object.keys(DEFAULTS);
-  if (Object.keys(value).some((key) => !allowed.includes(key))) return null;
+  if (Object.keys(value).some((key) => !(FIELDS as string[]).includes(key))) return null;
   const merged = { ...DEFAULTS, ...(value as Partial<StoredConfig>) };
   const intIn = (n: unknown, min: number, max: number) => typeof n === "number" && Number.isInteger(n) && n >= min && n <= max;
+  const oneOf = (list: readonly unknown[], v: unknown) => list.includes(v);
+  const color = (v: unknown) => typeof v === "string" && /^#[0-9A-Fa-f]{6}$/.test(v);
   const ok =
     (ASPECT_RATIOS as readonly unknown[]).includes(merged.aspect_ratio) &&
     (merged.resolution === 720 || merged.resolution === 1080) &&
@@ -111,7 +152,22 @@ function validConfig(body: RawBody, type: string | undefined): StoredConfig | nu
     merged.max_clip_seconds >= merged.min_clip_seconds &&
     (merged.prompt === null || (typeof merged.prompt === "string" && merged.prompt.length <= MAX_PROMPT_CHARS && /\S/.test(merged.prompt))) &&
     (REMOVE_SILENCE_MODES as readonly unknown[]).includes(merged.remove_silence) &&
-    typeof merged.remove_fillers === "boolean";
+    typeof merged.remove_fillers === "boolean" &&
+    // Brand and language (issue 29).
+    oneOf(CAPTION_FONTS, merged.caption_font) &&
+    intIn(merged.caption_size, 50, 200) &&
+    color(merged.caption_color) &&
+    color(merged.caption_highlight_color) &&
+    color(merged.caption_outline_color) &&
+    color(merged.caption_box_color) &&
+    oneOf(LOGO_POSITIONS, merged.logo_position) &&
+    intIn(merged.logo_size, 5, 50) &&
+    typeof merged.logo_opacity === "number" &&
+    merged.logo_opacity >= 0.1 &&
+    merged.logo_opacity <= 1 &&
+    intIn(merged.hook_title_seconds, 0, MAX_HOOK_TITLE_SECONDS) &&
+    (merged.language === null || oneOf(SPEECH_LANGUAGES, merged.language)) &&
+    (merged.caption_language === null || oneOf(CAPTION_LANGUAGES, merged.caption_language));
   return ok ? merged : null;
 }
 
@@ -131,22 +187,8 @@ function requests(method: string, withBody: boolean): fc.Arbitrary<FuzzRequest> 
 }
 
 function pickFields(body: unknown): StoredConfig {
-  const b = body as StoredConfig;
-  return {
-    aspect_ratio: b.aspect_ratio,
-    resolution: b.resolution,
-    min_clip_seconds: b.min_clip_seconds,
-    max_clip_seconds: b.max_clip_seconds,
-    max_clips: b.max_clips,
-    reframe: b.reframe,
-    layout: b.layout,
-    captions: b.captions,
-    caption_style: b.caption_style,
-    caption_position: b.caption_position,
-    prompt: b.prompt,
-    remove_silence: b.remove_silence,
-    remove_fillers: b.remove_fillers,
-  };
+  const b = body as Record<string, unknown>;
+  return Object.fromEntries(FIELDS.map((field) => [field, b[field]])) as unknown as StoredConfig;
 }
 
 describe("fuzz: saved configurations", () => {

@@ -20,7 +20,7 @@ import { hostilePathPart, hostileString } from "./fuzz/strings";
 import { Tally } from "./fuzz/tally";
 import { acceptableStoredUrl, anyVideoUrl, publicUrl } from "./fuzz/urls";
 import { WriteGuard } from "./fuzz/write-guard";
-import { fuzzRuns } from "./fuzz/runs";
+import { fuzzParameters, fuzzRuns } from "./fuzz/runs";
 
 const RUNS = fuzzRuns(2_000);
 // A budget for a stuck run, not a speed target: 2,000 requests take far longer on a loaded machine than on a quiet one.
@@ -260,7 +260,7 @@ describe("fuzz: jobs", () => {
           await guard.accepted([jobId, replayKey], describeCase(req));
         },
       ),
-      { numRuns: RUNS, endOnFailure: true },
+      fuzzParameters(RUNS),
     );
     await guard.check();
     expect(tally.count("POST /api/v1/jobs")).toBeGreaterThanOrEqual(RUNS);

@@ -17,7 +17,7 @@ import { Tally } from "./fuzz/tally";
 import { WriteGuard } from "./fuzz/write-guard";
 import { FakeEngine } from "./engine-stub";
 import { createAccount } from "./helpers";
-import { fuzzRuns } from "./fuzz/runs";
+import { fuzzParameters, fuzzRuns } from "./fuzz/runs";
 
 const RUNS = fuzzRuns(2_000);
 // A budget for a stuck run, not a speed target: 2,000 requests take far longer on a loaded machine than on a quiet one.
@@ -228,7 +228,7 @@ describe("fuzz: request window of a limited plan", () => {
           expect(results.filter((s) => s === 429).length).toBe(40);
         },
       ),
-      { numRuns: 3, endOnFailure: true },
+      fuzzParameters(3),
     );
     expect(rounds).toBe(3);
   }, TIMEOUT_MS);

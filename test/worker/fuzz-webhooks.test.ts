@@ -11,6 +11,7 @@ import { JOB_EVENT_TYPES } from "../../src/webhooks/events";
 import { createAccount } from "./helpers";
 import { checkResponse } from "./fuzz/oracle";
 import { ORIGIN, send } from "./fuzz/invoke";
+import { fuzzParameters } from "./fuzz/runs";
 
 const RUNS = 1000;
 
@@ -125,7 +126,7 @@ describe("POST /api/v1/webhooks with generated bodies", () => {
         // Keep under the 10-endpoint limit for the next run.
         await env.DB.prepare(`DELETE FROM webhook_endpoints WHERE id = ?`).bind(row.id).run();
       }),
-      { numRuns: RUNS, endOnFailure: true },
+      fuzzParameters(RUNS),
     );
   });
 });

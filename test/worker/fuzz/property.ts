@@ -10,6 +10,7 @@ import { checkResponse, type Operation } from "./oracle";
 import { matchesTemplate, toRequest as toRequestOf, type FuzzRequest } from "./requests";
 import type { Tally } from "./tally";
 import type { WriteGuard } from "./write-guard";
+import { fuzzParameters } from "./runs";
 
 export interface Outcome {
   status: number;
@@ -72,7 +73,7 @@ export async function fuzzEndpoint(tally: Tally, spec: EndpointFuzz): Promise<vo
       }
       if (res.status >= 400) await spec.guard?.rejected(describeCase(req));
     }),
-    { numRuns: spec.runs, endOnFailure: true },
+    fuzzParameters(spec.runs),
   );
   await spec.guard?.check();
 }

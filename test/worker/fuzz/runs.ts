@@ -9,3 +9,14 @@ export function fuzzRuns(full: number): number {
   const override = Number(env.FUZZ_RUNS);
   return Number.isInteger(override) && override > 0 ? override : full;
 }
+
+/**
+ * fast-check's parameters for a fuzz property: `runs` requests, no shrinking
+ * (the service keeps state between runs), and FUZZ_SEED's seed when set, so
+ * a failure's printed `seed` replays the same requests (run the failing file
+ * alone: its properties share the service's state in order).
+ */
+export function fuzzParameters(runs: number): { numRuns: number; endOnFailure: true; seed?: number } {
+  const seed = Number(env.FUZZ_SEED);
+  return env.FUZZ_SEED !== "" && Number.isInteger(seed) ? { numRuns: runs, endOnFailure: true, seed } : { numRuns: runs, endOnFailure: true };
+}
