@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { startEngine, type RunningEngine } from "./engine.ts";
+import { buildLocalEngine, startEngine, type RunningEngine } from "./engine.ts";
 import { newEngineKeys, verifyKeyOf } from "./engine-keys.ts";
 import { freePort } from "./ports.ts";
 import { applyMigrations, startWorker, type RunningWorker } from "./worker.ts";
@@ -17,7 +17,7 @@ import { applyMigrations, startWorker, type RunningWorker } from "./worker.ts";
 export interface StackOptions {
   /** The project root (where wrangler.toml and container/ are). */
   root: string;
-  /** Holds logs/, engine-work/, the Worker's env file and (unless `stateDir` says otherwise) state/. */
+  /** Holds logs/, engine-work/, the engine's bundle (engine-bundle/), the Worker's env file and (unless `stateDir` says otherwise) state/. */
   dir: string;
   /** D1, R2, queues and Durable Objects (wrangler's --persist-to); default `dir`/state. */
   stateDir?: string;
@@ -83,6 +83,7 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
   const stateDir = options.stateDir ?? join(options.dir, "state");
   const logsDir = join(options.dir, "logs");
   const engineWorkDir = join(options.dir, "engine-work");
+  const engineBundleDir = join(options.dir, "engine-bundle");
   if (options.fresh) rmSync(stateDir, { recursive: true, force: true });
   for (const dir of [stateDir, logsDir, engineWorkDir]) mkdirSync(dir, { recursive: true });
 
@@ -106,9 +107,12 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
     ...options.vars,
   };
 
-  const launchEngine = (): Promise<RunningEngine> =>
+  // Built once per stack, beside the Worker's start; a restart runs the same bundle.
+  let bundle: Promise<string> | null = null;
+  const launchEngine = async (): Promise<RunningEngine> =>
     startEngine({
       root: options.root,
+      serverPath: await (bundle ??= buildLocalEngine(options.root, engineBundleDir)),
       port: enginePort,
       workDir: engineWorkDir,
       logFile: join(logsDir, "engine.log"),
@@ -211,7 +215,7 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
       stopping = true;
       await Promise.all([engine?.process.stop(), worker.process.stop()]);
       if (options.ephemeral) {
-        for (const dir of [stateDir, engineWorkDir]) rmSync(dir, { recursive: true, force: true });
+        for (const dir of [stateDir, engineWorkDir, engineBundleDir]) rmSync(dir, { recursive: true, force: true });
       }
     },
   };

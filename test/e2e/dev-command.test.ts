@@ -121,7 +121,8 @@ describe("npm run dev", { timeout: 300_000 }, () => {
     const started = descendants(run.child.pid!);
     const commands = started.map(commandOf).join("\n");
     expect(commands).toContain("workerd");
-    expect(commands).toContain("container/src/server.ts");
+    // The engine runs the bundle its Container image runs, built into the stack's directory.
+    expect(commands).toContain(join(dir, "full", "engine-bundle", "server.mjs"));
 
     process.kill(-run.child.pid!, "SIGINT");
     expect(await run.exited).toBe(0);
