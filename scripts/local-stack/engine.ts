@@ -7,7 +7,7 @@
  * "Where a job's time goes"), and a bench of the local stack measured that
  * instead of what production runs.
  */
-import { existsSync, symlinkSync } from "node:fs";
+import { rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { buildEngineBundle } from "../lib/engine-build.ts";
 import { startProcess, type ManagedProcess } from "./processes.ts";
@@ -44,8 +44,10 @@ const WORKER_SECRETS = ["ENGINE_SIGNING_KEY", "CALLBACK_TOKEN_SECRET", "ADMIN_TO
  */
 export async function buildLocalEngine(root: string, dir: string): Promise<string> {
   const built = await buildEngineBundle(root, dir);
+  // Made anew each time: a kept stack directory (npm run dev) may hold a link to where the project used to be.
   const modules = join(dir, "node_modules");
-  if (!existsSync(modules)) symlinkSync(join(root, "node_modules"), modules, "dir");
+  rmSync(modules, { force: true });
+  symlinkSync(join(root, "node_modules"), modules, "dir");
   return built.serverPath;
 }
 

@@ -13,6 +13,8 @@ import {
   CAPTION_POSITIONS,
   CAPTION_STYLES,
   ClipConfig,
+  DEFAULT_CLIP_CONFIG,
+  HEX_COLOR_PATTERN,
   LAYOUTS,
   LOGO_POSITIONS,
   MAX_HOOK_TITLE_SECONDS,
@@ -38,60 +40,13 @@ const MAX_CONFIGS = 100;
 const tally = new Tally();
 let accounts: FuzzAccounts;
 
-interface StoredConfig {
-  aspect_ratio: string;
-  resolution: number;
-  min_clip_seconds: number;
-  max_clip_seconds: number;
-  max_clips: number;
-  reframe: string;
-  layout: string;
-  captions: string;
-  caption_style: string;
-  caption_position: string;
-  prompt: string | null;
-  remove_silence: string;
-  remove_fillers: boolean;
-  caption_font: string;
-  caption_size: number;
-  caption_color: string;
-  caption_highlight_color: string;
-  caption_outline_color: string;
-  caption_box_color: string;
-  logo_position: string;
-  logo_size: number;
-  logo_opacity: number;
-  hook_title_seconds: number;
-  language: string | null;
-  caption_language: string | null;
-}
-const DEFAULTS: StoredConfig = {
-  aspect_ratio: "9:16",
-  resolution: 1080,
-  min_clip_seconds: 15,
-  max_clip_seconds: 60,
-  max_clips: 5,
-  reframe: "center",
-  layout: "single",
-  captions: "both",
-  caption_style: "bold",
-  caption_position: "bottom",
-  prompt: null,
-  remove_silence: "off",
-  remove_fillers: false,
-  caption_font: "DejaVu Sans",
-  caption_size: 100,
-  caption_color: "#FFFFFF",
-  caption_highlight_color: "#FFE500",
-  caption_outline_color: "#000000",
-  caption_box_color: "#000000",
-  logo_position: "off",
-  logo_size: 15,
-  logo_opacity: 1,
-  hook_title_seconds: 0,
-  language: null,
-  caption_language: null,
-};
+/**
+ * A saved configuration: every field of the contract's ClipConfig, with its
+ * defaults (brand.test.ts and jobs-flow.test.ts check the defaults' values).
+ * The rules a body must follow are read independently below (validConfig).
+ */
+type StoredConfig = ClipConfig;
+const DEFAULTS: StoredConfig = DEFAULT_CLIP_CONFIG;
 const FIELDS = Object.keys(DEFAULTS) as (keyof StoredConfig)[];
 
 /** The model: what each account has saved. */
@@ -137,21 +92,21 @@ function validConfig(body: RawBody, type: string | undefined): StoredConfig | nu
   const merged = { ...DEFAULTS, ...(value as Partial<StoredConfig>) };
   const intIn = (n: unknown, min: number, max: number) => typeof n === "number" && Number.isInteger(n) && n >= min && n <= max;
   const oneOf = (list: readonly unknown[], v: unknown) => list.includes(v);
-  const color = (v: unknown) => typeof v === "string" && /^#[0-9A-Fa-f]{6}$/.test(v);
+  const color = (v: unknown) => typeof v === "string" && HEX_COLOR_PATTERN.test(v);
   const ok =
-    (ASPECT_RATIOS as readonly unknown[]).includes(merged.aspect_ratio) &&
+    oneOf(ASPECT_RATIOS, merged.aspect_ratio) &&
     (merged.resolution === 720 || merged.resolution === 1080) &&
     intIn(merged.min_clip_seconds, 5, 120) &&
     intIn(merged.max_clip_seconds, 10, 180) &&
     intIn(merged.max_clips, 1, 20) &&
-    (REFRAME_MODES as readonly unknown[]).includes(merged.reframe) &&
-    (LAYOUTS as readonly unknown[]).includes(merged.layout) &&
-    (CAPTION_MODES as readonly unknown[]).includes(merged.captions) &&
-    (CAPTION_STYLES as readonly unknown[]).includes(merged.caption_style) &&
-    (CAPTION_POSITIONS as readonly unknown[]).includes(merged.caption_position) &&
+    oneOf(REFRAME_MODES, merged.reframe) &&
+    oneOf(LAYOUTS, merged.layout) &&
+    oneOf(CAPTION_MODES, merged.captions) &&
+    oneOf(CAPTION_STYLES, merged.caption_style) &&
+    oneOf(CAPTION_POSITIONS, merged.caption_position) &&
     merged.max_clip_seconds >= merged.min_clip_seconds &&
     (merged.prompt === null || (typeof merged.prompt === "string" && merged.prompt.length <= MAX_PROMPT_CHARS && /\S/.test(merged.prompt))) &&
-    (REMOVE_SILENCE_MODES as readonly unknown[]).includes(merged.remove_silence) &&
+    oneOf(REMOVE_SILENCE_MODES, merged.remove_silence) &&
     typeof merged.remove_fillers === "boolean" &&
     // Brand and language (issue 29).
     oneOf(CAPTION_FONTS, merged.caption_font) &&
