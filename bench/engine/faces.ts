@@ -25,8 +25,8 @@
  * pair, both faces one per half (layout split); talk, the speaking face
  * framed from 1 s after each turn starts (turns of at least the minimum shot).
  *
- * Before: the engine's face reframing as it was before issue 24 (main at
- * BEFORE_COMMIT, taken from git into WORK) plans the same clips in the same
+ * Before: the engine's earlier face reframing, per-frame detection without
+ * tracking or speaker (main at BEFORE_COMMIT, taken from git into WORK) plans the same clips in the same
  * run: its detection's wall and CPU time beside today's, and on drift, the
  * share of judged times its camera path held the face (read from the path,
  * as it rendered no split and no speaker). Skipped, with a message, where
@@ -172,7 +172,7 @@ async function sources(): Promise<Record<"walk" | "talk" | "drift" | "pair", Mad
   return { walk, talk, drift, pair };
 }
 
-/** Main just before issue 24 landed: face detection every sampled frame, no tracking, no speaker. */
+/** The earlier reframing: face detection every sampled frame, no tracking, no speaker. */
 const BEFORE_COMMIT = "2bd03666802755995449da3aac24cc68c2c9ef4a";
 /** The old plan's paths have today's shape (path.ts did not change in kind). */
 type BeforePath = PathSegment;
@@ -229,7 +229,7 @@ async function costJob(source: Made, reframe: "faces" | "center", old: Before | 
   });
   const clips = job.value.clips;
   if (old && reframe === "faces") {
-    // The same clips planned as before issue 24, after the job's clock stopped (not rendered: only detection's cost is compared).
+    // The same clips planned by the earlier reframing, after the job's clock stopped (not rendered: only detection's cost is compared).
     for (const [index, candidate] of job.value.candidates.entries()) {
       const { info } = job.value;
       const previous = await measured(() => old.planReframe({ runner, source: info, candidate, config, output: outputSize(config, info), rawPath: path.join(WORK, `before-${index}.rgb`), signal, onProgress: () => {} }));

@@ -1,5 +1,5 @@
 /**
- * The cost of each steering feature (issue 27), measured side by side in
+ * The cost of each steering feature, measured side by side in
  * one run on generated espeak-ng speech (three topics, fillers, 0.8 s pauses,
  * repeated to about three and a half minutes), CPU beside wall time:
  *

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:transcribe`: the wall time of the transcript's Workers AI
- * stage (issue 30), one chunk at a time (K = 1) against TRANSCRIBE_CONCURRENCY
+ * stage, one chunk at a time (K = 1) against TRANSCRIBE_CONCURRENCY
  * chunks in flight, side by side in one run, on the speech source of
  * `bench:speech` (6.4 minutes, 282 s of it espeak-ng speech over music, in
  * 14 chunks; cached in .tmp/bench).
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     return { lanes, wall_seconds: wall, cpu_seconds: (cpu.user + cpu.system) / 1e6 + ffmpegCpu, ffmpeg_cpu_seconds: ffmpegCpu, most_open: worker.transcribeMostOpen };
   };
 
-  /** The chunks' extractions alone, one after the other (what the stage before issue 30 added between calls). */
+  /** The chunks' extractions alone, one after the other (what a stage without overlap adds between calls). */
   const extractionsAlone = async (): Promise<number> => {
     const started = performance.now();
     for (const [index, chunk] of chunks.entries()) {
@@ -172,8 +172,8 @@ async function main(): Promise<void> {
     ratio: round(concurrent.wall_seconds / sequential.wall_seconds),
     saved_seconds: round(sequential.wall_seconds - concurrent.wall_seconds),
     extraction_alone_seconds: round(extraction),
-    // The stage before issue 30 (extract, ask, wait, next): K = 1 plus every extraction after the first.
-    before_issue_30_estimate_seconds: round(sequential.wall_seconds + extraction - perChunkExtraction),
+    // A stage without overlap (extract, ask, wait, next): K = 1 plus every extraction after the first.
+    sequential_estimate_seconds: round(sequential.wall_seconds + extraction - perChunkExtraction),
     ideal_concurrent_seconds: round(Math.ceil(chunks.length / TRANSCRIBE_CONCURRENCY) * (ANSWER_MS / 1000) + perChunkExtraction),
     cpus: os.cpus().length,
     load_average_1m: { start: round(loadBefore), end: round(loadAfter) },
@@ -187,7 +187,7 @@ async function main(): Promise<void> {
   console.log(row("one at a time (K=1)", sequential));
   console.log(row(`${TRANSCRIBE_CONCURRENCY} in flight (K=${TRANSCRIBE_CONCURRENCY})`, concurrent));
   console.log(`ratio K=${TRANSCRIBE_CONCURRENCY} / K=1: ${result.ratio} (${result.saved_seconds} s sooner); the ideal at K=${TRANSCRIBE_CONCURRENCY}: ${result.ideal_concurrent_seconds} s`);
-  console.log(`extractions alone: ${result.extraction_alone_seconds} s; the stage before issue 30 (no overlap) would take about ${result.before_issue_30_estimate_seconds} s`);
+  console.log(`extractions alone: ${result.extraction_alone_seconds} s; a stage without overlap would take about ${result.sequential_estimate_seconds} s`);
   console.log(`median of ${ROUNDS} rounds; machine: ${result.cpus} cores, 1-minute load ${result.load_average_1m.start} at the start, ${result.load_average_1m.end} at the end`);
   const resultsDir = path.join(PROJECT_ROOT, "bench", "results");
   await mkdir(resultsDir, { recursive: true });

@@ -50,7 +50,7 @@ export default defineConfig(async () => {
           bindings: {
             TEST_MIGRATIONS: migrations,
             ADMIN_TOKEN: "bench-admin-token",
-            // The Worker's engine keys (README "Engine credentials"): an Ed25519 private key (PKCS#8, base64) and the callback token secret.
+            // The Worker's engine keys (docs/architecture.md "Engine credentials"): an Ed25519 private key (PKCS#8, base64) and the callback token secret.
             ENGINE_SIGNING_KEY: "MC4CAQAwBQYDK2VwBCIEINIBHIrBPWTIDIv+izQzLRzmQESvxaiBolup+xAyI9QZ",
             CALLBACK_TOKEN_SECRET: "test-callback-token-secret-0123456789abcdef",
             ENGINE_URL: "http://engine.test",

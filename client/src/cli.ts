@@ -101,7 +101,7 @@ const TRANSCRIPT_FORMATS: readonly TranscriptTextFormat[] = ["txt", "vtt", "srt"
 function clipTable(job: Job): string {
   if (job.status !== "completed") return "";
   if (job.clips.length === 0) return "No clips.";
-  // With a prompt, how well each clip matches it (issue 27).
+  // With a prompt, how well each clip matches it.
   const prompted = job.clips.some((clip) => clip.prompt_match !== null);
   return table(
     ["#", "start", "end", "length", "score", ...(prompted ? ["match"] : []), "reasons", "url"],
@@ -151,7 +151,7 @@ async function downloadClips(job: Job, dir: string): Promise<string[]> {
   return saved;
 }
 
-/** --prompt, --from/--to, --remove-silence, --remove-fillers/--keep-fillers as submission fields (issue 27). */
+/** --prompt, --from/--to, --remove-silence, --remove-fillers/--keep-fillers as submission fields. */
 function steeringOptions(values: Values): Partial<SubmitJobBody> {
   if (values["remove-fillers"] && values["keep-fillers"]) throw new UsageError("give --remove-fillers or --keep-fillers, not both");
   const out: Partial<SubmitJobBody> = {};
@@ -171,7 +171,7 @@ function steeringOptions(values: Values): Partial<SubmitJobBody> {
 }
 
 /**
- * --language and --caption-language as submission fields (issue 29). The
+ * --language and --caption-language as submission fields. The
  * words auto and spoken send null, which overrides a configuration's language
  * with "detected" or "as spoken"; any other text goes to the API, which answers
  * unsupported_language naming the allowed values.

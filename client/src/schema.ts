@@ -1395,7 +1395,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_request`: Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path.
-             *     - `unknown_font`: `caption_font` is not one of the installed caption fonts (`allowed_values` lists them; see the README's caption fonts).
+             *     - `unknown_font`: `caption_font` is not one of the installed caption fonts (`allowed_values` lists them).
              *     - `invalid_color`: A colour (`caption_color`, `caption_highlight_color`, `caption_outline_color`, `caption_box_color`) is not written `#RRGGBB`.
              *     - `unsupported_language`: `language` or `caption_language` is not a supported ISO 639-1 code (`language`: the speech-to-text model's languages; `caption_language`: the translation model's). `allowed_values` lists them.
              */

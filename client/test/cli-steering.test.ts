@@ -1,5 +1,5 @@
 /**
- * The CLI's steering flags (issue 27) become the submission's fields: a real
+ * The CLI's steering flags become the submission's fields: a real
  * HTTP server on loopback records what `clipjobs submit` sends.
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -78,7 +78,7 @@ describe("clipjobs submit steering flags", () => {
   });
 });
 
-describe("clipjobs submit language flags (issue 29)", () => {
+describe("clipjobs submit language flags", () => {
   it("sends language and caption_language as given", async () => {
     expect(await main(["submit", "https://example.com/talk.mp4", "--type", "lecture", "--language", "de", "--caption-language", "ja"], io())).toBe(0);
     expect(bodies.at(-1)).toEqual({ video_url: "https://example.com/talk.mp4", video_type: "lecture", language: "de", caption_language: "ja" });

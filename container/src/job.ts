@@ -72,7 +72,7 @@ interface RenderedClip {
   height: number;
   plan: ReframePlan;
   captions: ClipCaptions;
-  /** Issue 27: what was cut out, and the match with the job's prompt (null without one). */
+  /** What was cut out, and the match with the job's prompt (null without one). */
   removal: RemovalPlan;
   promptMatch: number | null;
 }
@@ -331,7 +331,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     let speechPcm: SpeechPcm | null = null;
     let windows: ScoredWindow[] = [];
     const analysisCalled = Date.now();
-    // time_range (issue 27): the analysis reads only the range; its times come back in source seconds.
+    // time_range: the analysis reads only the range; its times come back in source seconds.
     const window = analysisWindow(source, job.time_range);
     const wholeSource = window.start <= 0 && window.end >= source.durationSeconds;
     const prompt = job.config.prompt ?? null;
@@ -379,7 +379,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     // The PCM served the transcript's chunks; the renders get its disk (32 kB a second of source).
     await removePcm(speechPcm);
     let transcript: Transcript | null = transcriptInWindow(heard.transcript, window, wholeSource);
-    // A source that does not say its language (a captions file) is in the one the job was told (issue 29).
+    // A source that does not say its language (a captions file) is in the one the job was told.
     if (transcript && transcript.language === null && job.config.language) transcript = { ...transcript, language: job.config.language };
     let transcriptReason = heard.transcript && !transcript ? "No words were spoken inside time_range." : heard.reason;
     signal.throwIfAborted();
@@ -387,7 +387,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     let candidates: Candidate[];
     let promptMatches: number[] = [];
     if (prompt) {
-      // Issue 27: clips are the moments that match the prompt, ranked with the analysis's signal.
+      // With a prompt, clips are the moments that match it, ranked with the analysis's signal.
       if (!transcript) {
         throw new JobFailure("prompt_needs_transcript", `The job has a prompt, but there is no transcript to match it against. ${transcriptReason ?? ""}`.trim());
       }
@@ -434,7 +434,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
     // Face detection (reframe faces/auto) takes the first DETECT_SHARE of each clip's progress.
     const detectShare = job.config.reframe === "center" ? 0 : DETECT_SHARE;
     const planned = outputSize(job.config, source);
-    // Brand and language (issue 29): translated captions and the logo, once for all clips.
+    // Brand and language: translated captions and the logo, once for all clips.
     const brand = await clock.time("brand", () =>
       prepareBrand({
         job,

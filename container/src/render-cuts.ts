@@ -1,5 +1,5 @@
 /**
- * The removal stage of a clip's filter graph (issue 27): when pauses or
+ * The removal stage of a clip's filter graph: when pauses or
  * filler words are cut out, the framed picture and the audio are split into
  * the kept pieces (trim/atrim), the pieces of the picture concatenated, and
  * the pieces of the audio joined by short crossfades so no cut clicks. All

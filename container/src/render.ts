@@ -57,7 +57,7 @@ export interface RenderArgs {
   /** Where the thumbnail comes from (thumbnail.ts picks the cheaper); default the source. */
   thumbnailFrom?: ThumbnailFrom;
   /**
-   * The pieces kept when pauses or fillers are cut (issue 27), in source
+   * The pieces kept when pauses or fillers are cut, in source
    * seconds inside the candidate; absent or one piece: the whole clip.
    */
   kept?: Interval[];
@@ -95,7 +95,7 @@ export function renderedSeconds(args: Pick<RenderArgs, "candidate" | "kept">): n
 /**
  * The graph: picture (reframe), then the removal stage when something is
  * cut (render-cuts.ts, its own separate stage), then the brand stage: the
- * logo and libass's captions and hook title (brand/stage.ts, issue 29).
+ * logo and libass's captions and hook title (brand/stage.ts).
  */
 function clipGraph(args: Pick<RenderArgs, "source" | "candidate" | "config" | "plan" | "captionsPath" | "kept" | "logo">, size: ReturnType<typeof outputSize>): { graph: string; audio: string } {
   const { source, candidate, config } = args;

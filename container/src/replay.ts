@@ -6,7 +6,7 @@
  *
  * It lives in the process: an engine restarted within that window forgets
  * what it saw. In production an engine instance is a Container reachable
- * only through the Worker's binding, one per job; README "Engine
+ * only through the Worker's binding, one per job; docs/architecture.md "Engine
  * credentials" says what that leaves.
  */
 import { ENGINE_SIGNATURE_TOLERANCE_SECONDS } from "#contract";

@@ -189,7 +189,7 @@ export class JobReporter {
   }
 
   /**
-   * Asks the Worker how close in meaning each text is to the query (issue 27).
+   * Asks the Worker how close in meaning each text is to the query.
    * 503 (no embeddings on this deployment) and 404 (a Worker without the
    * route) mean "unavailable"; 502 that the Worker already retried the model.
    */
@@ -218,7 +218,7 @@ export class JobReporter {
       const answer = await this.send("POST", "translate", { "content-type": "application/json", "content-length": String(payload.length) }, signal, async (req) => {
         req.end(payload);
       });
-      // 404: a Worker without the route (older than issue 29) cannot translate either.
+      // 404: a Worker deployed without the route cannot translate either.
       if (answer.status === 503 || answer.status === 404) return { kind: "unavailable" } as const;
       if (answer.status === 502) return { kind: "failed", detail: answer.body.slice(0, 200) } as const;
       const { texts } = this.parse(answer, TranslateResult);

@@ -11,7 +11,7 @@ import { log } from "./log.ts";
 import { removeStaleWorkDirs } from "./workdir.ts";
 
 async function main(): Promise<void> {
-  // Left over from before issue 22: the engine holds no secret, so none stays in its environment.
+  // A shared engine secret from an older deployment's environment: the engine holds no secret, so none stays in its environment.
   if (process.env.ENGINE_SECRET !== undefined) {
     delete process.env.ENGINE_SECRET;
     log.warn("engine_secret_ignored", { detail: "ENGINE_SECRET is no longer used; the engine verifies with ENGINE_VERIFY_KEY" });

@@ -1,5 +1,5 @@
 /**
- * Brand settings (issue 29) judged from the rendered clip's pixels, through
+ * Brand settings judged from the rendered clip's pixels, through
  * the engine's own caption preparation and render (one encode each):
  * - caption text colour and highlight colour, measured inside the boxes
  *   where OCR finds the words;
@@ -189,7 +189,7 @@ describe("the logo's opacity", () => {
 });
 
 
-describe("brand after the removal stage (issue 27's cuts)", () => {
+describe("brand after the removal stage (silence and filler cuts)", () => {
   it("draws the logo on the cut clip, whose length is what was kept", async () => {
     const cut = await render("cut", { captions: "off", logo_position: "bottom-right", logo_size: 20 }, [
       { start: 0, end: 1.5 },

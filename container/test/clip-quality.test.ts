@@ -1,5 +1,5 @@
 /**
- * Clip quality on generated conversations (issue 25): several espeak-ng
+ * Clip quality on generated conversations: several espeak-ng
  * voices, people talking over each other, short replies, hesitations inside
  * sentences, laughter after emphatic exchanges, a music intro and outro, a
  * quiet music bed, a subtitle track whose cues the format itself cuts where

@@ -56,7 +56,7 @@ describe("container/Dockerfile", () => {
 
   it("installs the font burned captions are drawn with", () => {
     expect(dockerfile).toMatch(/apt-get install[^\n]*\bfonts-dejavu-core\b/);
-    // Issue 29: the caption fonts for every script (Noto core and CJK).
+    // The caption fonts for every script (Noto core and CJK).
     expect(dockerfile).toMatch(/apt-get install[^\n]*\bfonts-noto-core\b/);
     expect(dockerfile).toMatch(/apt-get install[^\n]*\bfonts-noto-cjk\b/);
   });

@@ -1,5 +1,5 @@
 /**
- * The rule for clip edges from speech detection alone (issue 25), on speech
+ * The rule for clip edges from speech detection alone, on speech
  * probabilities written by hand: a pause between sentences is a quiet stretch
  * (no frame reaching the speech threshold, faded below the quiet threshold at
  * both ends) of at least SENTENCE_PAUSE_SECONDS; a hesitation is shorter, and

@@ -1,5 +1,5 @@
 /**
- * A job's stage timings (issue 30), on a real job against the fake Worker:
+ * A job's stage timings, on a real job against the fake Worker:
  * the complete report hands back StartJob's timeline and lists every stage
  * (download, probe, analysis, transcript, each render and upload) in the
  * order they can happen. The source arrives in two parts, the second only

@@ -1,5 +1,5 @@
 /**
- * Captions in non-Latin scripts (issue 29), from a supplied captions file
+ * Captions in non-Latin scripts, from a supplied captions file
  * through the engine's own parsing, caption layout and render, read back
  * from the clip's pixels with tesseract's language data for each script
  * (Debian tesseract-ocr-chi-sim, -ara, -hin):

@@ -1,5 +1,5 @@
 /**
- * Steering (issue 27) on generated speech: espeak-ng sentences on three
+ * Steering on generated speech: espeak-ng sentences on three
  * distinct topics (pricing, hiking, cooking) at known spans, a few filler
  * words ("Um.") between them, and the script as a subtitle track.
  *

@@ -1,5 +1,5 @@
 /**
- * A clip's thumbnail is made while the clip itself uploads (issue 30): after
+ * A clip's thumbnail is made while the clip itself uploads: after
  * the last render, the clip's bytes go to the Worker at once instead of
  * waiting for its thumbnail's ffmpeg run. Shown with events: the thumbnail
  * run of every clip is held until the Worker has received that clip's video.

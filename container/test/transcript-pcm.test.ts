@@ -1,5 +1,5 @@
 /**
- * Speech-to-text chunks cut from the measuring pass's PCM (issue 30: one
+ * Speech-to-text chunks cut from the measuring pass's PCM (one
  * decode of the source serves the transcript too), on real speech, the real
  * speech model and real ffmpeg, against the fake Worker's transcribe route:
  *

@@ -1,5 +1,5 @@
 /**
- * Captions in the viewer's language, end to end (issue 29): a job on real
+ * Captions in the viewer's language, end to end: a job on real
  * speech (the speech suite's espeak-ng narration, English, with a subtitle
  * track) asks for `caption_language: "fr"`. The fake Worker answers the
  * engine's /translate route with the Worker's own translateTexts

@@ -1,5 +1,5 @@
 /**
- * Speech detection inside whole jobs (issue 18): the step text when the
+ * Speech detection inside whole jobs: the step text when the
  * speech model cannot load (the loudness fallback), the documented failure of
  * a podcast job on music only, and the WebAssembly ffmpeg backend writing the
  * model's input in the same audio pass.

@@ -1,5 +1,5 @@
 /**
- * The speech model on two threads (issue 30): once the PCM is finished (the
+ * The speech model on two threads: once the PCM is finished (the
  * analysis pass that writes it has ended), the lanes left are stepped on both
  * of the model's threads at once. The probabilities are the same, bit for
  * bit, as on one thread; while the PCM still grows, only the first thread

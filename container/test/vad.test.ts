@@ -1,5 +1,5 @@
 /**
- * Speech under music, noise and applause (issue 18): real speech (espeak-ng,
+ * Speech under music, noise and applause: real speech (espeak-ng,
  * two voices) at known sentence spans over generated beds. Checks the
  * detector's agreement with the spans per 10 ms frame, and that the analysis
  * cuts only between sentences and keeps the emphasised ones.

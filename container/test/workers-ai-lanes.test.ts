@@ -1,5 +1,5 @@
 /**
- * The Workers AI stage's schedule (issue 30), on real speech and real ffmpeg
+ * The Workers AI stage's schedule, on real speech and real ffmpeg
  * extractions against the fake Worker, whose transcribe answers the tests
  * hold and release themselves: up to TRANSCRIBE_CONCURRENCY chunks in flight
  * with the next one extracted meanwhile; answers released in reverse order

@@ -18,7 +18,7 @@ export const ClipView = z.looseObject({
   reasons: z.array(z.string()),
   width: z.number().int(),
   height: z.number().int(),
-  /** Issue 11: a line from the clip's own words; null without a transcript. */
+  /** A line from the clip's own words; null without a transcript. */
   title: z.string().nullable().optional(),
 });
 export type ClipView = z.infer<typeof ClipView>;

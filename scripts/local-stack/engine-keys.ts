@@ -1,6 +1,6 @@
 /**
  * The engine channel's keys for a local stack, a bench or `.dev.vars`
- * (README "Engine credentials"): an Ed25519 key pair whose private half the
+ * (docs/architecture.md "Engine credentials"): an Ed25519 key pair whose private half the
  * Worker signs StartJob and cancel with (ENGINE_SIGNING_KEY: PKCS#8 DER,
  * base64) and whose public half the engine verifies with (ENGINE_VERIFY_KEY:
  * 32 bytes, base64url), and the Worker's own secret for callback tokens.

@@ -3,8 +3,7 @@
  * runs (scripts/lib/engine-build.ts), built into the stack's own directory,
  * under the same Node. Run from source under tsx instead, the engine's own
  * process spent about a fifth more CPU on a job (4.1-4.5 s against 3.4-3.7 s: a
- * 5-minute 1080p source cut to one short clip, 4 jobs each way, README
- * "Where a job's time goes"), and a bench of the local stack measured that
+ * 5-minute 1080p source cut to one short clip, 4 jobs each way), and a bench of the local stack measured that
  * instead of what production runs.
  */
 import { rmSync, symlinkSync } from "node:fs";

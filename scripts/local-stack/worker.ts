@@ -22,7 +22,7 @@ export interface WorkerOptions {
   /**
    * Local simulations only (`wrangler dev --local`; default). Workers AI has
    * none, and without `--local` wrangler opens a remote session for it, which
-   * needs a Cloudflare login (README "Decisions").
+   * needs a Cloudflare login (docs/decisions/0014-workers-ai-locally.md).
    */
   localOnly?: boolean;
   /** WRANGLER_LOG for the dev server, e.g. "warn" to skip a log line per request under load. */

@@ -1,5 +1,5 @@
 /**
- * The account's logo (issue 29): uploaded once, placed on clips by the
+ * The account's logo: uploaded once, placed on clips by the
  * configurations that ask for it (logo_position, logo_size, logo_opacity).
  * The body of PUT is the image itself (PNG or JPEG, at most 1 MiB and 1024
  * pixels a side), not JSON; it is stored privately and never published.

@@ -1,5 +1,5 @@
 /**
- * Brand settings of a clip configuration (issue 29): caption font, size and
+ * Brand settings of a clip configuration: caption font, size and
  * colours, the account's logo with its placement, and the hook title. The
  * engine draws all of them in the clip's one encode.
  */

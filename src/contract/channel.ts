@@ -61,7 +61,7 @@ export type EngineLimits = z.infer<typeof EngineLimits>;
 /**
  * When the job was submitted and when its dispatch began (epoch ms, the
  * Worker's clock): the engine hands them back in its complete report's
- * timings, so the completion log line spans the whole job (issue 30).
+ * timings, so the completion log line spans the whole job.
  * granted_at (the fleet granted an engine) and sent_at (StartJob left the
  * Worker) split the dispatch stage; absent from an older Worker.
  */
@@ -86,7 +86,7 @@ export const StartJob = z.object({
   limits: EngineLimits,
   /** SRT or WebVTT file named at submission; fetched under the same rules as video_url. */
   captions_url: z.string().url().nullish(),
-  /** Only this part of the source is analysed and clipped (issue 27); absent or null: all of it. */
+  /** Only this part of the source is analysed and clipped; absent or null: all of it. */
   time_range: TimeRange.nullish(),
   /** Absent from an older Worker: the report's timings then start at the engine. */
   timeline: DispatchTimes.optional(),
@@ -202,7 +202,7 @@ export const TRANSLATE_MAX_BODY_BYTES = 128 * 1024;
 export const MAX_TRANSCRIPT_UPLOAD_BYTES = 8 * 1024 * 1024;
 
 /**
- * Body of POST {callback_base}/internal/v1/jobs/:id/similarity (issue 27): how
+ * Body of POST {callback_base}/internal/v1/jobs/:id/similarity: how
  * close in meaning each text (a transcript sentence) is to the query (the
  * job's prompt), from Workers AI text embeddings (@cf/baai/bge-m3) computed
  * in the Worker. Vectors never cross the channel, only one cosine per text.
@@ -284,7 +284,7 @@ export const ClipReport = z.object({
   reasons: z.array(z.string().min(1).max(60)).min(1).max(8),
   width: z.number().int().positive(),
   height: z.number().int().positive(),
-  // Faces (issue 17): what the crop followed and how many faces were seen (0 when none were looked for).
+  // Faces: what the crop followed and how many faces were seen (0 when none were looked for).
   reframe: z.enum(REFRAME_USED).default("center"),
   faces_count: z.number().int().nonnegative().default(0),
   /** The words spoken inside the clip; null without a transcript. */
@@ -294,9 +294,9 @@ export const ClipReport = z.object({
   captions_burned: z.boolean(),
   /** true when captions.vtt and captions.srt were uploaded for this clip. */
   sidecars: z.boolean(),
-  /** How well the clip's words match the job's prompt, 0-1; null without a prompt (issue 27). */
+  /** How well the clip's words match the job's prompt, 0-1; null without a prompt. */
   prompt_match: z.number().min(0).max(1).nullable().default(null),
-  /** Pauses and fillers cut out of the clip, in source seconds, in order (issue 27). */
+  /** Pauses and fillers cut out of the clip, in source seconds, in order. */
   removed: z.array(RemovedSpan).max(MAX_REMOVED_SPANS).default([]),
   /** The rendered clip's real length; absent: end_seconds - start_seconds (nothing removed). */
   duration_seconds: z.number().positive().optional(),
@@ -312,7 +312,7 @@ export const StageTiming = z.object({
 });
 export type StageTiming = z.infer<typeof StageTiming>;
 
-/** Where a job's time went (issue 30): the engine's stages, with StartJob's timeline handed back. */
+/** Where a job's time went: the engine's stages, with StartJob's timeline handed back. */
 export const JobTimings = z.object({
   /** StartJob.timeline, as the engine received it (absent from an older Worker). */
   timeline: DispatchTimes.optional(),

@@ -1,5 +1,5 @@
 /**
- * Languages a job may name (issue 29): `language`, the spoken language as a
+ * Languages a job may name: `language`, the spoken language as a
  * hint for speech-to-text, and `caption_language`, the language captions,
  * sidecars and clip text are translated into. ISO 639-1 codes, lower case.
  *

@@ -22,7 +22,7 @@ export const REFRAME_MODES = ["center", "auto", "faces"] as const;
 /**
  * Faces: `single` frames one person (or a group that fits; with two or more
  * apart, the one speaking), `split` stacks the two main faces, `auto` is single
- * but shows the two stacked while both of them speak (issues 17, 24).
+ * but shows the two stacked while both of them speak.
  */
 export const LAYOUTS = ["single", "split", "auto"] as const;
 /** What a clip's crop actually followed (ClipReport.reframe). */
@@ -43,10 +43,9 @@ export const CaptionPosition = z.enum(CAPTION_POSITIONS);
 export type CaptionPosition = z.infer<typeof CaptionPosition>;
 
 /**
- * Steering (issue 27). `remove_silence`: off keeps every pause; pauses
+ * Steering. `remove_silence`: off keeps every pause; pauses
  * shortens pauses longer than 0.8 s to 0.4 s; tight shortens pauses longer
- * than 0.35 s to 0.15 s (the thresholds live in the engine, see README
- * "Steering").
+ * than 0.35 s to 0.15 s (the thresholds live in the engine, see docs/guides/steering.md).
  */
 export const REMOVE_SILENCE_MODES = ["off", "pauses", "tight"] as const;
 export const RemoveSilence = z.enum(REMOVE_SILENCE_MODES);
@@ -61,7 +60,7 @@ export const Prompt = z
   .regex(/\S/, { message: "prompt must contain a word" });
 
 /**
- * The part of the source to analyse and clip (issue 27), in source seconds.
+ * The part of the source to analyse and clip, in source seconds.
  * Credits are charged on its length, not the whole source's.
  */
 export const TimeRange = z
@@ -107,7 +106,7 @@ export const ClipConfig = z
     remove_silence: RemoveSilence.default("off"),
     /** Cut "um", "uh", "erm" and the like (needs a transcript with word times). */
     remove_fillers: z.boolean().default(false),
-    // Brand (issue 29): caption font, size and colours, logo, hook title (brand.ts).
+    // Brand: caption font, size and colours, logo, hook title (brand.ts).
     ...BRAND_FIELDS,
     /** The spoken language, as a hint to speech-to-text; null: detected. */
     language: SpeechLanguage.nullable().default(null),
@@ -136,9 +135,9 @@ export const FAILURE_CODES = [
   "queue_timeout",
   "internal_error",
   "captions_invalid",
-  /** A job with a prompt whose video yielded no transcript to match it against (issue 27). */
+  /** A job with a prompt whose video yielded no transcript to match it against. */
   "prompt_needs_transcript",
-  /** time_range starts at or after the end of the source, or leaves less than min_clip_seconds of it (issue 27). */
+  /** time_range starts at or after the end of the source, or leaves less than min_clip_seconds of it. */
   "time_range_outside_source",
 ] as const;
 export const FailureCode = z.enum(FAILURE_CODES);

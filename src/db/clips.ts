@@ -14,7 +14,7 @@ export interface Clip {
   reasons: string[];
   width: number;
   height: number;
-  /** What the crop followed: faces, activity or center (issue 17). */
+  /** What the crop followed: faces, activity or center. */
   reframe: ClipReframe;
   facesCount: number;
   /** The words spoken inside the clip; null without a transcript. */
@@ -23,13 +23,13 @@ export interface Clip {
   captionsBurned: boolean;
   /** WebVTT and SRT files were uploaded next to the clip. */
   sidecars: boolean;
-  /** 0-1 match with the job's prompt; null without a prompt (issue 27). */
+  /** 0-1 match with the job's prompt; null without a prompt. */
   promptMatch: number | null;
   /** Pauses and fillers cut out of the clip, in source seconds. */
   removed: RemovedSpan[];
   /** The rendered clip's real length; null: endSeconds - startSeconds. */
   durationSeconds: number | null;
-  /** The published sidecars' keys (null without sidecars, and for clips published before issue 22). */
+  /** The published sidecars' keys (null without sidecars, and for clips published under the older layout, next to the clip). */
   vttKey: string | null;
   srtKey: string | null;
 }

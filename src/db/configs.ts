@@ -18,7 +18,7 @@ const CONFIG_COLUMNS = ["name", ...FIELDS, "created_at", "updated_at"].join(", "
 
 type ConfigRow = Record<keyof ClipConfig, unknown> & { name: string; created_at: string; updated_at: string };
 
-/** SQLite has no booleans: a boolean member (remove_fillers, issue 27) is stored as 0 or 1. */
+/** SQLite has no booleans: a boolean member (remove_fillers) is stored as 0 or 1. */
 const BOOLEAN_FIELDS = new Set(FIELDS.filter((field) => typeof DEFAULT_CLIP_CONFIG[field] === "boolean"));
 const fromColumn = (field: keyof ClipConfig, value: unknown) => (BOOLEAN_FIELDS.has(field) ? value === 1 || value === true : value);
 const toColumn = (value: unknown) => (typeof value === "boolean" ? (value ? 1 : 0) : value);

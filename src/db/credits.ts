@@ -14,7 +14,7 @@ export function creditsForDuration(durationSeconds: number): number {
 
 /**
  * Seconds of the source a job is charged for: its time_range's length inside
- * the source (issue 27), or the whole source without one. 0 when the range
+ * the source, or the whole source without one. 0 when the range
  * starts at or after the end of the source.
  */
 export function chargeableSeconds(durationSeconds: number, range: TimeRange | null): number {

@@ -37,12 +37,12 @@ export interface Job {
   uploadId: string | null;
   /** SRT/WebVTT file named at submission. */
   captionsUrl: string | null;
-  /** The part of the source to analyse and clip (issue 27); null: all of it. */
+  /** The part of the source to analyse and clip; null: all of it. */
   timeRange: TimeRange | null;
   /** Set at completion when the engine had a transcript. */
   transcript: TranscriptSummary | null;
   transcriptUnavailableReason: string | null;
-  /** Set at completion when the job asked for caption_language (issue 29). */
+  /** Set at completion when the job asked for caption_language. */
   translation: TranslationOutcome | null;
 }
 
@@ -135,7 +135,7 @@ export interface NewJob {
   configName: string | null;
   config: ClipConfig;
   captionsUrl: string | null;
-  /** issue 27; absent or null: the whole source. */
+  /** The part of the source to analyse and clip; absent or null: the whole source. */
   timeRange?: TimeRange | null;
   now: string;
   /** Upload jobs: the upload, and the title it starts with (the file name). */

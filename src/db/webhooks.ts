@@ -1,4 +1,4 @@
-/** Webhook endpoints, events and deliveries (issue 13): every SQL statement on those tables. */
+/** Webhook endpoints, events and deliveries: every SQL statement on those tables. */
 import type { JobEventType } from "../webhooks/events";
 
 export type DisabledReason = "gone" | "failing";

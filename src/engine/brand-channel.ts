@@ -1,6 +1,6 @@
 /**
  * The brand and language routes of the engine channel (#contract, direction
- * 2; issue 29), mounted inside `callbacks` so its token middleware runs
+ * 2), mounted inside `callbacks` so its token middleware runs
  * first; the job comes from its account's Durable Object (live-job.ts):
  *
  *   POST /:job_id/translate   TranslateRequest -> TranslateResult (Workers AI, translate.ts)
@@ -57,7 +57,7 @@ export const brandChannel = new Hono<ChannelEnv>()
   })
   .get("/:job_id/logo", liveJob, async (c) => {
     const job = jobOf(c);
-    // Jobs stored before issue 29 have no logo_position.
+    // Jobs stored before brand settings existed have no logo_position.
     if ((job.config.logo_position ?? "off") === "off") throw new AppError("not_found", `Job ${job.id} places no logo.`);
     const found = await readLogo(c.env, job.accountId);
     if (!found) throw new AppError("not_found", `The account of job ${job.id} has no logo.`);

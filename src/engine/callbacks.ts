@@ -58,7 +58,7 @@ function insufficientCredits(needed: number) {
 }
 
 /**
- * A time_range that leaves less than a clip of the source (issue 27): known
+ * A time_range that leaves less than a clip of the source: known
  * only once the source's length is, so the job fails after the probe,
  * before anything is reserved.
  */
@@ -246,7 +246,7 @@ export const callbacks = new Hono<CallbackEnv>()
       await failJob(c.env, { ...job, title: report.title, sourceDurationSeconds: report.duration_seconds }, ["processing"], outside, { engineReported: true });
       return c.json({ proceed: false, credits_reserved: 0, error: outside } satisfies ProbeAck);
     }
-    // With a time_range, only its length inside the source is charged (issue 27).
+    // With a time_range, only its length inside the source is charged.
     const needed = creditsForDuration(chargeableSeconds(report.duration_seconds, job.timeRange ?? null));
     const reservation = await reserveJobCredits(c.env.DB, job.id, needed);
     if (reservation.ok) {
@@ -260,7 +260,7 @@ export const callbacks = new Hono<CallbackEnv>()
   })
   .route("/", speechChannel)
   .route("/", similarityChannel)
-  .route("/", brandChannel) // issue 29: POST /:job_id/translate, GET /:job_id/logo
+  .route("/", brandChannel) // POST /:job_id/translate, GET /:job_id/logo
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
     await storeClip(c.env, jobId, index, c.req.raw);
@@ -319,7 +319,7 @@ export const callbacks = new Hono<CallbackEnv>()
     }
     if (outcome === "inactive") throw notActive(job.id);
     if (outcome === "completed") {
-      // Where the job's time went, one line per completed job (README "The engine's pipeline").
+      // Where the job's time went, one line per completed job (container/README.md "Where a job's time goes").
       const times = completionTimes(Date.parse(job.createdAt), report.timings, { start: arrived, end: Date.now() });
       console.log(JSON.stringify({ event: "job_completed", job_id: job.id, account_id: job.accountId, clips: clips.length, ...times }));
     }

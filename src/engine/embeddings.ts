@@ -1,5 +1,5 @@
 /**
- * Prompt matching by meaning (issue 27): Workers AI text embeddings
+ * Prompt matching by meaning: Workers AI text embeddings
  * (`@cf/baai/bge-m3`, multilingual) of the job's prompt and of transcript
  * sentences, reduced here to one cosine similarity per sentence so vectors
  * never cross the engine channel.

@@ -6,7 +6,7 @@
  *
  * The one place to extend: a new channel route gets its line in
  * CHANNEL_ROUTES (with an existing scope, or a new one added to SCOPES with
- * the rule that grants it). README "Engine credentials" says so too.
+ * the rule that grants it). docs/architecture.md "Engine credentials" says so too.
  */
 import type { Job } from "../db/jobs";
 
@@ -19,11 +19,11 @@ export const SCOPES = {
   transcribe: () => true,
   /** the job's uploaded source: only a job made from a direct upload has one. */
   source: (job: Pick<Job, "uploadId">) => job.uploadId !== null,
-  /** prompt-to-sentence similarity (Workers AI embeddings, issue 27): only a job with a prompt asks. */
+  /** prompt-to-sentence similarity (Workers AI embeddings): only a job with a prompt asks. */
   similarity: (job: Pick<Job, "config">) => (job.config.prompt ?? null) !== null,
-  /** caption translation (Workers AI m2m100, issue 29): only a job with a caption_language asks. */
+  /** caption translation (Workers AI m2m100): only a job with a caption_language asks. */
   translate: (job: Pick<Job, "config">) => (job.config.caption_language ?? null) !== null,
-  /** the account's logo, from the private bucket (issue 29): only a job whose configuration places one. Jobs stored before issue 29 have no logo_position. */
+  /** the account's logo, from the private bucket: only a job whose configuration places one. Jobs stored before brand settings existed have no logo_position. */
   logo: (job: Pick<Job, "config">) => (job.config.logo_position ?? "off") !== "off",
 } satisfies Record<string, (job: Pick<Job, "uploadId" | "videoType" | "config">) => boolean>;
 

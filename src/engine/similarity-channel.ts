@@ -1,5 +1,5 @@
 /**
- * POST /:job_id/similarity on the engine channel (#contract, issue 27):
+ * POST /:job_id/similarity on the engine channel (#contract):
  * mounted inside `callbacks`, so its token middleware runs first. The engine
  * sends its prompt and up to SIMILARITY_MAX_TEXTS transcript sentences and
  * gets one cosine similarity per sentence from Workers AI embeddings

@@ -141,7 +141,7 @@ export const speechChannel = new Hono<ChannelEnv>()
     if ("problem" in wav) throw new AppError("invalid_request", wav.problem);
     await noteSignOfLife(c.env, job);
     try {
-      // The job's `language` hint (issue 29); jobs stored before it have none.
+      // The job's `language` hint; jobs stored before it have none.
       const hint = job.config.language ?? null;
       return c.json(await transcribeChunk(c.env.AI, audio, chunkStart, wav.durationSeconds, undefined, hint ? whisperLanguageCode(hint) : null));
     } catch (err) {

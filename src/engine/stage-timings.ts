@@ -1,5 +1,5 @@
 /**
- * Where a completed job's time went, for its completion log line (issue 30):
+ * Where a completed job's time went, for its completion log line:
  * every stage as milliseconds from submission, the Worker's own (queued,
  * dispatch, publish) around the engine's (from its complete report).
  *

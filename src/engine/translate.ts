@@ -1,5 +1,5 @@
 /**
- * Caption translation on Workers AI (issue 29) for the engine's /translate
+ * Caption translation on Workers AI for the engine's /translate
  * route: `@cf/meta/m2m100-1.2b`, Meta's M2M-100 (1.2 billion parameters),
  * which translates directly between any two of its 100 languages.
  *

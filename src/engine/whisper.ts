@@ -139,7 +139,7 @@ function toBase64(bytes: Uint8Array): string {
 }
 
 async function runOnce(ai: Ai, base64: string, timeoutMs: number, language: string | null): Promise<WhisperOutput> {
-  // `language` (issue 29): the job's hint; without it the model detects the language.
+  // `language`: the job's hint; without it the model detects the language.
   const answer: unknown = await withTimeout(timeoutMs, (signal) =>
     ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe", ...(language ? { language } : {}) }, { signal }),
   );

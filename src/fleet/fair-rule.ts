@@ -19,7 +19,7 @@
  * - a requeued job (its engine was stopped under it) goes first: round V,
  *   ahead of every arrival.
  *
- * The bound (README "Running as a fleet"): every account's waiting jobs have
+ * The bound (docs/fleet.md, "The line"): every account's waiting jobs have
  * distinct rounds, all >= V, and a job never changes round while it waits,
  * so before a job of round R at most (R - V + 1) jobs of any one account can
  * be granted. A job that joins at R = V (its account holds no engine and

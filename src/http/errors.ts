@@ -35,7 +35,7 @@ export const ERROR_CODES = {
     status: 400,
     title: "Unknown font",
     meaning:
-      "`caption_font` is not one of the installed caption fonts (`allowed_values` lists them; see the README's caption fonts).",
+      "`caption_font` is not one of the installed caption fonts (`allowed_values` lists them).",
   },
   invalid_color: {
     status: 400,

@@ -27,7 +27,7 @@ type ValidationResult = { target: keyof ValidationTargets } & (
 );
 
 /**
- * Fields whose bad values have a code of their own (issue 29): a request
+ * Fields whose bad values have a code of their own: a request
  * whose every problem is in such fields answers that code instead of
  * invalid_request, and `allowed_values` where the field has a fixed set.
  */

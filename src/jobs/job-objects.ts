@@ -39,7 +39,7 @@ export async function deleteStaged(env: Env, jobId: string): Promise<void> {
 /**
  * Everything of a job that did not complete: its staged uploads, its
  * transcript, whatever a completion attempt published before it lost, and
- * objects an engine stored under the keys used before issue 22.
+ * objects an engine stored under the older layout's keys (by job id, in CLIPS).
  */
 export async function deleteUnsuccessfulJobObjects(env: Env, jobId: string, publicationKey: string | null): Promise<void> {
   await deleteStaged(env, jobId);
@@ -73,7 +73,7 @@ export async function deleteAllJobObjects(env: Env, jobId: string): Promise<void
 }
 
 /**
- * The sweep: transcripts stored in the public bucket before issue 22 move to
+ * The sweep: transcripts stored in the public bucket under the older layout move to
  * the private one (those of deleted jobs are simply deleted), a page at a
  * time; how many left the public bucket.
  */

@@ -3,7 +3,7 @@ import type { Clip } from "../db/clips";
 import type { Job } from "../db/jobs";
 import { cdnUrl, legacyCaptionsKey } from "./storage";
 
-/** A clip's published sidecar keys, or null without sidecars (clips published before issue 22 keep theirs next to the clip). */
+/** A clip's published sidecar keys, or null without sidecars (clips published under the older layout keep theirs next to the clip). */
 export function captionKeysOf(clip: Clip): { vtt: string; srt: string } | null {
   if (!clip.sidecars) return null;
   return {
@@ -27,7 +27,7 @@ function presentClip(cdnBase: string, clip: Clip) {
     thumbnail_url: cdnUrl(cdnBase, clip.thumbnailKey),
     start_seconds: round3(clip.startSeconds),
     end_seconds: round3(clip.endSeconds),
-    // Removed pauses and fillers make a clip shorter than its span (issue 27).
+    // Removed pauses and fillers make a clip shorter than its span.
     duration_seconds: round3(clip.durationSeconds ?? clip.endSeconds - clip.startSeconds),
     score: clip.score,
     reasons: clip.reasons,
@@ -54,7 +54,7 @@ function speechFields(job: Job) {
     transcript: job.transcript ? { source: job.transcript.source, language: job.transcript.language, word_count: job.transcript.word_count } : null,
     transcript_unavailable_reason: job.transcript ? null : job.transcriptUnavailableReason,
     language: job.transcript?.language ?? null,
-    // Issue 29: what became of caption_language (null when none was asked for).
+    // What became of caption_language (null when none was asked for).
     translation: job.translation ?? null,
   };
 }
@@ -68,12 +68,12 @@ function commonFields(job: Job) {
     video_type: job.videoType,
     config_name: job.configName,
     captions_url: job.captionsUrl,
-    // Steering (issue 27); a job stored before it has the defaults in its config.
+    // Steering; a job stored before it has the defaults in its config.
     prompt: job.config.prompt ?? null,
     time_range: job.timeRange ?? null,
     remove_silence: job.config.remove_silence ?? "off",
     remove_fillers: job.config.remove_fillers ?? false,
-    // Issue 29 (a job stored in a live state before these existed has neither).
+    // The language settings (a job stored in a live state before these existed has neither).
     language_hint: job.config.language ?? null,
     caption_language: job.config.caption_language ?? null,
     created_at: job.createdAt,

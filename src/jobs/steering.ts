@@ -1,5 +1,5 @@
 /**
- * Steering a submission (issue 27): the prompt and removal settings sent with
+ * Steering a submission: the prompt and removal settings sent with
  * a job override those of its configuration (saved or default), and its
  * time_range is checked against that configuration and the service's
  * longest source. One module for the API and the dashboard's submit form.

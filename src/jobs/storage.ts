@@ -1,5 +1,5 @@
 /**
- * Where a job's objects live (SPEC section 9, README "Where a job's objects live"):
+ * Where a job's objects live (SPEC section 9, docs/architecture.md "Where a job's objects live"):
  *
  * - Private bucket (UPLOADS: never on a domain, no public access):
  *   - `staging/{job_id}/{n}.jpg|.vtt|.srt`: what the engine uploads while
@@ -9,14 +9,14 @@
  *     per (job, clip, kind), so an engine retry overwrites.
  *   - `transcripts/{job_id}.json`: the whole transcript, served only by the
  *     authenticated API and dashboard; never published.
- *   - `logos/{account_id}/{sha256}`: each account's logo (issue 29,
- *     src/logos/service.ts), read by its owner and by its jobs' engine channel.
+ *   - `logos/{account_id}/{sha256}`: each account's logo
+ *     (src/logos/service.ts), read by its owner and by its jobs' engine channel.
  * - Public bucket (CLIPS, served at CDN_URL): `c/{id}/clip.mp4|thumbnail.jpg|
  *   captions.vtt|captions.srt`, published there at completion
  *   (publication.ts), each object under its own unguessable id; until then a
  *   clip is an incomplete multipart upload at its key, which is no object.
  *
- * Before this layout (issue 22) the engine wrote straight into CLIPS at
+ * Before this layout the engine wrote straight into CLIPS at
  * `clips/{job_id}/...` and `transcripts/{job_id}.json`; the "legacy" keys below
  * let deletion and reads find objects of jobs completed then, and the sweep
  * moves old transcripts out of the public bucket.
@@ -69,17 +69,17 @@ export function transcriptKey(jobId: string): string {
   return `transcripts/${jobId}.json`;
 }
 
-/** Before issue 22: a job's public objects in CLIPS, named by its id. */
+/** The older layout: a job's public objects in CLIPS, named by its id. */
 export function legacyJobPrefix(jobId: string): string {
   return `clips/${jobId}/`;
 }
 
-/** Before issue 22: a clip's sidecar in CLIPS, next to the clip. */
+/** The older layout: a clip's sidecar in CLIPS, next to the clip. */
 export function legacyCaptionsKey(jobId: string, index: number, format: CaptionFormat): string {
   return `${legacyJobPrefix(jobId)}${index}.${format}`;
 }
 
-/** Before issue 22 the transcript sat in CLIPS at the same key as now in the private bucket. */
+/** The older layout kept the transcript in CLIPS, at the key it now has in the private bucket. */
 export const LEGACY_TRANSCRIPT_PREFIX = "transcripts/";
 
 /** Public URL of an object under CDN_URL. */

@@ -54,9 +54,9 @@ function requestHash(body: SubmitJobInput): Promise<string> {
         ? [body.video_url, body.video_type, body.config_name ?? null]
         : [null, body.video_type, body.config_name ?? null, body.upload_id]),
       ...(body.captions_url == null ? [] : [body.captions_url]),
-      // The steering fields join it only when sent, for the same reason (issue 27).
+      // The steering fields join it only when sent, for the same reason.
       ...steeringHashPart(body),
-      // Likewise the language fields (issue 29), only when sent.
+      // Likewise the language fields, only when sent.
       ...(body.language === undefined && body.caption_language === undefined ? [] : [{ l: body.language, c: body.caption_language }]),
     ]),
   );

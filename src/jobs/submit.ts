@@ -40,7 +40,7 @@ export interface Submission {
   configName: string | null;
   /** SRT/WebVTT file for the transcript, already checked like video_url. */
   captionsUrl: string | null;
-  /** prompt, time_range and removal settings sent with the job (issue 27). */
+  /** prompt, time_range and removal settings sent with the job. */
   steering?: SteeringInput;
   /** `language` / `caption_language` sent with the submission: they override the configuration's. */
   languages?: Partial<Pick<ClipConfig, "language" | "caption_language">>;

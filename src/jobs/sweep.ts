@@ -6,7 +6,7 @@
  * - ended jobs not yet settled: their releases again (settle.ts);
  * - job events still undispatched: dispatched (webhooks/outbox.ts);
  * - deliveries whose first attempt was never queued: queued again;
- * - transcripts stored in the public bucket before issue 22: moved to the private one.
+ * - transcripts stored in the public bucket under the older layout: moved to the private one.
  *
  * The ages below leave the transition's own attempt time to finish first, so
  * the sweep only takes over what was truly left behind.

@@ -11,7 +11,7 @@ import { privateBucket, transcriptKey } from "./storage";
 /** The transcript of a completed job that has one, else null. */
 export async function loadTranscript(env: Env, job: Job): Promise<Transcript | null> {
   if (job.status !== "completed" || !job.transcript) return null;
-  // A job completed before issue 22 may still have it in CLIPS until the sweep moves it.
+  // A job completed under the older layout may still have it in CLIPS until the sweep moves it.
   const object = (await privateBucket(env).get(transcriptKey(job.id))) ?? (await env.CLIPS.get(transcriptKey(job.id)));
   if (!object) return null;
   const parsed = Transcript.safeParse(await object.json());

@@ -1,5 +1,5 @@
 /**
- * An account's logo (issue 29), shared by the API (/api/v1/logo), the
+ * An account's logo, shared by the API (/api/v1/logo), the
  * dashboard's logo page and the engine channel's logo route.
  *
  * The image lives in the private bucket (src/jobs/storage.ts), never in the

@@ -19,7 +19,7 @@
  *
  * Delivery is at least once, so every step tolerates repeats: claim is
  * idempotent per chain, queued -> processing is conditional, StartJob is
- * idempotent on the engine. Issue 30 (dispatch latency) starts from here.
+ * idempotent on the engine. Dispatch latency is measured from here.
  */
 import { accountState } from "../account/stub";
 import { findJob, markProcessing, QUEUED_STEP, revertToQueued, type Job } from "../db/jobs";

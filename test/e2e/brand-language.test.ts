@@ -1,5 +1,5 @@
 /**
- * Brand and language on the real local stack (issue 29), through HTTP only:
+ * Brand and language on the real local stack, through HTTP only:
  * the logo uploaded with the typed client, a configuration that places it
  * and asks for French captions, and a job with an English captions file.
  *

@@ -53,7 +53,7 @@ describe("npm run demo", { timeout: 300_000 }, () => {
     // A local file goes through the upload API (tus), not a loopback server.
     expect(run.stdout).toMatch(/Uploaded as upl_[A-Za-z0-9]+ \(POST\/PATCH \/api\/v1\/uploads\)/);
     expect(run.stdout).toMatch(/^#\s+Start-End\s+Duration\s+Score\s+Title\s+Reasons\s+URL$/m);
-    // A published clip: its own unguessable id on {cdn_url}, nothing of the job id (README "Where a job's objects live").
+    // A published clip: its own unguessable id on {cdn_url}, nothing of the job id (docs/architecture.md "Where a job's objects live").
     const row = /^1\s+(\d+:\d\d\.\d)-(\d+:\d\d\.\d)\s+([\d.]+) s\s+([\d.]+)\s+(.+?)\s+(http:\/\/127\.0\.0\.1:\d+\/cdn\/c\/[0-9A-Za-z]{22}\/clip\.mp4)$/m.exec(run.stdout);
     expect(row, run.stdout).not.toBeNull();
     const jobId = /^\s+(job_\w+): /m.exec(run.stdout)?.[1];

@@ -73,7 +73,7 @@ afterAll(async () => {
   await sources?.close();
 });
 
-/** The keys a job's objects had before issue 22 (named by the job id), and the private staging keys: none may be served. */
+/** The keys a job's objects had under the older layout (named by the job id), and the private staging keys: none may be served. */
 function clipKeysOnCdn(jobId: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) =>
     ["mp4", "jpg", "vtt", "srt"].flatMap((ext) => [`${stack.cdnUrl}/clips/${jobId}/${i}.${ext}`, `${stack.cdnUrl}/staging/${jobId}/${i}.${ext}`]),

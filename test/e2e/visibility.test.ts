@@ -1,5 +1,5 @@
 /**
- * Tenant boundaries on the real local stack (issue 22): a client polling
+ * Tenant boundaries on the real local stack: a client polling
  * {cdn_url} while its job runs finds nothing of the job under any key the
  * API or the old scheme (objects named by the job id) could reveal; a cancel
  * after two rendered clips leaves nothing and charges nothing; completion

@@ -1,5 +1,5 @@
 /**
- * The engine channel's brand and language routes (issue 29):
+ * The engine channel's brand and language routes:
  * POST /internal/v1/jobs/:id/translate (Workers AI @cf/meta/m2m100-1.2b; the
  * AI binding is the stand-in shaped as the model documents its input and
  * output, the only fake), GET /internal/v1/jobs/:id/logo, and the `language`

@@ -1,5 +1,5 @@
 /**
- * Brand and language settings (issue 29) through the public API: saved
+ * Brand and language settings through the public API: saved
  * configurations with caption font/size/colours, logo placement and hook
  * title; their documented 400s; the account's logo (stored privately,
  * validated by its bytes); and `language` / `caption_language` on

@@ -1,5 +1,5 @@
 /**
- * The dashboard's brand settings (issue 29): the configuration form's brand
+ * The dashboard's brand settings: the configuration form's brand
  * and language fields, and the logo page (a multipart upload with the same
  * checks as PUT /api/v1/logo).
  */

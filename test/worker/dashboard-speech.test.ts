@@ -117,7 +117,7 @@ describe("dashboard: captions and transcripts", () => {
     expect(page.status).toBe(404);
     expect(await page.text()).toContain(reason);
   });
-  it("says when a job's captions could not be translated, and when they were (issue 29)", async () => {
+  it("says when a job's captions could not be translated, and when they were", async () => {
     const { visitor, account } = await signedIn();
     const client = await processingJob(engine, account);
     await client.uploadClip(0, 512);

@@ -1,5 +1,5 @@
 /**
- * The dashboard's steering fields (issue 27): the configuration form saves a
+ * The dashboard's steering fields: the configuration form saves a
  * prompt and removal settings, the submit form sends a prompt, a time range
  * (seconds or clock times) and removal overrides through the API's rules,
  * and the job card shows what steered a job and what each clip had cut.

@@ -1,6 +1,6 @@
 /**
  * No engine holds a secret that authorises anything beyond its own job
- * (issue 22): its environment is what the Container class gives it, its job's
+ *: its environment is what the Container class gives it, its job's
  * token comes with StartJob, and from all of that an attacker running code
  * in the engine tries to make a token for another job. Every attempt is
  * refused; the job's own token opens only its own job's routes and scopes.
@@ -115,7 +115,7 @@ describe("the scope list", () => {
   it("holds every route of the engine channel: no route is left that no token opens", () => {
     const prefix = "/:job_id/";
     const channel = callbacks.routes.filter((route) => route.path.startsWith(prefix) && route.method !== "ALL");
-    // The channel's routes as mounted (issue 29's translate and logo among them), each with a sample path.
+    // The channel's routes as mounted (translate and logo among them), each with a sample path.
     const missing = channel
       .map((route) => ({ method: route.method, sub: route.path.slice(prefix.length).replaceAll(":index", "0") }))
       .filter((route) => scopeOf(route.method, route.sub) === null);
@@ -132,7 +132,7 @@ describe("the scope list", () => {
     expect(grantedScopes({ ...plain, config: config({ prompt: "why" }) })).toContain("similarity");
     expect(grantedScopes({ ...plain, config: config({ caption_language: "fr" }) })).toContain("translate");
     expect(grantedScopes({ ...plain, config: config({ logo_position: "top-left" }) })).toContain("logo");
-    // A job stored before issues 27 and 29 (no such members) asks for none of them.
+    // A job stored before the steering and brand settings existed (no such members) asks for none of them.
     expect(grantedScopes({ ...plain, config: {} as unknown as Job["config"] }).sort()).toEqual(["report", "transcribe", "upload"]);
   });
 });

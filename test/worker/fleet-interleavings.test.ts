@@ -1,5 +1,5 @@
 /**
- * The interleavings that stranded jobs (issue 23, A-E) and the busy loop,
+ * The interleavings that could strand jobs (A-E) and the busy loop,
  * each played through the real consumer, lifecycle, Durable Objects and D1,
  * with failures injected where the platform produces them: a Durable Object
  * call that throws (a reset on deploy), a consumer that dies mid-way, a

@@ -108,7 +108,7 @@ function validConfig(body: RawBody, type: string | undefined): StoredConfig | nu
     (merged.prompt === null || (typeof merged.prompt === "string" && merged.prompt.length <= MAX_PROMPT_CHARS && /\S/.test(merged.prompt))) &&
     oneOf(REMOVE_SILENCE_MODES, merged.remove_silence) &&
     typeof merged.remove_fillers === "boolean" &&
-    // Brand and language (issue 29).
+    // Brand and language.
     oneOf(CAPTION_FONTS, merged.caption_font) &&
     intIn(merged.caption_size, 50, 200) &&
     color(merged.caption_color) &&

@@ -106,7 +106,7 @@ async function submitBodies(): Promise<fc.Arbitrary<RawBody>> {
     video_url: publicUrl,
     config_name: fc.constant(SAVED_CONFIG),
     captions_url: fc.option(publicUrl, { nil: null }),
-    // Steering (issue 27): mostly valid values, so accepted submissions carry them.
+    // Steering: mostly valid values, so accepted submissions carry them.
     prompt: fc.option(fc.string({ minLength: 1, maxLength: MAX_PROMPT_CHARS }).filter((t) => /\S/.test(t)), { nil: null }),
     time_range: fc.option(
       fc.record({ start_seconds: fc.integer({ min: 0, max: 3600 }), end_seconds: fc.integer({ min: 3615, max: MAX_SOURCE_SECONDS }) }),
@@ -133,7 +133,7 @@ const MAX_SOURCE_SECONDS = 10_800;
 /** min_clip_seconds of the defaults and of the saved configuration (saved as {}). */
 const MIN_CLIP_SECONDS = 15;
 
-/** The steering fields (issue 27) by their documented rules: true when valid or absent. */
+/** The steering fields by their documented rules: true when valid or absent. */
 function steeringIsValid(value: Record<string, unknown>): boolean {
   const { prompt, time_range: range, remove_silence: silence, remove_fillers: fillers } = value;
   if (prompt !== undefined && prompt !== null && (typeof prompt !== "string" || prompt.length > MAX_PROMPT_CHARS || !/\S/.test(prompt))) return false;

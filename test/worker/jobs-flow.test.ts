@@ -32,7 +32,7 @@ beforeEach(() => {
 });
 
 
-/** What of the job is left in either bucket under keys derived from its id (staged uploads, transcript, pre-issue-22 keys). */
+/** What of the job is left in either bucket under keys derived from its id (staged uploads, transcript, the older layout's keys). */
 async function objectKeys(jobId: string): Promise<string[]> {
   const legacy = await env.CLIPS.list({ prefix: `clips/${jobId}/` });
   const transcript = await env.UPLOADS.head(`transcripts/${jobId}.json`);
@@ -240,7 +240,7 @@ describe("engine callbacks", () => {
     const stored = await env.CLIPS.get(keyOf(job.clips![0]!.url));
     expect(stored?.httpMetadata?.contentType).toBe("video/mp4");
     expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(first.clip);
-    // What the R2 custom domain's edge honours: short and revalidated, so a DELETE takes effect (README).
+    // What the R2 custom domain's edge honours: short and revalidated, so a DELETE takes effect (docs/architecture.md "Where a job's objects live").
     expect(stored?.httpMetadata?.cacheControl).toBe("public, max-age=300, must-revalidate");
     expect((await env.CLIPS.head(keyOf(job.clips![1]!.url)))?.size).toBe(3000);
     expect(job.clips?.[0]).toEqual({

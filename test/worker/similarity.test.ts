@@ -1,5 +1,5 @@
 /**
- * POST /internal/v1/jobs/:id/similarity (issue 27): the Worker's text
+ * POST /internal/v1/jobs/:id/similarity: the Worker's text
  * embedding route for a job's prompt. The AI binding is the bge-m3 stand-in
  * (the only fake), answering in the model's documented shape; paraphrases of
  * a topic score above unrelated sentences; model failures are retried and

@@ -1,5 +1,5 @@
 /**
- * Where a job's time goes (issue 30): StartJob carries when the job was
+ * Where a job's time goes: StartJob carries when the job was
  * submitted, when its dispatch began, when the fleet granted an engine and
  * when StartJob was sent; the engine hands them back with its
  * stages in the complete report, and the Worker logs one line per completed

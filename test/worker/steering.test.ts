@@ -1,5 +1,5 @@
 /**
- * Steering fields (issue 27) on the Worker's side: prompt, time_range,
+ * Steering fields on the Worker's side: prompt, time_range,
  * remove_silence and remove_fillers at submission and in saved
  * configurations, what the engine is sent, credits charged on the range's
  * length, a range outside the source failing uncharged after the probe, and

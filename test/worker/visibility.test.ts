@@ -1,6 +1,6 @@
 /**
  * Nothing of a job is readable on {cdn_url} before it is completed and
- * charged (issue 22, SPEC section 9): the engine's uploads wait in the
+ * charged (SPEC section 9): the engine's uploads wait in the
  * private bucket (a clip's video as an incomplete multipart upload, which is
  * no object), completion publishes them under keys of their own in the
  * step that charges, a canceled job publishes nothing, the transcript is

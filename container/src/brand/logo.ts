@@ -1,5 +1,5 @@
 /**
- * The account's logo for a job's clips (issue 29): read once per job from
+ * The account's logo for a job's clips: read once per job from
  * the Worker's job channel (GET .../logo with the job token), checked again
  * here (PNG or JPEG by its bytes, decodable by this ffmpeg, at most 1024
  * pixels a side) and placed by the configuration: a corner, a width as a

@@ -1,5 +1,5 @@
 /**
- * Once per job, before its clips render (issue 29): the captions' language
+ * Once per job, before its clips render: the captions' language
  * (translation through the Worker, transcript/translate.ts) and the account's
  * logo (brand/logo.ts). What cannot be had never fails the job: the clips
  * are made without it and `note` says so in the job's step.

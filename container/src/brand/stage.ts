@@ -1,5 +1,5 @@
 /**
- * The brand stage of a clip's filter graph (issue 29): after the picture is
+ * The brand stage of a clip's filter graph: after the picture is
  * framed (reframe) and before it is encoded, the logo is laid over it and
  * libass draws the captions and the hook title, all in the clip's one
  * encode. Captions come last, so words are never hidden under a logo.

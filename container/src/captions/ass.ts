@@ -7,10 +7,10 @@
  * - boxed: text on a translucent box (BorderStyle 3).
  * Position bottom sits above the lower 12% of the picture (clear of the
  * platforms' own overlays); center is the middle. Font, size and colours
- * come from the configuration (issue 29); a font without the text's script
+ * come from the configuration; a font without the text's script
  * is swapped for the matching Noto font (script.ts).
  *
- * The hook title (issue 29) is a second style, drawn at the top over the
+ * The hook title is a second style, drawn at the top over the
  * clip's first seconds in the caption font and colours.
  *
  * Right-to-left text: every style has Encoding -1, libass's own extension
@@ -96,7 +96,7 @@ function styleFields(style: CaptionStyle, fontSize: number, brand: CaptionBrand)
   }
 }
 
-/** The clip's title over its first seconds (issue 29). */
+/** The clip's title over its first seconds. */
 export interface HookTitle {
   text: string;
   /** Shown from the clip's start for this long. */

@@ -4,7 +4,7 @@
  * the backend has libass) and the WebVTT/SubRip sidecars (when asked for).
  * Files go in the job's work dir.
  *
- * With a translation (issue 29) the text, title and captions are the
+ * With a translation the text, title and captions are the
  * translated ones, paged per spoken sentence (layout.ts sentencePages), so
  * cues keep the spoken sentences' times; without one they follow the words
  * as heard.
@@ -56,7 +56,7 @@ export interface ClipCaptionsRequest {
   /** Pixels from the top where the hook title may start (below a logo at the top). */
   hookTop?: number;
   /**
-   * Issue 27: what the render cuts out. Filler words (when cut) leave the
+   * What the render cuts out (steering's silence and filler removal). Filler words (when cut) leave the
    * text, title and captions; caption times follow the cut clip.
    */
   removal?: { plan: RemovalPlan; fillers: boolean };

@@ -12,7 +12,7 @@
  * own wrapping, so lines are exactly these. Chinese and Japanese words are
  * split into characters, which join without spaces.
  *
- * Translated captions (issue 29) have no word times: each spoken sentence's
+ * Translated captions have no word times: each spoken sentence's
  * translation becomes one or more pages that share the sentence's time in
  * proportion to their length (sentencePages), so cues keep the spoken
  * sentences' times.

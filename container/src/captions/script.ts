@@ -1,5 +1,5 @@
 /**
- * What the caption layout needs to know about writing systems (issue 29):
+ * What the caption layout needs to know about writing systems:
  *
  * - width: a Han, kana, Hangul or fullwidth character is about one em wide,
  *   where the layout's average Latin character is 0.62 em, so it counts as

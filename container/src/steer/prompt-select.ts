@@ -1,5 +1,5 @@
 /**
- * Clips for a prompt (issue 27): the transcript's sentences, each with a
+ * Clips for a prompt: the transcript's sentences, each with a
  * relevance to the prompt (0-1, from embeddings or words), become runs of
  * consecutive matching sentences; each run becomes one clip (split when
  * longer than max_clip_seconds, widened to its best neighbours when shorter

@@ -1,5 +1,5 @@
 /**
- * A job's prompt (issue 27): the relevance of each transcript sentence in the
+ * A job's prompt: the relevance of each transcript sentence in the
  * analysed window, by meaning (Workers AI embeddings through the Worker's
  * /similarity route) or, where those are not available, by words (BM25,
  * lexical.ts); then the clips (prompt-select.ts). The job's step says which.
@@ -21,7 +21,7 @@ export type MatchMethod = "meaning" | "words";
  * COSINE_MARGIN (most sentences of a long talk are about something else, so
  * that quartile is the unrelated level), and rises to 1 over COSINE_SPAN
  * above it. A calibration checked against the test stand-in only: the real
- * model cannot be reached from here (see README "Steering").
+ * model cannot be reached from here (see container/README.md "Steering in the engine").
  */
 const COSINE_FLOOR = 0.4;
 const COSINE_MARGIN = 0.1;

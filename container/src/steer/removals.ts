@@ -1,5 +1,5 @@
 /**
- * What one clip has cut out of it (issue 27), in source seconds: pauses
+ * What one clip has cut out of it, in source seconds: pauses
  * longer than the mode's threshold shortened to its `keep` (half of it left
  * on each side), and filler words ("um", "uh", ...) cut by their transcript
  * times. A filler and the pauses touching it count as one gap, so cutting

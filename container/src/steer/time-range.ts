@@ -1,5 +1,5 @@
 /**
- * time_range (issue 27): the analysis runs on a view of the source that
+ * time_range: the analysis runs on a view of the source that
  * starts at the range's start and lasts its length (the passes seek with
  * `-ss`/`-t`, signals.ts), so every time it produces is range-local; the
  * candidates, speech spans and keyframes it returns are shifted back to

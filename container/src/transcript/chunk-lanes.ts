@@ -1,5 +1,5 @@
 /**
- * The schedule of the Workers AI stage (issue 30): chunks are prepared one at
+ * The schedule of the Workers AI stage: chunks are prepared one at
  * a time and in order (an ffmpeg extraction), and sent up to `concurrency` at
  * a time, so the next chunk is extracted while earlier ones are being
  * transcribed. A prepared chunk waits for a free lane before the one after it

@@ -3,7 +3,7 @@
  * SpeechPcm) instead of decoded from the source again: the measuring pass
  * already wrote the audio as mono 16 kHz s16le, the format the Worker's
  * /transcribe route takes, so a chunk is a WAV header and a byte range of
- * that file. One decode of the source serves the transcript too (issue 30):
+ * that file. One decode of the source serves the transcript too:
  * no ffmpeg run per chunk, and the first request leaves as soon as the
  * analysis ends.
  *

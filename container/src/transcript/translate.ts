@@ -1,5 +1,5 @@
 /**
- * Captions in the viewer's language (issue 29): the spoken sentences inside
+ * Captions in the viewer's language: the spoken sentences inside
  * the job's clips, and the clips' titles, translated through the Worker's
  * /translate route (Workers AI, @cf/meta/m2m100-1.2b). Each sentence keeps
  * the time it was spoken, so cuts (already made on the spoken sentences)

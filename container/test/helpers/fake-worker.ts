@@ -42,11 +42,11 @@ export interface FakeWorkerBehaviour {
    */
   transcribe?: (call: { jobId: string; startSeconds: number; wav: Buffer }) => TranscribeAnswer | Promise<TranscribeAnswer>;
   /**
-   * The translation route (issue 29). Default: 503 translation_unavailable, as
+   * The translation route. Default: 503 translation_unavailable, as
    * the Worker answers without an AI binding (local development).
    */
   translate?: (call: { jobId: string; body: unknown }) => Promise<{ status: number; body: unknown }>;
-  /** The logo route (issue 29): the image and its type, or none (404). */
+  /** The logo route: the image and its type, or none (404). */
   logo?: (jobId: string) => { bytes: Buffer; contentType: string } | null;
   /**
    * Holds the answer after the body arrived until the promise settles (a slow store, e.g. R2 across the

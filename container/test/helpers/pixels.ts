@@ -1,5 +1,5 @@
 /**
- * Judging rendered clips from their pixels (issue 29): frames as RGB, OCR
+ * Judging rendered clips from their pixels: frames as RGB, OCR
  * with word boxes (tesseract's TSV output, any installed language), colour
  * counts inside a box, and template matching by normalised cross-correlation.
  */

@@ -1,5 +1,5 @@
 /**
- * The brand and language part of the configuration form (issue 29): caption
+ * The brand and language part of the configuration form: caption
  * font, size and colours, logo placement, hook title, spoken-language hint
  * and caption language. Colours use the browser's colour picker, which
  * submits #rrggbb, the contract's own format.

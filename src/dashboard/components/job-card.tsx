@@ -16,7 +16,7 @@ function seconds(value: number): string {
 function ClipView({ cdnBase, clip, position, language }: { cdnBase: string; clip: Clip; position: number; language: string | null }) {
   const url = cdnUrl(cdnBase, clip.objectKey);
   const thumbnail = cdnUrl(cdnBase, clip.thumbnailKey);
-  // Removed pauses and fillers make the clip shorter than its span in the source (issue 27).
+  // Removed pauses and fillers make the clip shorter than its span in the source.
   const length = clip.durationSeconds ?? clip.endSeconds - clip.startSeconds;
   const cut = removedInWords(clip);
   const captions = captionKeysOf(clip);
@@ -73,7 +73,7 @@ function removedInWords(clip: Clip): string {
   return parts.join(" and ");
 }
 
-/** The job's steering in a line, or null when it has none (issue 27). */
+/** The job's steering in a line, or null when it has none. */
 function steeringInWords(job: Job): string | null {
   const parts: string[] = [];
   if (job.config.prompt) parts.push(`prompt "${job.config.prompt}"`);

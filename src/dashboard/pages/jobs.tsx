@@ -36,7 +36,7 @@ interface SubmitForm {
   videoType: string;
   configName: string;
   captionsUrl: string;
-  /** Steering (issue 27): empty fields leave the configuration's values. */
+  /** Steering: empty fields leave the configuration's values. */
   prompt: string;
   rangeStart: string;
   rangeEnd: string;

@@ -1,5 +1,5 @@
 /**
- * The account's logo (issue 29): see it, upload or replace it, delete it.
+ * The account's logo: see it, upload or replace it, delete it.
  * Same rules as PUT /api/v1/logo (src/logos/service.ts); the form is
  * multipart, so its route has a larger body limit than the other forms
  * (LOGO_FORM_BYTES in ../index.tsx).

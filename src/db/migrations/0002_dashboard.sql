@@ -1,4 +1,4 @@
--- Dashboard sign-in (issue 5). accounts.password_hash (0001) holds
+-- Dashboard sign-in. accounts.password_hash (0001) holds
 -- "pbkdf2-sha256$<iterations>$<salt b64>$<hash b64>" for accounts that sign in.
 
 -- Browser sessions. Only the SHA-256 of the session token is stored, so a copy

@@ -1,4 +1,4 @@
--- Webhooks (issue 13): endpoints per account, the events they are sent, and
+-- Webhooks: endpoints per account, the events they are sent, and
 -- one delivery row per (endpoint, event) with its attempts.
 
 -- Signing secrets are kept in clear: signing needs the key itself (HMAC), so a

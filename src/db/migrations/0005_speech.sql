@@ -1,4 +1,4 @@
--- Speech (issue 11): the job's transcript summary, the clips' words, titles and
+-- Speech: the job's transcript summary, the clips' words, titles and
 -- captions, and the caption settings of saved configurations. The transcript
 -- itself (words and sentences) lives in R2 at transcripts/{job_id}.json.
 

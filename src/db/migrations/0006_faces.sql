@@ -1,4 +1,4 @@
--- Faces (issue 17): the layout of saved configurations, and per clip what
+-- Faces: the layout of saved configurations, and per clip what
 -- its crop followed and how many faces were seen in it.
 
 -- Existing configurations keep the single-subject framing they had.

@@ -1,4 +1,4 @@
--- Tenant boundaries (issue 22): the transactional event outbox, the redo of
+-- Tenant boundaries: the transactional event outbox, the redo of
 -- what a job's end releases, and where a job's objects are published.
 
 -- The id of the job's latest transition (also the id of its event, when one

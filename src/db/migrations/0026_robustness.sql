@@ -1,4 +1,4 @@
--- Issue 26: robustness.
+-- Robustness.
 
 -- Sign-in counters end: each row knows when its window is over (expires_ms), and
 -- a bounded number of ended rows is removed at every attempt (index below). An

@@ -1,4 +1,4 @@
--- Steering (issue 27): a prompt and silence/filler removal in saved
+-- Steering: a prompt and silence/filler removal in saved
 -- configurations, a job's time range, and per clip its prompt match, what was
 -- cut out of it and its real length.
 

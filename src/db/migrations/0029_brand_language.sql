@@ -1,4 +1,4 @@
--- Brand and language (issue 29): the brand and language members of saved
+-- Brand and language: the brand and language members of saved
 -- configurations, each account's logo, and what became of a job's requested
 -- caption translation.
 

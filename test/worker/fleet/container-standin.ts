@@ -4,7 +4,7 @@
  * where it comes from: "lib" is node_modules/@cloudflare/containers/dist/lib/
  * container.js of 0.3.7 (function and constant names, which survive a
  * rebuild better than line numbers); "docs" and "issue" are the pages and
- * threads listed in README "Running as a fleet".
+ * threads listed in docs/fleet.md "The platform, as it behaves".
  *
  * What `getContainer(ENGINE, jobId).fetch()` does (lib containerFetch):
  * - An instance that is running and healthy gets the request proxied. One
