@@ -25,7 +25,14 @@ const ISSUE_REFERENCE = /\bissues?[\s-]*#?\d/i;
 function filesUnder(dir: string): string[] {
   const found: string[] = [];
   const walk = (relative: string): void => {
-    for (const entry of readdirSync(path.join(root, relative), { withFileTypes: true })) {
+    let entries;
+    try {
+      entries = readdirSync(path.join(root, relative), { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return; // removed since it was listed
+      throw error;
+    }
+    for (const entry of entries) {
       const child = path.join(relative, entry.name);
       if (entry.isDirectory()) {
         if (!SKIPPED_DIRS.has(entry.name)) walk(child);
@@ -38,9 +45,18 @@ function filesUnder(dir: string): string[] {
   return found;
 }
 
-/** Text files only: a NUL byte in the first 8 KiB marks media, fonts and other binaries. */
+/**
+ * Text files only: a NUL byte in the first 8 KiB marks media, fonts and other binaries. A file another
+ * test removed between the listing and the read (a scratch file of a suite running beside this one) is none.
+ */
 function readText(file: string): string | null {
-  const bytes = readFileSync(path.join(root, file));
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path.join(root, file));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
   if (bytes.subarray(0, 8192).includes(0)) return null;
   return bytes.toString("utf8");
 }
