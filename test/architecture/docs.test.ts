@@ -202,10 +202,18 @@ describe("links between markdown files", () => {
     ]);
   });
 
-  it("every relative link reaches an existing file and heading", () => {
-    const markdown = ["", ...CHECKED_DIRS]
+  const markdownFiles = (): string[] =>
+    ["", ...CHECKED_DIRS]
       .flatMap((dir) => (dir === "" ? readdirSync(root).filter((name) => name.endsWith(".md")) : filesUnder(dir)))
       .filter((file) => file.endsWith(".md"));
+
+  it("every code fence is closed (an open one hides the rest of its file from readers and from this check)", () => {
+    const open = markdownFiles().filter((file) => readFileSync(path.join(root, file), "utf8").split("\n").filter((line) => /^\s*(```|~~~)/.test(line)).length % 2 !== 0);
+    expect(open).toEqual([]);
+  });
+
+  it("every relative link reaches an existing file and heading", () => {
+    const markdown = markdownFiles();
     expect(markdown).toContain("README.md");
     expect(markdown.length).toBeGreaterThan(50);
     const broken = markdown.flatMap((file) => brokenLinks(file, readFileSync(path.join(root, file), "utf8")));
