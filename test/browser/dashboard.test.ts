@@ -1,12 +1,16 @@
 /**
  * The dashboard in a real browser against the real local stack (Worker under
  * wrangler dev, engine with the machine's ffmpeg): one visitor's whole
- * journey, in order. Each page is photographed into test-output/screenshots/.
+ * journey, in order, in one signed-in page. Each page is photographed into
+ * test-output/screenshots/. A step that needs what an earlier step made
+ * (the job) asks for it with `made()`, which fails loudly when that step did
+ * not run or failed, rather than going on with an empty value.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Page } from "playwright-core";
 import { statSync } from "node:fs";
 import { startSourceServer, type HeldFile, type SourceServer } from "../../scripts/local-stack/source-server.ts";
+import { made } from "../e2e/harness/journey.ts";
 import { talkSource } from "../e2e/harness/media.ts";
 import { sharedStack } from "../e2e/harness/shared-stack.ts";
 import type { SharedStackInfo } from "../e2e/harness/shared-stack-config.ts";
@@ -28,8 +32,8 @@ let heldSource: HeldFile;
 let browser: Browser;
 let page: Page;
 const email = `browser-${Date.now()}@example.test`;
-let apiKey = "";
-let jobId = "";
+/** What the job step made, for the usage and log-out steps. */
+let jobId: string | undefined;
 
 function apiGet(path: string, key: string): Promise<Response> {
   return fetch(`${stack.workerUrl}${path}`, { headers: { Authorization: `Bearer ${key}` } });
@@ -95,9 +99,8 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
     await page.getByText("Copied to the clipboard.").waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
     await screenshot(page, "04-keys-created");
-    apiKey = secret;
 
-    const usage = await apiGet("/api/v1/usage", apiKey);
+    const usage = await apiGet("/api/v1/usage", secret);
     expect(usage.status).toBe(200);
     expect(await usage.json()).toMatchObject({ plan: "free", credits_total: 60, credits_remaining: 60 });
 
@@ -109,7 +112,16 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
   });
 
   test("revoking the key (after confirming) makes the next API request 401", async () => {
-    await page.getByRole("link", { name: "Revoke key browser test" }).click();
+    // A key of its own, seen working before it is revoked.
+    await page.getByRole("link", { name: "API keys", exact: true }).click();
+    await page.getByLabel("Name").fill("revoke me");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const apiKey = (await page.locator("#new-key").textContent()) ?? "";
+    expect(apiKey).toMatch(/^ck_live_[0-9A-Za-z]{40,}$/);
+    expect((await apiGet("/api/v1/usage", apiKey)).status).toBe(200);
+
+    await page.getByRole("link", { name: "API keys", exact: true }).click();
+    await page.getByRole("link", { name: "Revoke key revoke me" }).click();
     await page.waitForURL(/\/revoke$/);
     await screenshot(page, "05-keys-revoke-confirm");
     await page.getByRole("button", { name: "Revoke key" }).click();
@@ -152,8 +164,8 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
     await page.getByLabel("Configuration").selectOption(QUICK.name);
     await page.getByRole("button", { name: "Submit video" }).click();
     await page.waitForURL(/queued=job_/);
-    jobId = new URL(page.url()).searchParams.get("queued") ?? "";
-    const card = page.locator(`article[data-job="${jobId}"]`);
+    const queued = new URL(page.url()).searchParams.get("queued") ?? "";
+    const card = page.locator(`article[data-job="${queued}"]`);
     await expect(card.locator("progress").count()).resolves.toBe(1);
 
     // A marker that a reload would wipe, and a record of every progress value the bar shows.
@@ -171,7 +183,7 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
     await screenshot(page, "09-jobs-processing");
     heldSource.release();
 
-    await page.locator(`article[data-job="${jobId}"] .status-completed`).waitFor({ timeout: JOB_DEADLINE_MS });
+    await page.locator(`article[data-job="${queued}"] .status-completed`).waitFor({ timeout: JOB_DEADLINE_MS });
     const state = await page.evaluate(() => {
       const w = window as unknown as { notReloaded?: boolean; progressSeen?: number[] };
       return { notReloaded: w.notReloaded, progressSeen: w.progressSeen };
@@ -179,9 +191,9 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
     expect(state.notReloaded).toBe(true);
     // The bar moved while the page stayed put.
     expect(Math.max(...(state.progressSeen ?? [0]))).toBeGreaterThan(0);
-    expect(new URL(page.url()).searchParams.get("queued")).toBe(jobId);
+    expect(new URL(page.url()).searchParams.get("queued")).toBe(queued);
 
-    const video = page.locator(`article[data-job="${jobId}"] video`);
+    const video = page.locator(`article[data-job="${queued}"] video`);
     await expect(video.count()).resolves.toBe(1);
     const src = (await video.getAttribute("src")) ?? "";
     expect(src.startsWith(`${stack.cdnUrl}/`)).toBe(true);
@@ -201,21 +213,24 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
     await page.waitForFunction((el) => el instanceof HTMLVideoElement && el.currentTime > 0.2, handle, { timeout: 30_000 });
     expect(await video.evaluate((el) => [(el as HTMLVideoElement).videoWidth, (el as HTMLVideoElement).videoHeight])).toEqual([720, 720]);
 
-    const download = page.locator(`article[data-job="${jobId}"] a[download]`);
+    const download = page.locator(`article[data-job="${queued}"] a[download]`);
     await expect(download.getAttribute("href")).resolves.toBe(src);
-    await expect(page.locator(`article[data-job="${jobId}"]`).textContent()).resolves.toMatch(/score \d\.\d\d/);
+    await expect(page.locator(`article[data-job="${queued}"]`).textContent()).resolves.toMatch(/score \d\.\d\d/);
     await video.evaluate((el) => (el as HTMLVideoElement).pause());
     await page.reload();
     await screenshot(page, "10-jobs-completed");
     await phoneScreenshot("/dashboard/jobs", "11-jobs-completed-phone");
+    // Completed and shown: the usage and log-out steps read this job.
+    jobId = queued;
   });
 
   test("usage shows credits remaining of total, the plan and the job's credits", async () => {
+    const job = made(jobId, "the completed job");
     await page.getByRole("link", { name: "Usage", exact: true }).click();
     const remaining = await page.locator("[data-credits]").textContent();
     expect(remaining).toBe("59 of 60 credits remaining");
     await expect(page.locator("[data-plan]").textContent()).resolves.toBe("free");
-    await expect(page.locator(`tr[data-job="${jobId}"] [data-credits-used]`).textContent()).resolves.toBe("1");
+    await expect(page.locator(`tr[data-job="${job}"] [data-credits-used]`).textContent()).resolves.toBe("1");
     await screenshot(page, "12-usage");
     await phoneScreenshot("/dashboard/keys", "13-keys-phone");
     await phoneScreenshot("/dashboard/configs", "14-configs-phone");
@@ -236,6 +251,7 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
   });
 
   test("log out: every page refuses and sends the visitor to the sign-in page", async () => {
+    const job = made(jobId, "the completed job");
     await page.getByRole("button", { name: "Log out" }).click();
     await page.waitForURL(/\/dashboard\/login$/);
     for (const path of ["/dashboard/jobs", "/dashboard/keys", "/dashboard/configs", "/dashboard/usage"]) {
@@ -244,7 +260,7 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
       expect(url.pathname, path).toBe("/dashboard/login");
       expect(url.searchParams.get("next")).toBe(path);
     }
-    const status = await page.request.get(`${stack.workerUrl}/dashboard/jobs/${jobId}/status.json`);
+    const status = await page.request.get(`${stack.workerUrl}/dashboard/jobs/${job}/status.json`);
     expect(status.status()).toBe(401);
     await screenshot(page, "15-logged-out");
   });

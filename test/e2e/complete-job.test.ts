@@ -86,18 +86,22 @@ describe("a job with the default configuration", TEST_TIMEOUT, () => {
 });
 
 describe("a job with a saved configuration, and its owner's rights", TEST_TIMEOUT, () => {
+  /** The owner's completed job with the saved configuration, made once for these tests; the hook fails if it does not complete. */
   let owner: TestAccount;
+  let saved: { status: number; body: unknown };
   let job: JobView;
 
-  test("PUT /configs/:name is used: 1:1 clips at 720x720, 5-10 s, at most 2", async () => {
+  beforeAll(async () => {
     owner = await newAccount(stack);
-    const saved = await owner.client.request("PUT", "/api/v1/configs/square", { body: SQUARE });
-    expect([200, 201]).toContain(saved.status);
-    expect(saved.body).toMatchObject(SQUARE);
-
+    saved = await owner.client.request("PUT", "/api/v1/configs/square", { body: SQUARE });
+    if (saved.status !== 200 && saved.status !== 201) throw new Error(`saving the configuration answered ${saved.status}: ${JSON.stringify(saved.body)}`);
     const submitted = await owner.client.submit({ video_url: talkUrl, video_type: "gaming", config_name: "square" });
     job = await owner.client.waitForJob(submitted.job_id, { timeoutMs: JOB_TIMEOUT_MS });
-    expect(job.status, JSON.stringify(job.error)).toBe("completed");
+    if (job.status !== "completed") throw new Error(`the job ${job.job_id} ended ${job.status}: ${JSON.stringify(job.error)}`);
+  }, TEST_TIMEOUT.timeout);
+
+  test("PUT /configs/:name is used: 1:1 clips at 720x720, 5-10 s, at most 2", async () => {
+    expect(saved.body).toMatchObject(SQUARE);
     expect(job.config_name).toBe("square");
     await expectClipsOnCdn(job, stack.cdnUrl, { width: 720, height: 720, minSeconds: 5, maxSeconds: 10, maxClips: 2, sourceSeconds: talkSeconds }, scratch);
   });
@@ -125,6 +129,7 @@ describe("a job with a saved configuration, and its owner's rights", TEST_TIMEOU
     for (const url of job.clip_urls ?? []) expect(await statusOf(url)).toBe(200);
   });
 
+  // Last in this block: it deletes the job the tests above read.
   test("the owner deletes the finished job: it is gone from the API and its clips from {cdn_url}", async () => {
     const deleted = await owner.client.request("DELETE", `/api/v1/jobs/${job.job_id}`);
     expect([200, 204]).toContain(deleted.status);

@@ -16,6 +16,7 @@ import { startSourceServer, type SourceServer } from "../../scripts/local-stack/
 import { newAccount, type TestAccount } from "./harness/accounts.ts";
 import { statusOf } from "./harness/cdn.ts";
 import { expectProblem } from "./harness/expectations.ts";
+import { made } from "./harness/journey.ts";
 import { TALK_20S, TALK_75S, talkSource } from "./harness/media.ts";
 import { clipUploadHeld, holdClipUpload, sharedStack } from "./harness/shared-stack.ts";
 import type { SharedStackInfo } from "./harness/shared-stack-config.ts";
@@ -52,7 +53,7 @@ async function submitHeldMidProcessing(name: string, body: { video_type: string;
   return submitted.job_id;
 }
 
-/** Job ids by the state each one ends up in. */
+/** Job ids by the state each one ends up in: each made by one step, read by later ones through made(). */
 const jobs: { canceled?: string; failed?: string; completed?: string; active?: string } = {};
 
 beforeAll(async () => {
@@ -91,7 +92,7 @@ describe("one account's jobs through their lifecycle", TEST_TIMEOUT, () => {
   });
 
   test("cancel mid-processing: the job ends canceled, the slot is freed, reserved credits are released, no clips remain", async () => {
-    const jobId = jobs.canceled ?? "";
+    const jobId = made(jobs.canceled, "the first job, held mid-processing");
     // Mid-processing: credits reserved (the probe is done), the first clip rendered and its upload held.
     await clipUploadHeld(jobId, 0);
     expect((await account.client.getJob(jobId)).status).toBe("processing");
@@ -145,13 +146,17 @@ describe("one account's jobs through their lifecycle", TEST_TIMEOUT, () => {
     };
     const ids = (items: JobView[]): string[] => items.map((j) => j.job_id);
 
+    const completed = made(jobs.completed, "the completed job");
+    const failed = made(jobs.failed, "the failed job");
+    const canceled = made(jobs.canceled, "the canceled job");
+    const active = made(jobs.active, "the job left running");
     // The default filter is completed.
-    expect(ids(await list(""))).toEqual([jobs.completed]);
-    const byStatus: Record<JobStatus, (string | undefined)[]> = {
-      completed: [jobs.completed],
-      failed: [jobs.failed],
-      canceled: [jobs.canceled],
-      processing: [jobs.active],
+    expect(ids(await list(""))).toEqual([completed]);
+    const byStatus: Record<JobStatus, string[]> = {
+      completed: [completed],
+      failed: [failed],
+      canceled: [canceled],
+      processing: [active],
       queued: [],
     };
     for (const [status, expected] of Object.entries(byStatus)) {
@@ -160,8 +165,8 @@ describe("one account's jobs through their lifecycle", TEST_TIMEOUT, () => {
       for (const item of items) expect(item.status).toBe(status);
     }
     const all = await list("?status=all");
-    expect(ids(all)).toEqual([jobs.active, jobs.completed, jobs.failed, jobs.canceled]);
-    const completedItem = all.find((j) => j.job_id === jobs.completed);
+    expect(ids(all)).toEqual([active, completed, failed, canceled]);
+    const completedItem = all.find((j) => j.job_id === completed);
     expect(completedItem?.clips_count).toBe(1);
     expect(completedItem?.clip_urls).toHaveLength(1);
 
@@ -185,10 +190,10 @@ describe("one account's jobs through their lifecycle", TEST_TIMEOUT, () => {
   });
 
   test("cancel of the running job; the canceled job's clips never appeared on the CDN", async () => {
-    const canceled = await account.client.request("POST", `/api/v1/jobs/${jobs.active}/cancel`);
+    const canceled = await account.client.request("POST", `/api/v1/jobs/${made(jobs.active, "the job left running")}/cancel`);
     expect(canceled.status).toBe(200);
     // By now the first job's engine run has long stopped: nothing of it was uploaded late.
-    for (const url of clipKeysOnCdn(jobs.canceled ?? "", SEVERAL.max_clips)) expect(await statusOf(url)).toBe(404);
+    for (const url of clipKeysOnCdn(made(jobs.canceled, "the canceled job"), SEVERAL.max_clips)) expect(await statusOf(url)).toBe(404);
     const usage = await account.client.usage();
     expect(usage.credits_remaining).toBe(initialUsage.credits_remaining - 1);
   });
