@@ -391,11 +391,11 @@ describe("fuzz: operator API", () => {
 
   it(`POST /admin/v1/accounts/{id}/credits and PUT .../plan: ${RUNS} generated requests`, async () => {
     // Accounts of their own: the callback properties' jobs may still be settled by the watchdog meanwhile.
-    accounts = await fuzzAccounts();
-    const guard = new WriteGuard([accounts.main.accountId, accounts.other.accountId], 500);
+    const own = await fuzzAccounts();
+    const guard = new WriteGuard([own.main.accountId, own.other.accountId], 500);
     const adminCaller = fc.oneof(
       { weight: 6, arbitrary: fc.constant<Caller>({ kind: "valid", authorization: `Bearer ${env.ADMIN_TOKEN}` }) },
-      { weight: 1, arbitrary: fc.constantFrom<Caller>({ kind: "api-key" as Caller["kind"], authorization: `Bearer ${accounts.main.apiKey}` }, { kind: "none", authorization: undefined }, { kind: "garbage", authorization: `Bearer ${env.ADMIN_TOKEN}x` }, { kind: "garbage", authorization: `Basic ${env.ADMIN_TOKEN}` }) },
+      { weight: 1, arbitrary: fc.constantFrom<Caller>({ kind: "api-key" as Caller["kind"], authorization: `Bearer ${own.main.apiKey}` }, { kind: "none", authorization: undefined }, { kind: "garbage", authorization: `Bearer ${env.ADMIN_TOKEN}x` }, { kind: "garbage", authorization: `Basic ${env.ADMIN_TOKEN}` }) },
     );
     const creditBodies = bodyFor(arbitraryFromSchema({ type: "object", properties: { credits: { type: "integer", minimum: 1, maximum: 1000 }, reason: { type: "string", maxLength: 40 } }, required: ["credits"] }), 2);
     const planBodies = bodyFor(fc.record({ plan: fc.oneof(fc.constantFrom("unmetered", "pro"), hostileString) }), 2);
@@ -420,12 +420,12 @@ describe("fuzz: operator API", () => {
           contentType: type,
           body: which === "credits" ? credits : plan,
         })),
-      prepare: async (req) => ({ ...req, target: req.target.replace("@main", accounts.main.accountId) }),
+      prepare: async (req) => ({ ...req, target: req.target.replace("@main", own.main.accountId) }),
       judge: async (req, { status, body }) => {
         if (req.caller.kind !== "valid") return expect(status).toBe(401);
         if (status !== 200) return;
         // Accepted: the target is the account, and the body is what the operator API documents.
-        expect(req.target).toContain(accounts.main.accountId);
+        expect(req.target).toContain(own.main.accountId);
         const value = parsedBody(req.body) as Record<string, unknown>;
         expect(isJsonMediaType(req.contentType)).toBe(true);
         if (req.method === "POST") {
@@ -435,7 +435,7 @@ describe("fuzz: operator API", () => {
           expect(["free", "pro", "unmetered"]).toContain(value.plan);
           expect((body as { plan: string }).plan).toBe(value.plan);
         }
-        await guard.accepted([accounts.main.accountId], describeCase(req));
+        await guard.accepted([own.main.accountId], describeCase(req));
       },
     });
   }, TIMEOUT_MS);
