@@ -1,5 +1,5 @@
 import { rm, stat, writeFile } from "node:fs/promises";
-import { MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipReport, type StartJob, type Transcript } from "#contract";
+import { MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipFraming, type ClipReport, type StartJob, type Transcript } from "#contract";
 import { startEarlyAnalysis, type EarlyAnalysis } from "./analyse/early.ts";
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
 import type { MeasurePlan, SpeechPcm } from "./analyse/measure.ts";
@@ -13,6 +13,7 @@ import type { FfmpegRunner } from "./ffmpeg/runner.ts";
 import { log } from "./log.ts";
 import { probeSource } from "./probe.ts";
 import { ProgressTracker } from "./progress.ts";
+import { framingReport } from "./reframe/framing-report.ts";
 import { planReframe, type ReframePlan } from "./reframe/plan.ts";
 import { runClipPipeline } from "./clip-pipeline.ts";
 import { renderClipVideo, renderThumbnail } from "./render.ts";
@@ -75,6 +76,8 @@ interface RenderedClip {
   /** What was cut out, and the match with the job's prompt (null without one). */
   removal: RemovalPlan;
   promptMatch: number | null;
+  /** The crop as reported for editor exports. */
+  framing: ClipFraming;
 }
 
 /** A captions file is small: it gets at most this long to download, whatever the video's limit. */
@@ -114,6 +117,7 @@ function clipReport(clip: RenderedClip): ClipReport {
     prompt_match: clip.promptMatch,
     removed: clip.removal.removed,
     ...(clip.removal.kept.length > 1 ? { duration_seconds: Math.round(keptSeconds(clip.removal) * 1000) / 1000 } : {}),
+    framing: clip.framing,
   };
 }
 
@@ -508,7 +512,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       uploadTotal[index] = (await stat(videoPath)).size;
       const makeThumbnail = (thumbnailSignal: AbortSignal) =>
         renderThumbnail(runner, { source, candidate, config: job.config, outPath: videoPath, thumbnailPath, thumbnailFrom: thumbnailFrom(source, candidate, keyframes), plan, signal: thumbnailSignal });
-      return { index, candidate, videoPath, thumbnailPath, makeThumbnail, ...size, plan, captions, removal, promptMatch: prompt ? (promptMatches[index] ?? null) : null };
+      const framing = framingReport(plan.views, source, size, candidate.end - candidate.start);
+      return { index, candidate, videoPath, thumbnailPath, makeThumbnail, ...size, plan, captions, removal, promptMatch: prompt ? (promptMatches[index] ?? null) : null, framing };
     };
     const upload = (index: number, clip: RenderedClip, uploadSignal: AbortSignal): Promise<void> =>
       clock.time(`upload ${index}`, () => uploadOne(index, clip, uploadSignal));

@@ -275,6 +275,43 @@ export const TranslationOutcome = z.object({
 });
 export type TranslationOutcome = z.infer<typeof TranslationOutcome>;
 
+/** Most straight pieces a reported crop path may have (the engine's own cap is 200 per view, plus its run-on piece). */
+export const MAX_FRAMING_SEGMENTS = 256;
+
+/**
+ * One straight piece of the crop window's path: its centre, as fractions of
+ * the source frame's width and height, moves from (x0, y0) to (x1, y1) over
+ * [from_seconds, to_seconds), counted from the clip's first frame in source
+ * time (before any removal). A piece that starts elsewhere than the last one
+ * ended is a cut, not a pan.
+ */
+export const FramingSegment = z.object({
+  from_seconds: z.number().nonnegative(),
+  to_seconds: z.number().nonnegative(),
+  x0: z.number().min(0).max(1),
+  x1: z.number().min(0).max(1),
+  y0: z.number().min(0).max(1),
+  y1: z.number().min(0).max(1),
+});
+export type FramingSegment = z.infer<typeof FramingSegment>;
+
+/**
+ * How a clip was framed from its source, for exports to editors: the source's
+ * picture, the crop window's size in source pixels (the largest window of the
+ * output's shape) and its centre's path. `split` says the clip also shows two
+ * stacked views at times (layout split/auto); the path is the single view's.
+ */
+export const ClipFraming = z.object({
+  source_width: z.number().int().positive(),
+  source_height: z.number().int().positive(),
+  source_fps: z.number().positive().max(1000),
+  crop_width: z.number().int().positive(),
+  crop_height: z.number().int().positive(),
+  path: z.array(FramingSegment).min(1).max(MAX_FRAMING_SEGMENTS),
+  split: z.boolean(),
+});
+export type ClipFraming = z.infer<typeof ClipFraming>;
+
 export const ClipReport = z.object({
   /** 0-based rank: 0 is the best clip. Matches the uploaded clip index. */
   index: z.number().int().min(0).max(19),
@@ -300,6 +337,8 @@ export const ClipReport = z.object({
   removed: z.array(RemovedSpan).max(MAX_REMOVED_SPANS).default([]),
   /** The rendered clip's real length; absent: end_seconds - start_seconds (nothing removed). */
   duration_seconds: z.number().positive().optional(),
+  /** The crop over the clip (absent from an older engine). */
+  framing: ClipFraming.optional(),
 });
 export type ClipReport = z.infer<typeof ClipReport>;
 

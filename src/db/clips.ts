@@ -1,5 +1,5 @@
 /** Every SQL statement on the `clips` table. */
-import type { REFRAME_USED, RemovedSpan } from "#contract";
+import { ClipFraming, type REFRAME_USED, type RemovedSpan } from "#contract";
 
 export type ClipReframe = (typeof REFRAME_USED)[number];
 
@@ -32,6 +32,8 @@ export interface Clip {
   /** The published sidecars' keys (null without sidecars, and for clips published under the older layout, next to the clip). */
   vttKey: string | null;
   srtKey: string | null;
+  /** How the clip was cropped from its source; null from an engine that did not report it. */
+  framing: ClipFraming | null;
 }
 
 interface ClipRow {
@@ -56,6 +58,7 @@ interface ClipRow {
   duration_seconds: number | null;
   vtt_key: string | null;
   srt_key: string | null;
+  framing_json?: string | null;
 }
 
 function toClip(row: ClipRow): Clip {
@@ -83,7 +86,15 @@ function toClip(row: ClipRow): Clip {
     durationSeconds: row.duration_seconds ?? null,
     vttKey: row.vtt_key ?? null,
     srtKey: row.srt_key ?? null,
+    framing: parseFraming(row.framing_json ?? null),
   };
+}
+
+/** Written only from a ClipReport that passed the contract schema; anything else reads as unknown framing. */
+function parseFraming(json: string | null): ClipFraming | null {
+  if (json === null) return null;
+  const parsed = ClipFraming.safeParse(JSON.parse(json));
+  return parsed.success ? parsed.data : null;
 }
 
 /**
@@ -94,8 +105,8 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
   return db
     .prepare(
       `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
-         reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key, prompt_match, removed_json, duration_seconds)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21
+         reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key, prompt_match, removed_json, duration_seconds, framing_json)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22
        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
     )
     .bind(
@@ -120,6 +131,7 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
       clip.promptMatch,
       JSON.stringify(clip.removed),
       clip.durationSeconds,
+      clip.framing === null ? null : JSON.stringify(clip.framing),
     );
 }
 

@@ -81,6 +81,7 @@ function clipRow(jobId: string, clip: ClipReport, published: PublishedClip): Cli
     promptMatch: clip.prompt_match,
     removed: clip.removed,
     durationSeconds: clip.duration_seconds ?? null,
+    framing: clip.framing ?? null,
   };
 }
 

@@ -1,0 +1,68 @@
+/** The export model of a completed job, from its stored row and clips. */
+import type { Clip } from "../../db/clips";
+import type { Job } from "../../db/jobs";
+import { captionKeysOf } from "../present";
+import { cdnUrl } from "../storage";
+import { centredFraming, cropKeys, frameRate, keptSpans, toFrames, type ExportClip, type ExportTimeline } from "./timeline";
+
+/** The file name an editor looks for: an upload's own name, else the URL's last path segment. */
+export function sourceFileName(videoUrl: string): string {
+  try {
+    const url = new URL(videoUrl);
+    const last = url.pathname.split("/").filter((part) => part !== "").at(-1);
+    // upload://{id}/{name}: the name is the path; a bare host has none.
+    return last ? decodeURIComponent(last) : url.protocol === "upload:" ? "upload" : url.hostname;
+  } catch {
+    return "source";
+  }
+}
+
+export interface ExportContext {
+  cdnBase: string;
+  /** The API's origin, for the transcript's address. */
+  apiOrigin: string;
+}
+
+export function exportTimeline(job: Job, clips: Clip[], context: ExportContext): ExportTimeline {
+  // Every clip of a job is cut from the one source: the first clip that reports framing tells its picture.
+  const reported = clips.find((clip) => clip.framing !== null)?.framing ?? null;
+  const first = clips[0];
+  const source = reported
+    ? { width: reported.source_width, height: reported.source_height, fps: reported.source_fps }
+    : // Clips of an engine that did not report framing: the source is known only as the picture it gave.
+      { width: first?.width ?? 1920, height: first?.height ?? 1080, fps: 30 };
+  const rate = frameRate(source.fps);
+  const fileName = sourceFileName(job.videoUrl);
+  const exported: ExportClip[] = clips.map((clip) => {
+    const framing = clip.framing ?? centredFraming(source, { width: clip.width, height: clip.height }, clip.endSeconds - clip.startSeconds);
+    const keys = captionKeysOf(clip);
+    return {
+      index: clip.index,
+      name: clip.title ?? `Clip ${clip.index + 1}`,
+      url: cdnUrl(context.cdnBase, clip.objectKey),
+      window: { width: framing.crop_width, height: framing.crop_height },
+      output: { width: clip.width, height: clip.height },
+      spans: keptSpans(clip.startSeconds, clip.endSeconds, clip.removed).map((span) => ({
+        sourceIn: toFrames(span.start, rate),
+        sourceOut: toFrames(span.end, rate),
+        crop: cropKeys(framing, clip.startSeconds, span, rate),
+      })),
+      captions: keys ? { vtt: cdnUrl(context.cdnBase, keys.vtt), srt: cdnUrl(context.cdnBase, keys.srt) } : null,
+      split: framing.split,
+    };
+  });
+  return {
+    jobId: job.id,
+    title: job.title ?? fileName,
+    source: {
+      url: job.uploadId === null ? job.videoUrl : null,
+      fileName,
+      width: source.width,
+      height: source.height,
+      durationFrames: job.sourceDurationSeconds === null ? null : toFrames(job.sourceDurationSeconds, rate),
+    },
+    rate,
+    clips: exported,
+    transcriptUrl: job.transcript ? `${context.apiOrigin.replace(/\/+$/, "")}/api/v1/jobs/${job.id}/transcript` : null,
+  };
+}
