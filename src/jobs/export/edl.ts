@@ -25,6 +25,8 @@ export function edlText(text: string, max: number): string {
     .normalize("NFKD")
     .replace(/[\u0300-\u036f]/g, "")
     .replace(/[\r\n\t\u2028\u2029]+/g, " ")
+    // Other control characters are not text: dropped.
+    .replace(/[\x00-\x1F\x7F-\x9F]/g, "")
     // A surrogate pair (an emoji) is one character to the reader: one "?".
     .replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]|[^\x20-\x7E]/g, "?")
     .replace(/ {2,}/g, " ")
