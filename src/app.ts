@@ -1,6 +1,7 @@
 import { admin } from "./admin/routes";
 import { configs } from "./api/configs";
 import { errorDocs } from "./api/error-docs";
+import { exportCut } from "./api/export";
 import { health } from "./api/health";
 import { jobs } from "./api/jobs";
 import { logo } from "./api/logo";
@@ -45,6 +46,7 @@ app.route("/api/v1/jobs", jobs);
 app.route("/api/v1/webhooks", webhooks);
 app.route("/api/v1/uploads", uploads);
 app.route("/api/v1/jobs", transcript);
+app.route("/api/v1/jobs", exportCut);
 app.route("/api/v1/logo", logo);
 
 // The remote MCP server: the same keys and request window, tools over the same services (src/mcp/).

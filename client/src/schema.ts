@@ -334,6 +334,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/jobs/{job_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a completed job's clips as an editor timeline against the source: FCPXML, CMX 3600 EDL, OpenTimelineIO or MLT
+         * @description One timeline with every clip, end to end, as spans of the source (a clip with removed pauses is one span per kept stretch), with the source's URL (or an upload's file name), each span's in and out in the source's frames, the crop (keyframed where the camera moves: FCPXML position keyframes, MLT affine rectangles, OTIO metadata; an EDL carries none) and the clip's caption sidecar URLs. An unknown format is 400 invalid_request; another account's or a deleted job is 404 not_found; a job that is not completed is 409 job_not_completed.
+         */
+        get: operations["exportJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/logo": {
         parameters: {
             query?: never;
@@ -387,7 +407,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_time_range" | "unknown_font" | "invalid_color" | "unsupported_language" | "invalid_logo" | "logo_too_large" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_limit_reached" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "translation_failed" | "transcription_unavailable" | "translation_unavailable" | "embedding_failed" | "embedding_unavailable" | "completion_in_progress" | "service_unavailable" | "service_misconfigured";
+            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_time_range" | "unknown_font" | "invalid_color" | "unsupported_language" | "invalid_logo" | "logo_too_large" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_completed" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_limit_reached" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "translation_failed" | "transcription_unavailable" | "translation_unavailable" | "embedding_failed" | "embedding_unavailable" | "completion_in_progress" | "service_unavailable" | "service_misconfigured";
             request_id: string;
             errors?: {
                 path: string;
@@ -4244,6 +4264,111 @@ export interface operations {
             };
             /** @description Problem: not_found, transcript_not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Problem: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Problem: internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    exportJob: {
+        parameters: {
+            query: {
+                /** @description fcpxml (Final Cut Pro 1.10, DaVinci Resolve), edl (CMX 3600: Premiere, Resolve), otio (OpenTimelineIO JSON) or mlt (Shotcut, Kdenlive, melt) */
+                format: "fcpxml" | "edl" | "otio" | "mlt";
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The timeline, as an attachment named {job_id}.{format} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                    "text/plain": string;
+                    "application/json": string;
+                };
+            };
+            /** @description Problem: invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Problem: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Problem: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        code: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Problem: job_not_completed */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

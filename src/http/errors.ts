@@ -110,6 +110,11 @@ export const ERROR_CODES = {
     title: "Job not deletable",
     meaning: "Only finished (completed, failed or canceled) jobs can be deleted.",
   },
+  job_not_completed: {
+    status: 409,
+    title: "Job not completed",
+    meaning: "The job is queued, processing, failed or canceled: only a completed job has clips to export or edit.",
+  },
   job_not_active: {
     status: 409,
     title: "Job not active",
