@@ -6,6 +6,7 @@
  */
 import { McpServer } from "@modelcontextprotocol/server";
 import { createUploadTool, getUsageTool, listConfigsTool, saveConfigTool } from "./account-tools";
+import { exportJobTool } from "./export-tools";
 import { cancelJobTool, GET_JOB_MAX_WAIT_SECONDS, getJobTool, getTranscriptTool, listJobsTool, submitJobTool } from "./job-tools";
 import type { McpCall, ToolRegistration } from "./tool";
 
@@ -14,7 +15,7 @@ export const MCP_SERVER_INFO = { name: "clipjobs", title: "clipjobs", version: "
 const INSTRUCTIONS = [
   "clipjobs cuts long videos (podcasts, lectures, streams, vlogs) into short, captioned, well-framed clips.",
   `Typical use: submit_job with a video_url (or create_upload, send the file's bytes, then submit_job with upload_id); call get_job with wait_seconds ${GET_JOB_MAX_WAIT_SECONDS} (it answers as soon as the job ends) until the job is completed, failed or canceled;`,
-  "then give the user the clips (title, url, what is said in them) and, if asked, get_transcript.",
+  "then give the user the clips (title, url, what is said in them) and, if asked, get_transcript, or export_job for a video editor.",
   "Every tool call counts in the account's request window (e.g. 60 a minute on the free plan): poll calmly. Errors carry a code (e.g. not_found, rate_limited, insufficient_credits) and a detail saying what to do.",
 ].join(" ");
 
@@ -24,6 +25,7 @@ export const TOOLS: readonly ToolRegistration[] = [
   listJobsTool,
   cancelJobTool,
   getTranscriptTool,
+  exportJobTool,
   getUsageTool,
   listConfigsTool,
   saveConfigTool,

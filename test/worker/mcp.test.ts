@@ -156,6 +156,21 @@ describe("/mcp: tools", SUITE, () => {
     expect(text(none)).toContain("(no speech in this part of the video)");
   });
 
+  it("exports a completed job's cut as the REST route does, and refuses what it refuses", async () => {
+    const account = await createAccount("unmetered");
+    const jobId = await captionedJob(engine, account);
+    const client = await connect(account.apiKey);
+    const answer = await call(client, "export_job", { job_id: jobId, format: "edl" });
+    const rest = await (await api(account, `/api/v1/jobs/${jobId}/export?format=edl`)).text();
+    expect(text(answer)).toBe(rest);
+    expect(ok(answer)).toMatchObject({ job_id: jobId, format: "edl", file_name: `${jobId}.edl`, content: rest });
+    expect(rest.match(/^\d{3} {2}/gm)).toHaveLength(2);
+    problem(await call(client, "export_job", { job_id: jobId, format: "aaf" }), "invalid_request");
+    const queued = await submitUndelivered(account);
+    problem(await call(client, "export_job", { job_id: queued, format: "otio" }), "job_not_completed");
+    problem(await call(await connect((await createAccount("unmetered")).apiKey), "export_job", { job_id: jobId, format: "otio" }), "not_found");
+  });
+
   it("usage and configurations: the same figures and records as the REST API", async () => {
     const account = await createAccount("pro");
     const client = await connect(account.apiKey);

@@ -18,6 +18,7 @@ export interface ToolProblem extends Record<string, unknown> {
 export const TOOL_NAMES = [
   "cancel_job",
   "create_upload",
+  "export_job",
   "get_job",
   "get_transcript",
   "get_usage",
