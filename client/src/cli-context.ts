@@ -28,6 +28,7 @@ export const OPTIONS = {
   status: { type: "string" },
   limit: { type: "string" },
   format: { type: "string" },
+  output: { type: "string", short: "o" },
   events: { type: "string" },
   description: { type: "string" },
   help: { type: "boolean", short: "h" },

@@ -5,13 +5,13 @@
  * complete, 2 a usage mistake.
  */
 import { createWriteStream } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
+import { mkdir, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { parseArgs } from "node:util";
-import { ClipjobsClient, DEFAULT_BASE_URL, type Job, type SubmitJobBody, type TranscriptTextFormat } from "./client.ts";
+import { ClipjobsClient, DEFAULT_BASE_URL, EXPORT_FORMATS, type ExportFormat, type Job, type SubmitJobBody, type TranscriptTextFormat } from "./client.ts";
 import { exactlyOne, limitOption, OPTIONS, printJson, UsageError, type Context, type Io, type Values } from "./cli-context.ts";
 import { jobProgress, uploadProgress } from "./cli-progress.ts";
 import { webhooks, WEBHOOKS_HELP } from "./cli-webhooks.ts";
@@ -36,6 +36,7 @@ Usage:
   clipjobs job <job_id> [--json]
   clipjobs cancel <job_id> [--json]
   clipjobs transcript <job_id> [--format txt|vtt|srt] [--json]
+  clipjobs export <job_id> --format fcpxml|edl|otio|mlt [--output FILE] [--json]
   clipjobs download <job_id> [DIR] [--json]
   clipjobs usage [--json]
   clipjobs configs [--json]
@@ -85,6 +86,15 @@ const COMMAND_HELP: Record<string, string> = {
   What is said in a completed job's video.
   --format    txt: one sentence per line (default); vtt: WebVTT; srt: SubRip
   --json      words and sentences with their times, as JSON (with --format: {job_id, format, content})
+`,
+  export: `clipjobs export <job_id> --format fcpxml|edl|otio|mlt [--output FILE] [--json]
+
+  A completed job's clips as a timeline for a video editor, against the source video:
+  fcpxml (Final Cut Pro, DaVinci Resolve), edl (CMX 3600: Premiere, Resolve),
+  otio (OpenTimelineIO) or mlt (Shotcut, Kdenlive). Each clip's in and out in the source,
+  its crop (keyframed where the camera moves; not in edl) and its caption files.
+  --output, -o  write the file here and print its path (default: print the file)
+  --json      {job_id, format, content} (or {job_id, format, file} with --output)
 `,
   download: `clipjobs download <job_id> [DIR] [--json]
 
@@ -298,6 +308,22 @@ async function transcript({ client, io, values, args }: Context): Promise<number
   return 0;
 }
 
+async function exportCut({ client, io, values, args }: Context): Promise<number> {
+  const jobId = exactlyOne(args, "job id");
+  const format = values.format;
+  if (format === undefined || !(EXPORT_FORMATS as readonly string[]).includes(format)) throw new UsageError("--format must be fcpxml, edl, otio or mlt");
+  const content = await client.exportJob(jobId, format as ExportFormat);
+  if (values.output !== undefined) {
+    await writeFile(values.output, content);
+    if (values.json) printJson(io, { job_id: jobId, format, file: values.output });
+    else io.stdout(`${values.output}\n`);
+    return 0;
+  }
+  if (values.json) printJson(io, { job_id: jobId, format, content });
+  else io.stdout(content);
+  return 0;
+}
+
 async function download({ client, io, values, args }: Context): Promise<number> {
   if (args.length < 1 || args.length > 2) throw new UsageError("expected a job id and at most one directory");
   const [jobId, dir = "."] = args as [string, string?];
@@ -338,6 +364,7 @@ const COMMANDS: Record<string, (context: Context) => Promise<number>> = {
   job: showJob,
   cancel,
   transcript,
+  export: exportCut,
   download,
   usage,
   configs,

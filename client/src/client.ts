@@ -26,6 +26,8 @@ export type JobStatus = Job["status"];
 export type ListJobsQuery = NonNullable<paths["/api/v1/jobs"]["get"]["parameters"]["query"]>;
 export type Transcript = Schemas["Transcript"];
 export type TranscriptTextFormat = "vtt" | "srt" | "txt";
+export const EXPORT_FORMATS = ["fcpxml", "edl", "otio", "mlt"] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export type Webhook = Schemas["Webhook"];
 export type WebhookWithSecret = Schemas["WebhookWithSecret"];
 export type WebhookList = Schemas["WebhookList"];
@@ -196,6 +198,13 @@ export class ClipjobsClient {
   /** The transcript rendered as WebVTT, SubRip or plain text (one sentence per line). */
   async getTranscriptText(jobId: string, format: TranscriptTextFormat): Promise<string> {
     const result = await this.api.GET("/api/v1/jobs/{job_id}/transcript", { params: { path: { job_id: jobId }, query: { format } }, parseAs: "text" });
+    if (result.error !== undefined || result.data === undefined) throw ClipjobsError.fromResponse(result.response, parsedProblem(result.error));
+    return result.data;
+  }
+
+  /** A completed job's clips as an editor timeline (FCPXML, CMX 3600 EDL, OpenTimelineIO or MLT), as the file's text. */
+  async exportJob(jobId: string, format: ExportFormat): Promise<string> {
+    const result = await this.api.GET("/api/v1/jobs/{job_id}/export", { params: { path: { job_id: jobId }, query: { format } }, parseAs: "text" });
     if (result.error !== undefined || result.data === undefined) throw ClipjobsError.fromResponse(result.response, parsedProblem(result.error));
     return result.data;
   }

@@ -1,4 +1,4 @@
-export { ClipjobsClient, DEFAULT_BASE_URL, IDEMPOTENCY_HEADER, isFinished } from "./client.ts";
+export { ClipjobsClient, DEFAULT_BASE_URL, EXPORT_FORMATS, IDEMPOTENCY_HEADER, isFinished } from "./client.ts";
 export type {
   ClipConfig,
   ClipjobsClientOptions,
@@ -14,6 +14,7 @@ export type {
   SubmitJobResponse,
   Transcript,
   TranscriptTextFormat,
+  ExportFormat,
   Usage,
   VideoTypes,
   WaitOptions,
