@@ -156,6 +156,25 @@ export function JobCard({ job, clips, cdnBase }: { job: Job; clips: Clip[]; cdnB
               `No transcript${job.transcriptUnavailableReason ? `: ${job.transcriptUnavailableReason}` : "."}`
             )}
           </p>
+          <p class="meta" data-export>
+            Open the cut in an editor:{" "}
+            <a href={`/dashboard/jobs/${job.id}/export?format=fcpxml`} download>
+              Final Cut Pro / Resolve (FCPXML)
+            </a>
+            ,{" "}
+            <a href={`/dashboard/jobs/${job.id}/export?format=edl`} download>
+              Premiere (EDL)
+            </a>
+            ,{" "}
+            <a href={`/dashboard/jobs/${job.id}/export?format=mlt`} download>
+              Shotcut / Kdenlive (MLT)
+            </a>
+            ,{" "}
+            <a href={`/dashboard/jobs/${job.id}/export?format=otio`} download>
+              OpenTimelineIO
+            </a>
+            .
+          </p>
           {job.translation ? (
             <p class="meta" data-translation={job.translation.status}>
               {job.translation.status === "translated" || job.translation.status === "not_needed"

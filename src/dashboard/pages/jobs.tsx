@@ -22,6 +22,7 @@ import { PROGRESS_SCRIPT, UPLOAD_SCRIPT } from "../assets/scripts";
 import { Alert, CsrfField, Field, Notice } from "../components/form";
 import { isActive, JobCard } from "../components/job-card";
 import { Layout } from "../components/layout";
+import { jobExportPages } from "./job-export";
 import { jobSpeechPages } from "./job-speech";
 import type { DashboardEnv } from "../env";
 import { sessionOf } from "../security/session";
@@ -280,4 +281,5 @@ export const jobPages = new Hono<DashboardEnv>()
     const clips = job.status === "completed" ? await listClips(c.env.DB, job.id) : [];
     return c.html(<JobCard job={job} clips={clips} cdnBase={c.env.CDN_URL} />);
   })
-  .route("/", jobSpeechPages);
+  .route("/", jobSpeechPages)
+  .route("/", jobExportPages);
