@@ -1,13 +1,13 @@
 /**
  * Face reframing through the whole engine: a job posted to the engine server
  * (as the Worker sends it) on a composed source; the fake Worker receives the
- * complete report, whose clips say what their crop followed.
+ * complete report, whose clips say what their crop followed and how it moved.
  */
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_CLIP_CONFIG, type ClipConfig, type CompleteReport, type ProgressReport } from "#contract";
+import { ClipFraming, DEFAULT_CLIP_CONFIG, type ClipConfig, type CompleteReport, type ProgressReport } from "#contract";
 import { startTestEngine, newJobId, postJson, startJobBody, type TestEngine } from "./helpers/engine.ts";
 import { compose, PEOPLE } from "./helpers/faces-media.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
@@ -57,6 +57,11 @@ describe("engine job with reframe: faces", () => {
     const complete = calls.find((c) => c.kind === "complete")!.body as CompleteReport;
     expect(complete.clips).toHaveLength(1);
     expect(complete.clips[0]).toMatchObject({ reframe: "faces", faces_count: 1, width: 720, height: 1280 });
+    // The framing the editor exports carry: the source's picture, the render's crop window, and a camera that follows the walk to the right.
+    const framing = ClipFraming.parse(complete.clips[0]!.framing);
+    expect(framing).toMatchObject({ source_width: 640, source_height: 360, source_fps: 15, crop_width: 202, crop_height: 360, split: false });
+    expect(framing.path.at(-1)!.x1 - framing.path[0]!.x0).toBeGreaterThan(0.3);
+    expect(framing.path.every((segment) => Number.isFinite(segment.to_seconds) && segment.to_seconds <= 10)).toBe(true);
     // Progress never went backwards through detection and rendering.
     const progress = calls.filter((c) => c.kind === "progress").map((c) => (c.body as ProgressReport).progress);
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
