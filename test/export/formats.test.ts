@@ -11,6 +11,7 @@ import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import type { ClipFraming } from "#contract";
 import { writeEdl } from "../../src/jobs/export/edl.ts";
+import { sourceFileName } from "../../src/jobs/export/from-job.ts";
 import { writeFcpxml } from "../../src/jobs/export/fcpxml.ts";
 import { writeMlt } from "../../src/jobs/export/mlt.ts";
 import { writeOtio } from "../../src/jobs/export/otio.ts";
@@ -174,6 +175,13 @@ describe("crop keys", () => {
       { start: 13, end: 15 },
       { start: 16, end: 20 },
     ]);
+  });
+
+  test("the source's file name: an upload's own, a file URL's, else the video's title", () => {
+    expect(sourceFileName("upload://upl_abc/My%20Talk%20%F0%9F%8E%AC.mp4", "My Talk 🎬.mp4")).toBe("My Talk 🎬.mp4");
+    expect(sourceFileName("https://videos.example.com/a/b/keynote.mp4?sig=1", "Keynote")).toBe("keynote.mp4");
+    expect(sourceFileName("https://www.youtube.com/watch?v=abc", "A talk")).toBe("A talk");
+    expect(sourceFileName("https://videos.example.com/", null)).toBe("videos.example.com");
   });
 
   test("NTSC rates are exact ratios", () => {

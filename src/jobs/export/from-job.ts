@@ -5,15 +5,21 @@ import { captionKeysOf } from "../present";
 import { cdnUrl } from "../storage";
 import { centredFraming, cropKeys, frameRate, keptSpans, toFrames, type ExportClip, type ExportTimeline } from "./timeline";
 
-/** The file name an editor looks for: an upload's own name, else the URL's last path segment. */
-export function sourceFileName(videoUrl: string): string {
+/**
+ * The file name an editor looks for: an upload's own name, a direct file's
+ * last path segment; for a platform page (no file name in its URL, e.g.
+ * /watch?v=...) the video's title, which is what a download of it is named.
+ */
+export function sourceFileName(videoUrl: string, title: string | null): string {
   try {
     const url = new URL(videoUrl);
     const last = url.pathname.split("/").filter((part) => part !== "").at(-1);
-    // upload://{id}/{name}: the name is the path; a bare host has none.
-    return last ? decodeURIComponent(last) : url.protocol === "upload:" ? "upload" : url.hostname;
+    const name = last === undefined ? null : decodeURIComponent(last);
+    if (url.protocol === "upload:") return name ?? title ?? "upload";
+    if (name !== null && /\.[A-Za-z0-9]{2,5}$/.test(name)) return name;
+    return title ?? name ?? url.hostname;
   } catch {
-    return "source";
+    return title ?? "source";
   }
 }
 
@@ -32,7 +38,7 @@ export function exportTimeline(job: Job, clips: Clip[], context: ExportContext):
     : // Clips of an engine that did not report framing: the source is known only as the picture it gave.
       { width: first?.width ?? 1920, height: first?.height ?? 1080, fps: 30 };
   const rate = frameRate(source.fps);
-  const fileName = sourceFileName(job.videoUrl);
+  const fileName = sourceFileName(job.videoUrl, job.title);
   const exported: ExportClip[] = clips.map((clip) => {
     const framing = clip.framing ?? centredFraming(source, { width: clip.width, height: clip.height }, clip.endSeconds - clip.startSeconds);
     const keys = captionKeysOf(clip);
