@@ -16,6 +16,7 @@ import { AppError } from "../http/errors";
 import { readLogo } from "../logos/service";
 import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job";
 import { translateTexts, TranslationFailed, TranslationUnavailable } from "./translate";
+import { aiRunner } from "../ai/runner";
 
 async function translateBody(c: Context<ChannelEnv>): Promise<TranslateRequest> {
   if (mediaType(c.req.header("Content-Type")) !== "application/json") {
@@ -43,7 +44,7 @@ export const brandChannel = new Hono<ChannelEnv>()
     const request = await translateBody(c);
     await noteSignOfLife(c.env, job);
     try {
-      return c.json(await translateTexts(c.env.AI, request));
+      return c.json(await translateTexts(aiRunner(c.env), request));
     } catch (err) {
       if (err instanceof TranslationUnavailable) {
         throw new AppError("translation_unavailable", `${err.message} Keep the captions in the spoken language.`);

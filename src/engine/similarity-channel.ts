@@ -14,6 +14,7 @@ import { AppError } from "../http/errors";
 import { keepEngineAwake } from "../fleet/engine-host";
 import { EmbeddingFailed, EmbeddingUnavailable, similarities } from "./embeddings";
 import { liveProcessingJob } from "./live-job";
+import { aiRunner } from "../ai/runner";
 
 /** 101 texts of at most 2,000 characters, in UTF-8 and JSON escapes, with room to spare. */
 const MAX_SIMILARITY_BODY_BYTES = 1024 * 1024;
@@ -37,7 +38,7 @@ export const similarityChannel = new Hono<{ Bindings: Env; Variables: AppEnv["Va
   }
   await keepEngineAwake(c.env, jobId);
   try {
-    return c.json(await similarities(c.env.AI, parsed.data.query, parsed.data.texts));
+    return c.json(await similarities(aiRunner(c.env), parsed.data.query, parsed.data.texts));
   } catch (err) {
     if (err instanceof EmbeddingUnavailable) throw new AppError("embedding_unavailable", `${err.message} Match the prompt by words.`);
     if (err instanceof EmbeddingFailed) {

@@ -38,6 +38,7 @@ import {
 import { keepEngineAwake } from "../fleet/engine-host";
 import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job";
 import { liveProcessingJob } from "./live-job";
+import { aiRunner } from "../ai/runner";
 import { inspectWav } from "./wav";
 import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable } from "./whisper";
 import { looksLikeCaptions } from "./caption-shape";
@@ -143,7 +144,7 @@ export const speechChannel = new Hono<ChannelEnv>()
     try {
       // The job's `language` hint; jobs stored before it have none.
       const hint = job.config.language ?? null;
-      return c.json(await transcribeChunk(c.env.AI, audio, chunkStart, wav.durationSeconds, undefined, hint ? whisperLanguageCode(hint) : null));
+      return c.json(await transcribeChunk(aiRunner(c.env), audio, chunkStart, wav.durationSeconds, undefined, hint ? whisperLanguageCode(hint) : null));
     } catch (err) {
       if (err instanceof TranscriptionUnavailable) {
         throw new AppError("transcription_unavailable", `${err.message} Use the other transcript sources.`);
