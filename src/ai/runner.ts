@@ -51,14 +51,15 @@ function bindingRunner(binding: AiRunner): AiRunner {
  * The AiRunner of this environment, or undefined when it has none. `fetcher`
  * is the REST transport's fetch (tests pass one that reaches a stand-in).
  */
-export function aiRunner(env: AiTransportSettings, fetcher: typeof fetch = fetch): AiRunner | undefined {
+export function aiRunner(env: AiTransportSettings, fetcher?: typeof fetch): AiRunner | undefined {
   switch (aiTransportKind(env)) {
     case "rest":
       return restAiRunner({
         baseUrl: env.WORKERS_AI_BASE_URL?.trim() || DEFAULT_WORKERS_AI_BASE_URL,
         accountId: env.WORKERS_AI_ACCOUNT_ID!.trim(),
         token: env.WORKERS_AI_TOKEN!.trim(),
-        fetcher,
+        // workerd's fetch must be called unbound from any object (else "Illegal invocation").
+        fetcher: fetcher ?? ((input, init) => fetch(input, init)),
       });
     case "binding":
       return bindingRunner(env.AI as AiRunner);

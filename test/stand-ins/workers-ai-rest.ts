@@ -99,6 +99,8 @@ export class WorkersAiRestStandIn {
   private readonly handlers = new Map<string, ModelHandler>();
   private readonly failures: { model: string | null; failure: ScriptedFailure }[] = [];
   script: string;
+  /** Called with each request once answered (the CLI server logs them). */
+  onRequest: (request: RecordedRequest) => void = () => {};
 
   constructor(private readonly options: StandInOptions) {
     this.script = options.script ?? "";
@@ -152,6 +154,7 @@ export class WorkersAiRestStandIn {
     this.requests.push(record);
     const answer = await this.answer(record, request.signal);
     record.status = answer.status;
+    this.onRequest(record);
     return answer;
   };
 
