@@ -3,7 +3,7 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "AccountState" | "ClientGate" | "ClipEngine" | "FleetScheduler" | "UploadState";
+		durableNamespaces: "AccountState" | "ClientGate" | "ClipEngine" | "FleetScheduler" | "UploadState" | "AiBudget";
 	}
 	interface Env {
 		CLIPS: R2Bucket;
@@ -46,6 +46,7 @@ declare namespace Cloudflare {
 		ENGINE: DurableObjectNamespace<import("./src/index").ClipEngine>;
 		FLEET: DurableObjectNamespace<import("./src/index").FleetScheduler>;
 		UPLOAD_STATE: DurableObjectNamespace<import("./src/index").UploadState>;
+		AI_BUDGET: DurableObjectNamespace<import("./src/index").AiBudget>;
 	}
 }
 interface Env extends Cloudflare.Env {}

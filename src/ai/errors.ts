@@ -30,7 +30,11 @@ export class WorkersAiError extends Error {
   }
 }
 
-/** An error no retry can cure (see WorkersAiError.retryable). */
+/**
+ * An error no retry can cure (see WorkersAiError.retryable), or the
+ * account-wide budget refusing (budget.ts: the call already waited what it may).
+ */
 export function isPermanentAiError(err: unknown): boolean {
+  if (err instanceof Error && err.name === "AiBudgetExhausted") return true;
   return err instanceof WorkersAiError && !err.retryable;
 }

@@ -7,12 +7,13 @@
  * (pricing.ts).
  *
  * jobAiRunner is what an engine-channel route calls the models through: the
- * deployment's transport (runner.ts), metered for its job, and held to the
- * account-wide budget every engine shares (budget.ts).
+ * deployment's transport (runner.ts), held to the account-wide budget every
+ * engine shares (budget.ts), and metered for its job.
  */
 import type { AiRunner } from "./runner.ts";
 import { aiRunner } from "./runner.ts";
 import { estimateNeurons } from "./pricing.ts";
+import { budgetedRunner } from "./budget.ts";
 
 export interface AiUsage {
   model: string;
@@ -108,5 +109,5 @@ export function meteredRunner(inner: AiRunner, record: (usage: Required<AiUsage>
 export function jobAiRunner(env: Env, jobId: string, fetcher?: typeof fetch): AiRunner | undefined {
   const transport = aiRunner(env, fetcher);
   if (!transport) return undefined;
-  return meteredRunner(transport, (usage) => recordAiUsage(env, jobId, { ...usage, audioSeconds: 0 }));
+  return meteredRunner(budgetedRunner(env, transport), (usage) => recordAiUsage(env, jobId, { ...usage, audioSeconds: 0 }));
 }
