@@ -3,7 +3,7 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "AccountState" | "ClientGate" | "ClipEngine" | "FleetScheduler" | "UploadState";
+		durableNamespaces: "AccountState" | "ClientGate" | "ClipEngine" | "FleetScheduler" | "UploadState" | "AiBudget";
 	}
 	interface Env {
 		CLIPS: R2Bucket;
@@ -32,11 +32,21 @@ declare namespace Cloudflare {
 		ALLOW_PRIVATE_SOURCES: string;
 		WEBHOOK_RETRY_SCALE: string;
 		PRE_AUTH_REQUESTS_PER_MINUTE: string;
+		WORKERS_AI_ACCOUNT_ID: string;
+		WORKERS_AI_BASE_URL: string;
+		AI_TEXT_GENERATION_PER_MINUTE: string;
+		AI_SPEECH_PER_MINUTE: string;
+		AI_TRANSLATION_PER_MINUTE: string;
+		AI_EMBEDDING_PER_MINUTE: string;
+		AI_BUDGET_MAX_WAIT_SECONDS: string;
+		TRANSCRIBE_MARGIN_SECONDS: string;
+		WORKERS_AI_TOKEN: string;
 		ACCOUNTS: DurableObjectNamespace<import("./src/index").AccountState>;
 		CLIENTS: DurableObjectNamespace<import("./src/index").ClientGate>;
 		ENGINE: DurableObjectNamespace<import("./src/index").ClipEngine>;
 		FLEET: DurableObjectNamespace<import("./src/index").FleetScheduler>;
 		UPLOAD_STATE: DurableObjectNamespace<import("./src/index").UploadState>;
+		AI_BUDGET: DurableObjectNamespace<import("./src/index").AiBudget>;
 	}
 }
 interface Env extends Cloudflare.Env {}
@@ -44,5 +54,5 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "MAX_SOURCE_BYTES" | "MAX_SOURCE_SECONDS" | "DOWNLOAD_TIMEOUT_SECONDS" | "ENGINE_SILENCE_TIMEOUT_SECONDS" | "ENGINE_TOKEN_TTL_SECONDS" | "ENGINE_MAX_INSTANCES" | "ENGINE_VCPU_LIMIT" | "ENGINE_INSTANCE_VCPU" | "ENGINE_START_BUDGET_SECONDS" | "ENGINE_STOP_GRACE_SECONDS" | "MAX_QUEUE_SECONDS" | "ADMIN_TOKEN" | "ENGINE_SIGNING_KEY" | "CALLBACK_TOKEN_SECRET" | "ENGINE_URL" | "CALLBACK_BASE" | "CDN_URL" | "ALLOW_PRIVATE_SOURCES" | "WEBHOOK_RETRY_SCALE" | "PRE_AUTH_REQUESTS_PER_MINUTE">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "MAX_SOURCE_BYTES" | "MAX_SOURCE_SECONDS" | "DOWNLOAD_TIMEOUT_SECONDS" | "ENGINE_SILENCE_TIMEOUT_SECONDS" | "ENGINE_TOKEN_TTL_SECONDS" | "ENGINE_MAX_INSTANCES" | "ENGINE_VCPU_LIMIT" | "ENGINE_INSTANCE_VCPU" | "ENGINE_START_BUDGET_SECONDS" | "ENGINE_STOP_GRACE_SECONDS" | "MAX_QUEUE_SECONDS" | "ADMIN_TOKEN" | "ENGINE_SIGNING_KEY" | "CALLBACK_TOKEN_SECRET" | "ENGINE_URL" | "CALLBACK_BASE" | "CDN_URL" | "ALLOW_PRIVATE_SOURCES" | "WEBHOOK_RETRY_SCALE" | "PRE_AUTH_REQUESTS_PER_MINUTE" | "WORKERS_AI_ACCOUNT_ID" | "WORKERS_AI_BASE_URL" | "AI_TEXT_GENERATION_PER_MINUTE" | "AI_SPEECH_PER_MINUTE" | "AI_TRANSLATION_PER_MINUTE" | "AI_EMBEDDING_PER_MINUTE" | "AI_BUDGET_MAX_WAIT_SECONDS" | "TRANSCRIBE_MARGIN_SECONDS" | "WORKERS_AI_TOKEN">> {}
 }

@@ -23,6 +23,7 @@ import { JobView } from "./local-stack/api-types.ts";
 import { portInUse } from "./local-stack/ports.ts";
 import { startSourceServer, type SourceServer } from "./local-stack/source-server.ts";
 import { startLocalStack, type LocalStack } from "./local-stack/stack.ts";
+import { workersAiAccess } from "./local-stack/workers-ai.ts";
 import { CONFIG_PRESETS, parseDemoArgs, UsageError, WASM_CONFIG, type DemoArgs } from "./demo/args.ts";
 import { checkDownloads } from "./demo/downloads.ts";
 import { ProgressDisplay } from "./demo/progress.ts";
@@ -139,10 +140,13 @@ async function main(): Promise<void> {
   }
 
   console.log("1/6 Starting the local stack (wrangler dev + clip engine)...");
+  const ai = workersAiAccess(process.env);
+  console.log(`  ${ai.notice}`);
   const stack = await stage("stack start", async () => {
     resources.stack = await startLocalStack({
       root,
       dir: join(demoDir, "stack"),
+      vars: ai.vars,
       workerPort: await preferredPort(8787),
       enginePort: await preferredPort(8788),
     });

@@ -13,6 +13,7 @@ import { DEV_VARS_PATH, ensureDevVars, readDevVars } from "./local-stack/dev-var
 import { PROJECT_ROOT } from "./local-stack/paths.ts";
 import { portInUse } from "./local-stack/ports.ts";
 import { startLocalStack, type LocalStack } from "./local-stack/stack.ts";
+import { workersAiAccess } from "./local-stack/workers-ai.ts";
 
 interface DevArgs {
   engine: boolean;
@@ -104,6 +105,8 @@ async function main(): Promise<number> {
     }
   }
 
+  const ai = workersAiAccess(process.env);
+  say(ai.notice);
   say(`starting the Worker (wrangler dev --local)${args.engine ? " and the engine" : ""}`);
   let stack: LocalStack | undefined;
   let stopping: Promise<void> | undefined;
@@ -125,7 +128,8 @@ async function main(): Promise<number> {
     workerPort: args.workerPort,
     enginePort: args.enginePort,
     engine: args.engine,
-    vars: workerVars(readDevVars(), args.vars),
+    // The user's Cloudflare credentials first; .dev.vars and --var may pin other values.
+    vars: { ...ai.vars, ...workerVars(readDevVars(), args.vars) },
     echo: true,
   });
   // Ctrl-C during the start: the launcher stops whatever it started once the start settles.

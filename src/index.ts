@@ -11,6 +11,7 @@ export { ClipEngine } from "./engine/container";
 export { FleetScheduler } from "./fleet/fleet-scheduler";
 export { UploadState } from "./uploads/upload-state";
 export { ClientGate } from "./gate/client-gate";
+export { AiBudget } from "./ai/budget";
 // The Container's outbound interception (engine callbacks to clipjobs.internal) runs through this entrypoint.
 export { ContainerProxy } from "@cloudflare/containers";
 

@@ -407,7 +407,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_time_range" | "unknown_font" | "invalid_color" | "unsupported_language" | "invalid_logo" | "logo_too_large" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_completed" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_limit_reached" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "translation_failed" | "transcription_unavailable" | "translation_unavailable" | "embedding_failed" | "embedding_unavailable" | "completion_in_progress" | "service_unavailable" | "service_misconfigured";
+            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_time_range" | "unknown_font" | "invalid_color" | "unsupported_language" | "invalid_logo" | "logo_too_large" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_completed" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_limit_reached" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "translation_failed" | "transcription_unavailable" | "translation_unavailable" | "embedding_failed" | "embedding_unavailable" | "ai_scope_exceeded" | "completion_in_progress" | "service_unavailable" | "service_misconfigured";
             request_id: string;
             errors?: {
                 path: string;
@@ -589,6 +589,21 @@ export interface components {
              */
             updated_at: string;
             source_duration_seconds?: number;
+            /** @description The Workers AI usage this job caused, so far */
+            ai_usage?: {
+                /** @description Workers AI calls that answered (speech-to-text chunks, translation texts, embedding batches, judgement) */
+                model_calls: number;
+                /** @description Tokens sent: the model's own count where its answer gives one, else estimated at four characters a token */
+                tokens_in: number;
+                /** @description Tokens answered, counted the same way */
+                tokens_out: number;
+                /** @description Seconds of audio sent to speech-to-text */
+                audio_seconds: number;
+                /** @description Estimated neurons at the models' published prices (docs/workers-ai.md) */
+                neurons: number;
+                /** @description neurons at $0.011 per 1,000, before the daily free allocation */
+                estimated_usd: number;
+            };
             /** @enum {string} */
             status: "queued" | "processing";
             progress: number;
@@ -630,6 +645,21 @@ export interface components {
              */
             updated_at: string;
             source_duration_seconds?: number;
+            /** @description The Workers AI usage this job caused, so far */
+            ai_usage?: {
+                /** @description Workers AI calls that answered (speech-to-text chunks, translation texts, embedding batches, judgement) */
+                model_calls: number;
+                /** @description Tokens sent: the model's own count where its answer gives one, else estimated at four characters a token */
+                tokens_in: number;
+                /** @description Tokens answered, counted the same way */
+                tokens_out: number;
+                /** @description Seconds of audio sent to speech-to-text */
+                audio_seconds: number;
+                /** @description Estimated neurons at the models' published prices (docs/workers-ai.md) */
+                neurons: number;
+                /** @description neurons at $0.011 per 1,000, before the daily free allocation */
+                estimated_usd: number;
+            };
             /** @enum {string} */
             status: "completed";
             title: string;
@@ -698,6 +728,21 @@ export interface components {
              */
             updated_at: string;
             source_duration_seconds?: number;
+            /** @description The Workers AI usage this job caused, so far */
+            ai_usage?: {
+                /** @description Workers AI calls that answered (speech-to-text chunks, translation texts, embedding batches, judgement) */
+                model_calls: number;
+                /** @description Tokens sent: the model's own count where its answer gives one, else estimated at four characters a token */
+                tokens_in: number;
+                /** @description Tokens answered, counted the same way */
+                tokens_out: number;
+                /** @description Seconds of audio sent to speech-to-text */
+                audio_seconds: number;
+                /** @description Estimated neurons at the models' published prices (docs/workers-ai.md) */
+                neurons: number;
+                /** @description neurons at $0.011 per 1,000, before the daily free allocation */
+                estimated_usd: number;
+            };
             /** @enum {string} */
             status: "failed";
             title?: string;
@@ -749,6 +794,21 @@ export interface components {
              */
             updated_at: string;
             source_duration_seconds?: number;
+            /** @description The Workers AI usage this job caused, so far */
+            ai_usage?: {
+                /** @description Workers AI calls that answered (speech-to-text chunks, translation texts, embedding batches, judgement) */
+                model_calls: number;
+                /** @description Tokens sent: the model's own count where its answer gives one, else estimated at four characters a token */
+                tokens_in: number;
+                /** @description Tokens answered, counted the same way */
+                tokens_out: number;
+                /** @description Seconds of audio sent to speech-to-text */
+                audio_seconds: number;
+                /** @description Estimated neurons at the models' published prices (docs/workers-ai.md) */
+                neurons: number;
+                /** @description neurons at $0.011 per 1,000, before the daily free allocation */
+                estimated_usd: number;
+            };
             /** @enum {string} */
             status: "canceled";
             title?: string;

@@ -182,7 +182,8 @@ export class JobReporter {
           req.end(body);
         },
       );
-      if (answer.status === 503) return { kind: "unavailable" } as const;
+      // 403 ai_scope_exceeded: the Worker will not spend more Workers AI on this job.
+      if (answer.status === 503 || answer.status === 403) return { kind: "unavailable" } as const;
       if (answer.status === 502) return { kind: "failed", detail: answer.body.slice(0, 200) } as const;
       return { kind: "ok", result: this.parse(answer, TranscribeResult) } as const;
     }, stop);
@@ -199,7 +200,7 @@ export class JobReporter {
       const answer = await this.send("POST", "similarity", { "content-type": "application/json", "content-length": String(payload.length) }, signal, async (req) => {
         req.end(payload);
       });
-      if (answer.status === 503 || answer.status === 404) return { kind: "unavailable" } as const;
+      if (answer.status === 503 || answer.status === 404 || answer.status === 403) return { kind: "unavailable" } as const;
       if (answer.status === 502) return { kind: "failed", detail: answer.body.slice(0, 200) } as const;
       const result = this.parse(answer, SimilarityResult);
       if (result.similarities.length !== body.texts.length) throw new CallbackError("similarity answered the wrong number of values", answer.status);
@@ -218,8 +219,8 @@ export class JobReporter {
       const answer = await this.send("POST", "translate", { "content-type": "application/json", "content-length": String(payload.length) }, signal, async (req) => {
         req.end(payload);
       });
-      // 404: a Worker deployed without the route cannot translate either.
-      if (answer.status === 503 || answer.status === 404) return { kind: "unavailable" } as const;
+      // 404: a Worker deployed without the route cannot translate either; 403 ai_scope_exceeded: it will not for this job.
+      if (answer.status === 503 || answer.status === 404 || answer.status === 403) return { kind: "unavailable" } as const;
       if (answer.status === 502) return { kind: "failed", detail: answer.body.slice(0, 200) } as const;
       const { texts } = this.parse(answer, TranslateResult);
       if (texts.length !== request.texts.length) throw new CallbackError("the translation answered a different number of texts", answer.status);

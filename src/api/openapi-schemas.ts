@@ -115,6 +115,17 @@ const JobCommon = {
   created_at: Timestamp,
   updated_at: Timestamp,
   source_duration_seconds: z.number().optional(),
+  ai_usage: z
+    .object({
+      model_calls: z.number().int().describe("Workers AI calls that answered (speech-to-text chunks, translation texts, embedding batches, judgement)"),
+      tokens_in: z.number().int().describe("Tokens sent: the model's own count where its answer gives one, else estimated at four characters a token"),
+      tokens_out: z.number().int().describe("Tokens answered, counted the same way"),
+      audio_seconds: z.number().describe("Seconds of audio sent to speech-to-text"),
+      neurons: z.number().describe("Estimated neurons at the models' published prices (docs/workers-ai.md)"),
+      estimated_usd: z.number().describe("neurons at $0.011 per 1,000, before the daily free allocation"),
+    })
+    .optional()
+    .describe("The Workers AI usage this job caused, so far"),
 };
 
 export const ClipDetail = z.object({

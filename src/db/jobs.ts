@@ -44,6 +44,17 @@ export interface Job {
   transcriptUnavailableReason: string | null;
   /** Set at completion when the job asked for caption_language. */
   translation: TranslationOutcome | null;
+  /** The Workers AI usage the job caused (src/ai/usage.ts); absent on a job read from its Durable Object. */
+  aiUsage?: AiUsageTotals;
+}
+
+/** What a job spent on Workers AI, summed over its model calls. */
+export interface AiUsageTotals {
+  calls: number;
+  tokensIn: number;
+  tokensOut: number;
+  audioSeconds: number;
+  neurons: number;
 }
 
 interface JobRow {
@@ -78,6 +89,11 @@ interface JobRow {
   translation_language?: string | null;
   translation_status?: string | null;
   translation_detail?: string | null;
+  ai_calls?: number | null;
+  ai_tokens_in?: number | null;
+  ai_tokens_out?: number | null;
+  ai_audio_seconds?: number | null;
+  ai_neurons?: number | null;
 }
 
 /** The stored outcome; a row written before migration 0029, or without a translation asked for, has none. */
@@ -124,6 +140,13 @@ function toJob(row: JobRow): Job {
         ? null
         : { start_seconds: row.time_range_start, end_seconds: row.time_range_end },
     translation: translationOf(row),
+    aiUsage: {
+      calls: row.ai_calls ?? 0,
+      tokensIn: row.ai_tokens_in ?? 0,
+      tokensOut: row.ai_tokens_out ?? 0,
+      audioSeconds: row.ai_audio_seconds ?? 0,
+      neurons: row.ai_neurons ?? 0,
+    },
   };
 }
 

@@ -3,8 +3,12 @@
  * (speech-to-text, text embeddings, translation): model errors, timeouts and answers of
  * the wrong shape are retried inside a time budget that ends before the
  * engine's own callback timeout (30 s), so the engine sees one answer per
- * request, never a duplicate model run caused by its own retry.
+ * request, never a duplicate model run caused by its own retry. A failure
+ * no retry can cure (the REST API refusing the token, an unknown model: see
+ * WorkersAiError.retryable) ends the attempts at once.
  */
+import { isPermanentAiError } from "../ai/errors.ts";
+
 export interface RetryPolicy {
   attempts: number;
   /** Wait before the second attempt; doubled for each further one. */
@@ -46,6 +50,7 @@ export async function retrying<T>(policy: RetryPolicy, attempt: (timeoutMs: numb
     } catch (err) {
       if (isLocalPlaceholderError(err)) return { ok: false, local: true, failures };
       failures.push(err instanceof Error ? err.message : String(err));
+      if (isPermanentAiError(err)) break;
     }
   }
   return { ok: false, local: false, failures };

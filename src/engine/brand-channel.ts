@@ -16,6 +16,8 @@ import { AppError } from "../http/errors";
 import { readLogo } from "../logos/service";
 import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job";
 import { translateTexts, TranslationFailed, TranslationUnavailable } from "./translate";
+import { checkTranslationScope } from "../ai/allowance";
+import { jobAiRunner } from "../ai/usage";
 
 async function translateBody(c: Context<ChannelEnv>): Promise<TranslateRequest> {
   if (mediaType(c.req.header("Content-Type")) !== "application/json") {
@@ -41,9 +43,10 @@ export const brandChannel = new Hono<ChannelEnv>()
   .post("/:job_id/translate", liveJob, async (c) => {
     const job = jobOf(c);
     const request = await translateBody(c);
+    checkTranslationScope(job, request.target_language);
     await noteSignOfLife(c.env, job);
     try {
-      return c.json(await translateTexts(c.env.AI, request));
+      return c.json(await translateTexts(jobAiRunner(c.env, job.id), request));
     } catch (err) {
       if (err instanceof TranslationUnavailable) {
         throw new AppError("translation_unavailable", `${err.message} Keep the captions in the spoken language.`);

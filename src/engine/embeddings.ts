@@ -18,6 +18,7 @@ import { z } from "zod";
 import { SIMILARITY_MAX_TEXTS, textBatches, type SimilarityResult } from "#contract";
 import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry";
 import { withTimeout } from "../http/timeout";
+import type { AiRunner } from "../ai/runner";
 
 export const EMBEDDING_MODEL = "@cf/baai/bge-m3";
 /** The query and a whole engine request (SIMILARITY_MAX_TEXTS sentences) in one call. */
@@ -46,7 +47,7 @@ export function batches(texts: string[]): string[][] {
   return textBatches(texts, EMBED_BATCH_TEXTS, EMBED_BATCH_CHARS);
 }
 
-async function embedOnce(ai: Ai, texts: string[], timeoutMs: number): Promise<number[][]> {
+async function embedOnce(ai: AiRunner, texts: string[], timeoutMs: number): Promise<number[][]> {
   const answer: unknown = await withTimeout(timeoutMs, (signal) => ai.run(EMBEDDING_MODEL, { text: texts, truncate_inputs: true }, { signal }));
   const parsed = EmbeddingOutput.safeParse(answer);
   if (!parsed.success) throw new Error("the model answered in an unexpected shape");
@@ -76,8 +77,8 @@ function cosine(a: number[], b: number[]): number {
  * batch. Throws EmbeddingUnavailable without an AI binding (or with the
  * local placeholder) and EmbeddingFailed once a batch's retries are spent.
  */
-export async function similarities(ai: Ai | undefined, query: string, texts: string[], policy: RetryPolicy = DEFAULT_RETRY_POLICY): Promise<SimilarityResult> {
-  if (!ai) throw new EmbeddingUnavailable("No Workers AI binding is configured.");
+export async function similarities(ai: AiRunner | undefined, query: string, texts: string[], policy: RetryPolicy = DEFAULT_RETRY_POLICY): Promise<SimilarityResult> {
+  if (!ai) throw new EmbeddingUnavailable("Workers AI is not configured (no AI binding, and no WORKERS_AI_ACCOUNT_ID with WORKERS_AI_TOKEN).");
   const parts = batches([query, ...texts]);
   const vectors: number[][] = [];
   for (const part of parts) {
@@ -86,7 +87,7 @@ export async function similarities(ai: Ai | undefined, query: string, texts: str
       vectors.push(...outcome.value);
       continue;
     }
-    if (outcome.local) throw new EmbeddingUnavailable("Workers AI is not reachable from local development.");
+    if (outcome.local) throw new EmbeddingUnavailable("Workers AI is not reachable from local development (set WORKERS_AI_ACCOUNT_ID and WORKERS_AI_TOKEN to use its REST API).");
     throw new EmbeddingFailed(`Text embeddings failed ${outcome.failures.length} times: ${outcome.failures.at(-1) ?? "no attempt fit the time budget"}`);
   }
   const [queryVector, ...textVectors] = vectors;

@@ -14,6 +14,8 @@ import { AppError } from "../http/errors";
 import { keepEngineAwake } from "../fleet/engine-host";
 import { EmbeddingFailed, EmbeddingUnavailable, similarities } from "./embeddings";
 import { liveProcessingJob } from "./live-job";
+import { checkSimilarityScope } from "../ai/allowance";
+import { jobAiRunner } from "../ai/usage";
 
 /** 101 texts of at most 2,000 characters, in UTF-8 and JSON escapes, with room to spare. */
 const MAX_SIMILARITY_BODY_BYTES = 1024 * 1024;
@@ -21,7 +23,7 @@ const MAX_SIMILARITY_BODY_BYTES = 1024 * 1024;
 export const similarityChannel = new Hono<{ Bindings: Env; Variables: AppEnv["Variables"] }>().post("/:job_id/similarity", async (c) => {
   const jobId = c.req.param("job_id");
   // A sign of life like any report: re-arms the watchdog; 409 once the job is not processing.
-  await liveProcessingJob(c.env, jobId, {});
+  const job = await liveProcessingJob(c.env, jobId, {});
   const bytes = await readBodyCapped(c.req.raw, MAX_SIMILARITY_BODY_BYTES);
   let json: unknown;
   try {
@@ -35,9 +37,10 @@ export const similarityChannel = new Hono<{ Bindings: Env; Variables: AppEnv["Va
       errors: parsed.error.issues.slice(0, 20).map((issue) => ({ path: issue.path.join(".") || "(body)", message: issue.message })),
     });
   }
+  checkSimilarityScope(job, parsed.data.query);
   await keepEngineAwake(c.env, jobId);
   try {
-    return c.json(await similarities(c.env.AI, parsed.data.query, parsed.data.texts));
+    return c.json(await similarities(jobAiRunner(c.env, jobId), parsed.data.query, parsed.data.texts));
   } catch (err) {
     if (err instanceof EmbeddingUnavailable) throw new AppError("embedding_unavailable", `${err.message} Match the prompt by words.`);
     if (err instanceof EmbeddingFailed) {

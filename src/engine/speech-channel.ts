@@ -38,6 +38,8 @@ import {
 import { keepEngineAwake } from "../fleet/engine-host";
 import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job";
 import { liveProcessingJob } from "./live-job";
+import { claimAudioSeconds } from "../ai/allowance";
+import { jobAiRunner } from "../ai/usage";
 import { inspectWav } from "./wav";
 import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable } from "./whisper";
 import { looksLikeCaptions } from "./caption-shape";
@@ -140,11 +142,14 @@ export const speechChannel = new Hono<ChannelEnv>()
     const wav = inspectWav(audio);
     if ("problem" in wav) throw new AppError("invalid_request", wav.problem);
     await noteSignOfLife(c.env, job);
+    // The job's own audio only, up to its allowance (src/ai/allowance.ts); 403 ai_scope_exceeded beyond it.
+    const claim = await claimAudioSeconds(c.env, job, wav.durationSeconds);
     try {
       // The job's `language` hint; jobs stored before it have none.
       const hint = job.config.language ?? null;
-      return c.json(await transcribeChunk(c.env.AI, audio, chunkStart, wav.durationSeconds, undefined, hint ? whisperLanguageCode(hint) : null));
+      return c.json(await transcribeChunk(jobAiRunner(c.env, job.id), audio, chunkStart, wav.durationSeconds, undefined, hint ? whisperLanguageCode(hint) : null));
     } catch (err) {
+      await claim.giveBack();
       if (err instanceof TranscriptionUnavailable) {
         throw new AppError("transcription_unavailable", `${err.message} Use the other transcript sources.`);
       }

@@ -22,14 +22,13 @@ import { z } from "zod";
 import type { TranslateRequest, TranslateResult } from "#contract";
 import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry.ts";
 import { withTimeout } from "../http/timeout.ts";
+import type { AiRunner } from "../ai/runner.ts";
 
 /**
- * The part of the Workers AI binding this module calls, typed structurally
- * so the engine's Node suites can run it against the same stand-in.
+ * The Workers AI transport this module calls (src/ai): structural, so the
+ * engine's Node suites can run it against the same stand-in.
  */
-export interface TranslationAi {
-  run(model: typeof TRANSLATION_MODEL, inputs: { text: string; source_lang: string; target_lang: string }, options?: { signal?: AbortSignal }): Promise<unknown>;
-}
+export type TranslationAi = AiRunner;
 
 export const TRANSLATION_MODEL = "@cf/meta/m2m100-1.2b";
 /** Texts in flight at once for one request. */
@@ -62,7 +61,7 @@ async function runOnce(ai: TranslationAi, input: { text: string; source_lang: st
  * a text has used up the retry policy.
  */
 export async function translateTexts(ai: TranslationAi | undefined, request: TranslateRequest, policy: RetryPolicy = DEFAULT_RETRY_POLICY): Promise<TranslateResult> {
-  if (!ai) throw new TranslationUnavailable("No Workers AI binding is configured.");
+  if (!ai) throw new TranslationUnavailable("Workers AI is not configured (no AI binding, and no WORKERS_AI_ACCOUNT_ID with WORKERS_AI_TOKEN).");
   const began = Date.now();
   const out = new Array<string>(request.texts.length);
   let next = 0;
@@ -71,7 +70,7 @@ export async function translateTexts(ai: TranslationAi | undefined, request: Tra
     const left = { ...policy, budgetMs: Math.max(1, policy.budgetMs - (Date.now() - began)) };
     const outcome = await retrying(left, (timeoutMs) => runOnce(ai, { text, source_lang: request.source_language, target_lang: request.target_language }, timeoutMs));
     if (outcome.ok) return outcome.value;
-    if (outcome.local) throw new TranslationUnavailable("Workers AI is not reachable from local development.");
+    if (outcome.local) throw new TranslationUnavailable("Workers AI is not reachable from local development (set WORKERS_AI_ACCOUNT_ID and WORKERS_AI_TOKEN to use its REST API).");
     throw new TranslationFailed(`Translation failed ${outcome.failures.length} times: ${outcome.failures.at(-1) ?? "no attempt fit the time budget"}`);
   };
   let failed = false;

@@ -11,6 +11,7 @@ import { z } from "zod";
 import type { TranscribeResult, TranscriptWord } from "#contract";
 import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry";
 import { withTimeout } from "../http/timeout";
+import type { AiRunner } from "../ai/runner";
 
 export const WHISPER_MODEL = "@cf/openai/whisper-large-v3-turbo";
 
@@ -138,7 +139,7 @@ function toBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-async function runOnce(ai: Ai, base64: string, timeoutMs: number, language: string | null): Promise<WhisperOutput> {
+async function runOnce(ai: AiRunner, base64: string, timeoutMs: number, language: string | null): Promise<WhisperOutput> {
   // `language`: the job's hint; without it the model detects the language.
   const answer: unknown = await withTimeout(timeoutMs, (signal) =>
     ai.run(WHISPER_MODEL, { audio: base64, task: "transcribe", ...(language ? { language } : {}) }, { signal }),
@@ -154,7 +155,7 @@ async function runOnce(ai: Ai, base64: string, timeoutMs: number, language: stri
  * retry policy is spent.
  */
 export async function transcribeChunk(
-  ai: Ai | undefined,
+  ai: AiRunner | undefined,
   wav: Uint8Array,
   chunkStart: number,
   chunkSeconds: number,
@@ -162,11 +163,11 @@ export async function transcribeChunk(
   /** The job's spoken-language hint, in Whisper's code. */
   language: string | null = null,
 ): Promise<TranscribeResult> {
-  if (!ai) throw new TranscriptionUnavailable("No Workers AI binding is configured.");
+  if (!ai) throw new TranscriptionUnavailable("Workers AI is not configured (no AI binding, and no WORKERS_AI_ACCOUNT_ID with WORKERS_AI_TOKEN).");
   const base64 = toBase64(wav);
   const outcome = await retrying(policy, async (timeoutMs) => toTranscribeResult(await runOnce(ai, base64, timeoutMs, language), chunkStart, chunkSeconds));
   if (outcome.ok) return outcome.value;
-  if (outcome.local) throw new TranscriptionUnavailable("Workers AI is not reachable from local development.");
+  if (outcome.local) throw new TranscriptionUnavailable("Workers AI is not reachable from local development (set WORKERS_AI_ACCOUNT_ID and WORKERS_AI_TOKEN to use its REST API).");
   const failures = outcome.failures;
   throw new TranscriptionFailed(`Speech-to-text failed ${failures.length} times: ${failures.at(-1) ?? "no attempt fit the time budget"}`);
 }

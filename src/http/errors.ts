@@ -268,6 +268,12 @@ export const ERROR_CODES = {
     meaning:
       "Engine channel only: this deployment has no Workers AI binding (local development); the engine matches the prompt by words instead.",
   },
+  ai_scope_exceeded: {
+    status: 403,
+    title: "Outside the job's Workers AI allowance",
+    meaning:
+      "Engine channel only: the request would spend Workers AI on something other than its own job: translation into a language other than the job's `caption_language`, prompt matching for a query other than the job's `prompt`, or more audio than the job's source (plus the chunks' overlap and TRANSCRIBE_MARGIN_SECONDS). The engine goes on without it.",
+  },
   completion_in_progress: {
     status: 503,
     title: "Completion in progress",

@@ -1,6 +1,7 @@
 /** Job -> API JSON, shaped by status (SPEC section 3). Clip links live under CDN_URL. */
 import type { Clip } from "../db/clips";
-import type { Job } from "../db/jobs";
+import type { AiUsageTotals, Job } from "../db/jobs";
+import { USD_PER_NEURON } from "../ai/pricing";
 import { cdnUrl, legacyCaptionsKey } from "./storage";
 
 /** A clip's published sidecar keys, or null without sidecars (clips published under the older layout keep theirs next to the clip). */
@@ -59,6 +60,17 @@ function speechFields(job: Job) {
   };
 }
 
+function presentAiUsage(usage: AiUsageTotals) {
+  return {
+    model_calls: usage.calls,
+    tokens_in: usage.tokensIn,
+    tokens_out: usage.tokensOut,
+    audio_seconds: round3(usage.audioSeconds),
+    neurons: round3(usage.neurons),
+    estimated_usd: Math.round(usage.neurons * USD_PER_NEURON * 1e6) / 1e6,
+  };
+}
+
 /** Fields every job has, whatever its status. */
 function commonFields(job: Job) {
   return {
@@ -79,6 +91,7 @@ function commonFields(job: Job) {
     created_at: job.createdAt,
     updated_at: job.updatedAt,
     ...(job.sourceDurationSeconds !== null ? { source_duration_seconds: job.sourceDurationSeconds } : {}),
+    ...(job.aiUsage ? { ai_usage: presentAiUsage(job.aiUsage) } : {}),
   };
 }
 

@@ -48,15 +48,15 @@ async function send(client: EngineClient, ai: BgeM3StandIn | undefined | "local"
 }
 
 /** A job with a prompt: only such a job's token carries the similarity scope (src/engine/scopes.ts). */
-async function processingJob(): Promise<EngineClient> {
-  const client = await startJob(await createAccount("unmetered"), engine, { video_url: VIDEO_URL, video_type: "podcast", prompt: "what clips are for" });
+async function processingJob(prompt = "pricing"): Promise<EngineClient> {
+  const client = await startJob(await createAccount("unmetered"), engine, { video_url: VIDEO_URL, video_type: "podcast", prompt });
   await client.probe({ duration_seconds: 120 });
   return client;
 }
 
 describe("POST /internal/v1/jobs/:id/similarity", () => {
   it("embeds the prompt and the sentences with bge-m3 in one call and ranks a paraphrase's topic first", async () => {
-    const client = await processingJob();
+    const client = await processingJob("how much does it cost");
     const ai = new BgeM3StandIn();
     const res = await send(client, ai, { query: "how much does it cost", texts: SENTENCES });
     expect(res.status).toBe(200);
@@ -86,6 +86,14 @@ describe("POST /internal/v1/jobs/:id/similarity", () => {
     const client = await processingJob();
     await expectProblem(await send(client, undefined, { query: "pricing", texts: SENTENCES }), 503, "embedding_unavailable");
     await expectProblem(await send(client, "local", { query: "pricing", texts: SENTENCES }), 503, "embedding_unavailable");
+  });
+
+  it("embeds only the job's own prompt as the query: any other answers 403 ai_scope_exceeded and spends nothing", async () => {
+    const client = await processingJob("pricing");
+    const ai = new BgeM3StandIn();
+    await expectProblem(await send(client, ai, { query: "something else entirely", texts: SENTENCES }), 403, "ai_scope_exceeded");
+    expect(ai.calls).toHaveLength(0);
+    expect((await send(client, ai, { query: "pricing", texts: SENTENCES })).status).toBe(200);
   });
 
   it("refuses bodies that are not the contract's, and callers without the job's token", async () => {

@@ -90,9 +90,9 @@ export class WhisperStandIn {
     }
   }
 
-  /** As the Worker sees it: an Ai binding. */
-  binding(): Ai {
-    return this as unknown as Ai;
+  /** As the Worker sees it: an Ai binding or an AiRunner (generic, so Node code needs no Workers types). */
+  binding<T>(): T {
+    return this as unknown as T;
   }
 }
 

@@ -1,0 +1,61 @@
+/**
+ * Every stack can reach Workers AI for real: the local stack under
+ * `wrangler dev --local` (whose AI binding only throws) with
+ * WORKERS_AI_ACCOUNT_ID, WORKERS_AI_TOKEN and WORKERS_AI_BASE_URL pointing at
+ * the REST stand-in server (scripts/local-stack/ai-stand-in.ts). A real job
+ * on a source without subtitles gets its transcript from speech-to-text over
+ * HTTP: the stand-in receives whisper requests carrying the bearer token and
+ * base64 WAV audio, and the words it heard are the job's transcript.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { startAiStandIn, type RunningAiStandIn } from "../../scripts/local-stack/ai-stand-in.ts";
+import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
+import { startLocalStack, type LocalStack } from "../../scripts/local-stack/stack.ts";
+import { WHISPER } from "../stand-ins/workers-ai-rest.ts";
+import { newAccount } from "./harness/accounts.ts";
+import { TALK_20S, talkSource } from "./harness/media.ts";
+import { stackOptions } from "./harness/shared-stack-config.ts";
+
+const ACCOUNT = "e2e0123456789abcdef0123456789ab";
+const TOKEN = "e2e-workers-ai-token";
+const SCRIPT = "short clips need a clear hook";
+const TEST_TIMEOUT = { timeout: 300_000 };
+
+let ai: RunningAiStandIn;
+let stack: LocalStack;
+let sources: SourceServer;
+let talkUrl: string;
+
+beforeAll(async () => {
+  ai = await startAiStandIn({ accountId: ACCOUNT, token: TOKEN, script: SCRIPT });
+  const options = stackOptions("workers-ai", { WORKERS_AI_ACCOUNT_ID: ACCOUNT, WORKERS_AI_TOKEN: TOKEN, WORKERS_AI_BASE_URL: ai.baseUrl });
+  const [started, server, talk] = await Promise.all([startLocalStack(options), startSourceServer(), talkSource(TALK_20S)]);
+  stack = started;
+  sources = server;
+  talkUrl = sources.addFile("ai-talk.mp4", talk.path);
+}, 240_000);
+
+afterAll(async () => {
+  await Promise.all([stack?.stop(), sources?.close(), ai?.close()]);
+});
+
+describe("the local stack with Workers AI over REST", TEST_TIMEOUT, () => {
+  test("a job's speech goes to whisper over HTTP with the bearer token, and its words are the transcript", async () => {
+    const account = await newAccount({ workerUrl: stack.workerUrl, adminToken: stack.adminToken });
+    const submitted = await account.client.submit({ video_url: talkUrl, video_type: "podcast" });
+    const job = await account.client.waitForJob(submitted.job_id, { timeoutMs: 240_000 });
+    expect(job.status, JSON.stringify(job)).toBe("completed");
+
+    const whisper = ai.standIn.requestsFor(WHISPER);
+    expect(whisper.length).toBeGreaterThan(0);
+    for (const request of whisper) {
+      expect(request).toMatchObject({ accountId: ACCOUNT, authorization: `Bearer ${TOKEN}`, status: 200 });
+      expect(typeof (request.input as { audio?: unknown }).audio).toBe("string");
+    }
+
+    const transcript = await account.client.request("GET", `/api/v1/jobs/${submitted.job_id}/transcript`);
+    expect(transcript.status).toBe(200);
+    const words = (transcript.body as { words: { text: string }[] }).words.map((w) => w.text.toLowerCase());
+    for (const word of SCRIPT.split(" ")) expect(words).toContain(word);
+  });
+});
