@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness */
+        /**
+         * Liveness
+         * @description Answers 200 while the Worker runs; it reads no storage. The local stack (npm run dev, the demo, the e2e harness) opens its port only after the database migrations have been applied, so a 200 there also means the API is ready.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -365,7 +368,7 @@ export interface paths {
         get: operations["getLogo"];
         /**
          * Upload or replace the account's logo
-         * @description The body is the image: a PNG or JPEG (judged by its bytes), at most 1 MiB and 1024 pixels on each side. Stored privately: clips show it where a configuration places it. 201 for the first logo, 200 when it replaced one.
+         * @description The body is the image: a PNG or JPEG (judged by its bytes), at most 1 MiB and 1024 pixels on each side. Stored privately: clips show it where a configuration places it. 201 for the first logo, 200 when it replaced one. A larger body, with or without Content-Length, is 413 logo_too_large and the logo on file (if any) stays.
          */
         put: operations["putLogo"];
         post?: never;
@@ -1463,7 +1466,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `payload_too_large`: The request body is over 16 KiB. */
+            /** @description - `payload_too_large`: The request body is over its route's limit: 16 KiB for JSON bodies and dashboard forms, 64 KiB for MCP messages, the engine channel's own limits for its uploads. Sent with or without Content-Length, it is refused the same way and nothing is stored. */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2122,7 +2125,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `payload_too_large`: The request body is over 16 KiB. */
+            /** @description - `payload_too_large`: The request body is over its route's limit: 16 KiB for JSON bodies and dashboard forms, 64 KiB for MCP messages, the engine channel's own limits for its uploads. Sent with or without Content-Length, it is refused the same way and nothing is stored. */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2528,7 +2531,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `payload_too_large`: The request body is over 16 KiB. */
+            /** @description - `payload_too_large`: The request body is over its route's limit: 16 KiB for JSON bodies and dashboard forms, 64 KiB for MCP messages, the engine channel's own limits for its uploads. Sent with or without Content-Length, it is refused the same way and nothing is stored. */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4547,10 +4550,7 @@ export interface operations {
                     "application/json": components["schemas"]["Logo"];
                 };
             };
-            /**
-             * @description - `invalid_logo`: The logo is not a complete PNG or JPEG image (judged by its bytes), or a side of it is over 1024 pixels.
-             *     - `logo_too_large`: The logo is over 1 MiB (1,048,576 bytes).
-             */
+            /** @description - `invalid_logo`: The logo is not a complete PNG or JPEG image (judged by its bytes), or a side of it is over 1024 pixels. */
             400: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4561,7 +4561,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "invalid_logo" | "logo_too_large";
+                        code?: "invalid_logo";
                     };
                 };
             };
@@ -4577,6 +4577,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `logo_too_large`: The logo is over 1 MiB (1,048,576 bytes). */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "logo_too_large";
                     };
                 };
             };
