@@ -124,7 +124,10 @@ export interface paths {
         /** List jobs, newest first */
         get: operations["listJobs"];
         put?: never;
-        /** Submit a video for clipping */
+        /**
+         * Submit a video for clipping
+         * @description The one submission contract: the MCP tool submit_job takes the same members (with idempotency_key as an argument) and the dashboard's form is read into it, with the same checks and the same problem codes on every surface. Members it does not know are ignored.
+         */
         post: operations["submitJob"];
         delete?: never;
         options?: never;
@@ -1955,7 +1958,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Same key and body within 24 hours returns the first response without a new job. */
+                /** @description Any unique string. The same key with the same submission within 24 hours answers the first job instead of creating a second one, so a retried submission is safe. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1966,28 +1969,30 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description http(s) URL of a video page or a direct video file. Exactly one of video_url and upload_id.
+                     * @description http(s) URL of the video: a direct video file or a page of a supported video platform (at most 2048 characters, no credentials, no private address). Exactly one of video_url and upload_id.
                      */
                     video_url?: string;
-                    /** @description A complete upload (POST /api/v1/uploads) not used by another job; the title defaults to its file name. Exactly one of video_url and upload_id. */
+                    /** @description A complete upload (POST /api/v1/uploads, or the MCP tool create_upload) not used by another job; the title defaults to its file name. Exactly one of video_url and upload_id. */
                     upload_id?: string;
                     /**
-                     * @description Analysis approach, see GET /api/v1/video-types
+                     * @description What kind of video it is; it decides how moments are found (GET /api/v1/video-types). podcast: Speech-driven: clips start and end in pauses between sentences, never mid-phrase; scored on speech density and vocal emphasis; scene cuts mostly ignored. Interviews too. Needs speech. lecture: Slides and screens: clips aligned to scene changes (slide changes) with continuous speech; tutorials, webinars, talks. Needs speech. gaming: Excitement: loudness peaks and bursts of motion and cuts; the peak sits in the second half of the clip. sports: Like gaming, weighted to crowd/commentary loudness peaks and replays. vlog: Balanced mix of speech continuity, motion and scene changes; without speech, motion, scene changes and loudness. general: The default blend when the content is unknown; without speech, it clips on what can be seen and heard.
                      * @enum {string}
                      */
                     video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
-                    /** @description A saved configuration; omitted or null: the defaults */
+                    /** @description A saved configuration (clip length, count, aspect ratio, captions, brand); omitted or null: the defaults (up to 5 vertical 9:16 clips of 15-60 s with captions). */
                     config_name?: string | null;
                     /**
                      * Format: uri
-                     * @description An SRT or WebVTT file of the video's speech (same URL rules as video_url); used when no better transcript source exists
+                     * @description An SRT or WebVTT file of the video's speech (same URL rules as video_url); used as the transcript when no better source exists.
                      */
                     captions_url?: string | null;
-                    /** @description Clip only moments whose words match this topic (any language the speech may be in); ranked by the match with the video type's signals. Omitted: the configuration's prompt; null: none. Needs a transcript (else the job fails prompt_needs_transcript). */
+                    /** @description Clip only the moments about this topic, in the user's words (e.g. "the parts about pricing"), in any language the speech may be in; ranked by the match with the video type's signals. Omitted: the configuration's prompt; null: none. Needs a transcript (else the job fails prompt_needs_transcript). */
                     prompt?: string | null;
-                    /** @description Analyse and clip only this part of the video, in seconds from its start; credits are charged on its length inside the video. 0 <= start_seconds < end_seconds, at least min_clip_seconds long (else 400 invalid_time_range); a range starting after the video ends fails the job time_range_outside_source, uncharged. */
+                    /** @description Analyse and clip only this part of the video (e.g. minutes 10 to 40: {start_seconds: 600, end_seconds: 2400}); credits are charged on its length inside the video. 0 <= start_seconds < end_seconds, at least min_clip_seconds long (else invalid_time_range); a range starting after the video ends fails the job time_range_outside_source, uncharged. */
                     time_range?: {
+                        /** @description Start, in seconds from the beginning of the video */
                         start_seconds: number;
+                        /** @description End, in seconds from the beginning of the video */
                         end_seconds: number;
                     } | null;
                     /**
@@ -1995,10 +2000,10 @@ export interface operations {
                      * @enum {string}
                      */
                     remove_silence?: "off" | "pauses" | "tight";
-                    /** @description Cut filler words (um, uh, erm, ...) out of each clip, from the transcript's word times. Omitted: the configuration's. */
+                    /** @description true cuts filler words (um, uh, erm, ...) out of each clip, from the transcript's word times. Omitted: the configuration's. */
                     remove_fillers?: boolean;
                     /**
-                     * @description The spoken language (ISO 639-1), a hint passed to speech-to-text; overrides the configuration's. Omitted: the configuration's; null: detected.
+                     * @description The spoken language (ISO 639-1, e.g. en, de, ja), a hint passed to speech-to-text; overrides the configuration's. Omitted: the configuration's; null: detected.
                      * @enum {string|null}
                      */
                     language?: "af" | "am" | "ar" | "as" | "az" | "ba" | "be" | "bg" | "bn" | "bo" | "br" | "bs" | "ca" | "cs" | "cy" | "da" | "de" | "el" | "en" | "es" | "et" | "eu" | "fa" | "fi" | "fo" | "fr" | "gl" | "gu" | "ha" | "he" | "hi" | "hr" | "ht" | "hu" | "hy" | "id" | "is" | "it" | "ja" | "jv" | "ka" | "kk" | "km" | "kn" | "ko" | "la" | "lb" | "ln" | "lo" | "lt" | "lv" | "mg" | "mi" | "mk" | "ml" | "mn" | "mr" | "ms" | "mt" | "my" | "ne" | "nl" | "nn" | "no" | "oc" | "pa" | "pl" | "ps" | "pt" | "ro" | "ru" | "sa" | "sd" | "si" | "sk" | "sl" | "sn" | "so" | "sq" | "sr" | "su" | "sv" | "sw" | "ta" | "te" | "tg" | "th" | "tk" | "tl" | "tr" | "tt" | "uk" | "ur" | "uz" | "vi" | "yi" | "yo" | "zh" | null;
