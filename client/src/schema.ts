@@ -126,7 +126,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a video for clipping
-         * @description The one submission contract: the MCP tool submit_job takes the same members (with idempotency_key as an argument) and the dashboard's form is read into it, with the same checks and the same problem codes on every surface. Members it does not know are ignored.
+         * @description The one submission contract: the MCP tool submit_job takes the same members (with idempotency_key as an argument) and the dashboard's form is read into it, with the same checks and the same problem codes on every surface. A member it does not know is refused (400 invalid_request), as in a saved configuration.
          */
         post: operations["submitJob"];
         delete?: never;

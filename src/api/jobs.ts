@@ -65,7 +65,7 @@ const submitRoute = apiRoute({
   path: "/",
   summary: "Submit a video for clipping",
   description:
-    "The one submission contract: the MCP tool submit_job takes the same members (with idempotency_key as an argument) and the dashboard's form is read into it, with the same checks and the same problem codes on every surface. Members it does not know are ignored.",
+    "The one submission contract: the MCP tool submit_job takes the same members (with idempotency_key as an argument) and the dashboard's form is read into it, with the same checks and the same problem codes on every surface. A member it does not know is refused (400 invalid_request), as in a saved configuration.",
   operationId: "submitJob",
   request: { headers: IdempotencyHeaders, body: { required: true, content: jsonContent(SubmitJobBody) } },
   responses: { 201: { description: "Job queued", content: jsonContent(SubmitJobResponse) } },

@@ -12,7 +12,8 @@
  * (invalid_video_url, invalid_captions_url) and video_type
  * (invalid_video_type) are strings here, so an over-long URL or an unknown
  * type gets that code on every surface. The values that succeed are still
- * published (`enum`, `format`) for clients and models to read.
+ * published (`enum`, `format`) for clients and models to read. Unknown
+ * members are refused everywhere.
  */
 import { z } from "@hono/zod-openapi";
 import { CaptionLanguage, Prompt, RemoveSilence, SpeechLanguage, VIDEO_TYPES } from "#contract";
@@ -76,7 +77,10 @@ export const SubmitJobFields = z.object({
   caption_language: CaptionLanguage.nullish().describe(
     "Translate captions, sidecars and clip text into this language (ISO 639-1); cuts still follow the spoken sentences. Overrides the configuration's; null: the spoken language.",
   ),
-});
+})
+  // A member it does not know is refused (invalid_request), as in a saved configuration: a per-job
+  // max_clips, say, would otherwise be dropped without a word.
+  .strict();
 
 /** Exactly one source, checked also when other members are wrong, so every problem is listed at once. */
 export function withOneSource<S extends z.ZodType<{ video_url?: string | undefined; upload_id?: string | undefined }>>(schema: S) {

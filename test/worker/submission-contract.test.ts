@@ -119,6 +119,9 @@ describe("one submission contract: REST, MCP and the dashboard", { timeout: 60_0
       const verdicts = { rest: await on.rest(body), mcp: await on.mcp(body), dashboard: await on.dashboard(body) };
       expect(verdicts, what).toEqual({ rest: { code }, mcp: { code }, dashboard: { code } });
     }
+    // A member the contract does not know (a form has no such field, so REST and MCP only).
+    const unknown = { ...GOOD, max_clips: 3 };
+    expect({ rest: await on.rest(unknown), mcp: await on.mcp(unknown) }).toEqual({ rest: { code: "invalid_request" }, mcp: { code: "invalid_request" } });
     const jobs = await env.DB.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?`).bind(on.accountId).first<{ n: number }>();
     expect(jobs?.n).toBe(0);
   });
