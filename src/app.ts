@@ -21,6 +21,7 @@ import { apiGuard } from "./http/api-guard";
 import { handleError, handleNotFound } from "./http/problem";
 import { MCP_PATH, mcp } from "./mcp/route";
 import { requestId } from "./http/request-id";
+import { drainUnreadBody } from "./http/unread-body";
 
 /**
  * The root is an OpenAPIHono: every apiApp() sub-app mounted with app.route()
@@ -28,6 +29,8 @@ import { requestId } from "./http/request-id";
  */
 export const app = apiApp();
 
+// First in, last out: whatever a handler left of the request body is read before the answer leaves (unread-body.ts).
+app.use("*", drainUnreadBody);
 app.use("*", requestId);
 app.onError(handleError);
 app.notFound(handleNotFound);

@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness */
+        /**
+         * Liveness
+         * @description Answers 200 while the Worker runs; it reads no storage. The local stack (npm run dev, the demo, the e2e harness) opens its port only after the database migrations have been applied, so a 200 there also means the API is ready.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -121,7 +124,10 @@ export interface paths {
         /** List jobs, newest first */
         get: operations["listJobs"];
         put?: never;
-        /** Submit a video for clipping */
+        /**
+         * Submit a video for clipping
+         * @description The one submission contract: the MCP tool submit_job takes the same members (with idempotency_key as an argument) and the dashboard's form is read into it, with the same checks and the same problem codes on every surface. A member it does not know is refused (400 invalid_request), as in a saved configuration.
+         */
         post: operations["submitJob"];
         delete?: never;
         options?: never;
@@ -365,7 +371,7 @@ export interface paths {
         get: operations["getLogo"];
         /**
          * Upload or replace the account's logo
-         * @description The body is the image: a PNG or JPEG (judged by its bytes), at most 1 MiB and 1024 pixels on each side. Stored privately: clips show it where a configuration places it. 201 for the first logo, 200 when it replaced one.
+         * @description The body is the image: a PNG or JPEG (judged by its bytes), at most 1 MiB and 1024 pixels on each side. Stored privately: clips show it where a configuration places it. 201 for the first logo, 200 when it replaced one. A larger body, with or without Content-Length, is 413 logo_too_large and the logo on file (if any) stays.
          */
         put: operations["putLogo"];
         post?: never;
@@ -1523,7 +1529,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `payload_too_large`: The request body is over 16 KiB. */
+            /** @description - `payload_too_large`: The request body is over its route's limit: 16 KiB for JSON bodies and dashboard forms, 64 KiB for MCP messages, the engine channel's own limits for its uploads. Sent with or without Content-Length, it is refused the same way and nothing is stored. */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2012,7 +2018,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Same key and body within 24 hours returns the first response without a new job. */
+                /** @description Any unique string. The same key with the same submission within 24 hours answers the first job instead of creating a second one, so a retried submission is safe. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2023,28 +2029,30 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description http(s) URL of a video page or a direct video file. Exactly one of video_url and upload_id.
+                     * @description http(s) URL of the video: a direct video file or a page of a supported video platform (at most 2048 characters, no credentials, no private address). Exactly one of video_url and upload_id.
                      */
                     video_url?: string;
-                    /** @description A complete upload (POST /api/v1/uploads) not used by another job; the title defaults to its file name. Exactly one of video_url and upload_id. */
+                    /** @description A complete upload (POST /api/v1/uploads, or the MCP tool create_upload) not used by another job; the title defaults to its file name. Exactly one of video_url and upload_id. */
                     upload_id?: string;
                     /**
-                     * @description Analysis approach, see GET /api/v1/video-types
+                     * @description What kind of video it is; it decides how moments are found (GET /api/v1/video-types). podcast: Speech-driven: clips start and end in pauses between sentences, never mid-phrase; scored on speech density and vocal emphasis; scene cuts mostly ignored. Interviews too. Needs speech. lecture: Slides and screens: clips aligned to scene changes (slide changes) with continuous speech; tutorials, webinars, talks. Needs speech. gaming: Excitement: loudness peaks and bursts of motion and cuts; the peak sits in the second half of the clip. sports: Like gaming, weighted to crowd/commentary loudness peaks and replays. vlog: Balanced mix of speech continuity, motion and scene changes; without speech, motion, scene changes and loudness. general: The default blend when the content is unknown; without speech, it clips on what can be seen and heard.
                      * @enum {string}
                      */
                     video_type: "podcast" | "lecture" | "gaming" | "sports" | "vlog" | "general";
-                    /** @description A saved configuration; omitted or null: the defaults */
+                    /** @description A saved configuration (clip length, count, aspect ratio, captions, brand); omitted or null: the defaults (up to 5 vertical 9:16 clips of 15-60 s with captions). */
                     config_name?: string | null;
                     /**
                      * Format: uri
-                     * @description An SRT or WebVTT file of the video's speech (same URL rules as video_url); used when no better transcript source exists
+                     * @description An SRT or WebVTT file of the video's speech (same URL rules as video_url); used as the transcript when no better source exists.
                      */
                     captions_url?: string | null;
-                    /** @description Clip only moments whose words match this topic (any language the speech may be in); ranked by the match with the video type's signals. Omitted: the configuration's prompt; null: none. Needs a transcript (else the job fails prompt_needs_transcript). */
+                    /** @description Clip only the moments about this topic, in the user's words (e.g. "the parts about pricing"), in any language the speech may be in; ranked by the match with the video type's signals. Omitted: the configuration's prompt; null: none. Needs a transcript (else the job fails prompt_needs_transcript). */
                     prompt?: string | null;
-                    /** @description Analyse and clip only this part of the video, in seconds from its start; credits are charged on its length inside the video. 0 <= start_seconds < end_seconds, at least min_clip_seconds long (else 400 invalid_time_range); a range starting after the video ends fails the job time_range_outside_source, uncharged. */
+                    /** @description Analyse and clip only this part of the video (e.g. minutes 10 to 40: {start_seconds: 600, end_seconds: 2400}); credits are charged on its length inside the video. 0 <= start_seconds < end_seconds, at least min_clip_seconds long (else invalid_time_range); a range starting after the video ends fails the job time_range_outside_source, uncharged. */
                     time_range?: {
+                        /** @description Start, in seconds from the beginning of the video */
                         start_seconds: number;
+                        /** @description End, in seconds from the beginning of the video */
                         end_seconds: number;
                     } | null;
                     /**
@@ -2052,10 +2060,10 @@ export interface operations {
                      * @enum {string}
                      */
                     remove_silence?: "off" | "pauses" | "tight";
-                    /** @description Cut filler words (um, uh, erm, ...) out of each clip, from the transcript's word times. Omitted: the configuration's. */
+                    /** @description true cuts filler words (um, uh, erm, ...) out of each clip, from the transcript's word times. Omitted: the configuration's. */
                     remove_fillers?: boolean;
                     /**
-                     * @description The spoken language (ISO 639-1), a hint passed to speech-to-text; overrides the configuration's. Omitted: the configuration's; null: detected.
+                     * @description The spoken language (ISO 639-1, e.g. en, de, ja), a hint passed to speech-to-text; overrides the configuration's. Omitted: the configuration's; null: detected.
                      * @enum {string|null}
                      */
                     language?: "af" | "am" | "ar" | "as" | "az" | "ba" | "be" | "bg" | "bn" | "bo" | "br" | "bs" | "ca" | "cs" | "cy" | "da" | "de" | "el" | "en" | "es" | "et" | "eu" | "fa" | "fi" | "fo" | "fr" | "gl" | "gu" | "ha" | "he" | "hi" | "hr" | "ht" | "hu" | "hy" | "id" | "is" | "it" | "ja" | "jv" | "ka" | "kk" | "km" | "kn" | "ko" | "la" | "lb" | "ln" | "lo" | "lt" | "lv" | "mg" | "mi" | "mk" | "ml" | "mn" | "mr" | "ms" | "mt" | "my" | "ne" | "nl" | "nn" | "no" | "oc" | "pa" | "pl" | "ps" | "pt" | "ro" | "ru" | "sa" | "sd" | "si" | "sk" | "sl" | "sn" | "so" | "sq" | "sr" | "su" | "sv" | "sw" | "ta" | "te" | "tg" | "th" | "tk" | "tl" | "tr" | "tt" | "uk" | "ur" | "uz" | "vi" | "yi" | "yo" | "zh" | null;
@@ -2182,7 +2190,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `payload_too_large`: The request body is over 16 KiB. */
+            /** @description - `payload_too_large`: The request body is over its route's limit: 16 KiB for JSON bodies and dashboard forms, 64 KiB for MCP messages, the engine channel's own limits for its uploads. Sent with or without Content-Length, it is refused the same way and nothing is stored. */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2588,7 +2596,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `payload_too_large`: The request body is over 16 KiB. */
+            /** @description - `payload_too_large`: The request body is over its route's limit: 16 KiB for JSON bodies and dashboard forms, 64 KiB for MCP messages, the engine channel's own limits for its uploads. Sent with or without Content-Length, it is refused the same way and nothing is stored. */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4607,10 +4615,7 @@ export interface operations {
                     "application/json": components["schemas"]["Logo"];
                 };
             };
-            /**
-             * @description - `invalid_logo`: The logo is not a complete PNG or JPEG image (judged by its bytes), or a side of it is over 1024 pixels.
-             *     - `logo_too_large`: The logo is over 1 MiB (1,048,576 bytes).
-             */
+            /** @description - `invalid_logo`: The logo is not a complete PNG or JPEG image (judged by its bytes), or a side of it is over 1024 pixels. */
             400: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4621,7 +4626,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        code?: "invalid_logo" | "logo_too_large";
+                        code?: "invalid_logo";
                     };
                 };
             };
@@ -4637,6 +4642,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `logo_too_large`: The logo is over 1 MiB (1,048,576 bytes). */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "logo_too_large";
                     };
                 };
             };

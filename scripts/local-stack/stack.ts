@@ -126,10 +126,13 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
         ...options.engineEnv,
       },
     });
-  // The migrations run beside wrangler dev's start (it opens D1 only on the
-  // first request, which waits for both): about 5 s sooner than one after the other.
+  // The migrations complete before wrangler dev starts, so its port never
+  // answers (not even /health) over a half-migrated database: a client that
+  // waits for /health and then calls the API finds every table and column.
+  // The engine's build and start run beside both.
   const launchWorker = async (): Promise<RunningWorker> => {
-    const starting = startWorker({
+    await applyMigrations(options.root, stateDir, join(logsDir, "migrations.log"));
+    return startWorker({
       root: options.root,
       port: workerPort,
       inspectorPort,
@@ -141,13 +144,6 @@ export async function startLocalStack(options: StackOptions): Promise<LocalStack
       logLevel: options.wranglerLogLevel,
       echo: options.echo ? "worker" : undefined,
     });
-    const [migrated, worker] = await Promise.allSettled([applyMigrations(options.root, stateDir, join(logsDir, "migrations.log")), starting]);
-    if (migrated.status === "rejected") {
-      if (worker.status === "fulfilled") await worker.value.process.stop();
-      throw migrated.reason;
-    }
-    if (worker.status === "rejected") throw worker.reason;
-    return worker.value;
   };
 
   const [engineResult, workerResult] = await Promise.allSettled([withEngine ? launchEngine() : Promise.resolve(null), launchWorker()]);

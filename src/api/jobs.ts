@@ -10,8 +10,9 @@ import { cancelOwnJob, jobNotFound, listJobPage, loadOwnJob } from "../jobs/acco
 import { readJobHeld } from "../jobs/held-read";
 import { readJob } from "../jobs/read-path";
 import { deleteAllJobObjects } from "../jobs/job-objects";
-import { MAX_IDEMPOTENCY_KEY_LENGTH, submitJobRequest } from "../jobs/submit-request";
-import { Job as JobSchema, JobList, SubmitJobBody, SubmitJobResponse } from "./openapi-schemas";
+import { IdempotencyKey, SubmitJobBody } from "../jobs/submit-contract";
+import { submitJob } from "../jobs/submit-request";
+import { Job as JobSchema, JobList, SubmitJobResponse } from "./openapi-schemas";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 
@@ -32,12 +33,7 @@ const JobIdParam = z.object({
 
 /** @hono/zod-validator matches header names case-insensitively, so the documented spelling is the key. */
 const IdempotencyHeaders = z.object({
-  [IDEMPOTENCY_HEADER]: z
-    .string()
-    .min(1)
-    .max(MAX_IDEMPOTENCY_KEY_LENGTH)
-    .optional()
-    .openapi({ description: "Same key and body within 24 hours returns the first response without a new job." }),
+  [IDEMPOTENCY_HEADER]: IdempotencyKey.optional(),
 });
 
 /**
@@ -68,6 +64,8 @@ const submitRoute = apiRoute({
   method: "post",
   path: "/",
   summary: "Submit a video for clipping",
+  description:
+    "The one submission contract: the MCP tool submit_job takes the same members (with idempotency_key as an argument) and the dashboard's form is read into it, with the same checks and the same problem codes on every surface. A member it does not know is refused (400 invalid_request), as in a saved configuration.",
   operationId: "submitJob",
   request: { headers: IdempotencyHeaders, body: { required: true, content: jsonContent(SubmitJobBody) } },
   responses: { 201: { description: "Job queued", content: jsonContent(SubmitJobResponse) } },
@@ -142,7 +140,7 @@ const deleteRoute = apiRoute({
 
 export const jobs = apiApp()
   .openapi(submitRoute, async (c) => {
-    const { answer, replayed } = await submitJobRequest(c.env, c.get("auth"), c.req.valid("json"), c.req.valid("header")[IDEMPOTENCY_HEADER]);
+    const { answer, replayed } = await submitJob(c.env, c.get("auth"), c.req.valid("json"), c.req.valid("header")[IDEMPOTENCY_HEADER]);
     if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(answer, 201);
   })

@@ -23,7 +23,7 @@ const putRoute = apiRoute({
   path: "/",
   summary: "Upload or replace the account's logo",
   description:
-    "The body is the image: a PNG or JPEG (judged by its bytes), at most 1 MiB and 1024 pixels on each side. Stored privately: clips show it where a configuration places it. 201 for the first logo, 200 when it replaced one.",
+    "The body is the image: a PNG or JPEG (judged by its bytes), at most 1 MiB and 1024 pixels on each side. Stored privately: clips show it where a configuration places it. 201 for the first logo, 200 when it replaced one. A larger body, with or without Content-Length, is 413 logo_too_large and the logo on file (if any) stays.",
   operationId: "putLogo",
   request: {
     body: {

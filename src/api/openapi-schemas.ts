@@ -12,14 +12,12 @@ import {
   FailureCode,
   HexColor,
   LogoPosition,
-  MAX_PROMPT_CHARS,
   REFRAME_USED,
   REMOVE_SILENCE_MODES,
   REMOVED_KINDS,
   SpeechLanguage,
   TranscriptSource,
   TRANSLATION_STATUSES,
-  VIDEO_TYPES,
   VideoType,
 } from "#contract";
 import { ERROR_CODES, type ErrorCode } from "../http/errors";
@@ -32,62 +30,6 @@ const JobId = z.string().regex(/^job_[A-Za-z0-9]+$/).describe("`job_` + at least
  * under requestBody: generators (openapi-typescript) then read a field with a
  * default as optional, which is how the API takes it.
  */
-
-/**
- * Validated for shape only: a bad URL or video type has its own error code
- * (invalid_video_url, invalid_video_type), given by the handler. The
- * document still names the values that succeed.
- */
-export const SubmitJobBody = z.object({
-  video_url: z
-    .string()
-    .optional()
-    .openapi({ format: "uri", description: "http(s) URL of a video page or a direct video file. Exactly one of video_url and upload_id." }),
-  upload_id: z
-    .string()
-    .optional()
-    .describe("A complete upload (POST /api/v1/uploads) not used by another job; the title defaults to its file name. Exactly one of video_url and upload_id."),
-  video_type: z.string().openapi({ enum: [...VIDEO_TYPES], description: "Analysis approach, see GET /api/v1/video-types" }),
-  config_name: z.string().min(1).max(64).nullish().describe("A saved configuration; omitted or null: the defaults"),
-  captions_url: z
-    .string()
-    .nullish()
-    .openapi({ format: "uri", description: "An SRT or WebVTT file of the video's speech (same URL rules as video_url); used when no better transcript source exists" }),
-  prompt: z
-    .string()
-    .max(MAX_PROMPT_CHARS)
-    .regex(/\S/, { message: "prompt must contain a word" })
-    .nullish()
-    .describe(
-      "Clip only moments whose words match this topic (any language the speech may be in); ranked by the match with the video type's signals. Omitted: the configuration's prompt; null: none. Needs a transcript (else the job fails prompt_needs_transcript).",
-    ),
-  time_range: z
-    .object({ start_seconds: z.number(), end_seconds: z.number() })
-    .strict()
-    .nullish()
-    .describe(
-      "Analyse and clip only this part of the video, in seconds from its start; credits are charged on its length inside the video. 0 <= start_seconds < end_seconds, at least min_clip_seconds long (else 400 invalid_time_range); a range starting after the video ends fails the job time_range_outside_source, uncharged.",
-    ),
-  remove_silence: z
-    .enum(REMOVE_SILENCE_MODES)
-    .optional()
-    .describe("Shorten pauses inside each clip: off, pauses (over 0.8 s become 0.4 s), tight (over 0.35 s become 0.15 s). Omitted: the configuration's."),
-  remove_fillers: z
-    .boolean()
-    .optional()
-    .describe("Cut filler words (um, uh, erm, ...) out of each clip, from the transcript's word times. Omitted: the configuration's."),
-  language: SpeechLanguage.nullish().describe(
-    "The spoken language (ISO 639-1), a hint passed to speech-to-text; overrides the configuration's. Omitted: the configuration's; null: detected.",
-  ),
-  caption_language: CaptionLanguage.nullish().describe(
-    "Translate captions, sidecars and clip text into this language (ISO 639-1); cuts still follow the spoken sentences. Overrides the configuration's; null: the spoken language.",
-  ),
-}).refine((body) => (body.video_url === undefined) !== (body.upload_id === undefined), {
-  path: ["video_url"],
-  message: "Send exactly one of video_url and upload_id.",
-  // Also when other members are wrong, so every problem is listed at once.
-  when: (payload) => typeof payload.value === "object" && payload.value !== null,
-});
 
 export const SubmitJobResponse = z.object({
   job_id: JobId,

@@ -387,6 +387,13 @@ export const InterruptedReport = z.object({
 });
 export type InterruptedReport = z.infer<typeof InterruptedReport>;
 
+/**
+ * Largest JSON report (progress, probe, complete, fail, interrupted) the
+ * Worker reads; a complete report of 20 clips with every field at its limit
+ * stays well below it. A larger one is 413 payload_too_large.
+ */
+export const MAX_ENGINE_REPORT_BYTES = 2 * 1024 * 1024;
+
 /** Largest clip or thumbnail upload the Worker accepts on the channel. */
 export const MAX_CLIP_UPLOAD_BYTES = 512 * 1024 * 1024;
 

@@ -6,7 +6,6 @@
  * add requireSession and the session's CSRF token check.
  */
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { Layout } from "./components/layout";
 import type { DashboardEnv } from "./env";
 import { authPages } from "./pages/auth";
@@ -18,6 +17,7 @@ import { LOGO_FORM_BYTES, LOGO_PAGE_PATH, logoPages } from "./pages/logo";
 import { usagePages } from "./pages/usage";
 import { webhookPages } from "./pages/webhooks";
 import { originCheck, sessionCsrf } from "./security/csrf";
+import { formLimit } from "./security/form-limit";
 import { dashboardHeaders } from "./security/headers";
 import { dashboardRequestLimit } from "./security/request-limit";
 import { loadSession, requireSession } from "./security/session";
@@ -25,9 +25,9 @@ import { loadSession, requireSession } from "./security/session";
 /** Forms are small; nothing the dashboard accepts comes near this. */
 export const MAX_FORM_BYTES = 16 * 1024;
 
-const formLimit = bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text("The form is too large.", 413) });
+const anyFormLimit = formLimit(MAX_FORM_BYTES);
 // The logo form carries an image of up to 1 MiB (checked again, exactly, by its route).
-const logoFormLimit = bodyLimit({ maxSize: LOGO_FORM_BYTES, onError: (c) => c.text("The image is larger than 1 MiB.", 413) });
+const logoFormLimit = formLimit(LOGO_FORM_BYTES, "logo_too_large", "The image is larger than 1 MiB.");
 
 function signedIn(pages: Hono<DashboardEnv>): Hono<DashboardEnv> {
   return new Hono<DashboardEnv>().use("*", requireSession, sessionCsrf).route("/", pages);
@@ -39,7 +39,7 @@ export const dashboard = new Hono<DashboardEnv>()
     dashboardHeaders,
     // Before anything that costs a D1 read (the session lookup) or a body read.
     dashboardRequestLimit,
-    (c, next) => (c.req.path === LOGO_PAGE_PATH ? logoFormLimit(c, next) : formLimit(c, next)),
+    (c, next) => (c.req.path === LOGO_PAGE_PATH ? logoFormLimit(c, next) : anyFormLimit(c, next)),
     originCheck,
     loadSession,
   )

@@ -26,6 +26,7 @@ import {
   FailReport,
   InterruptedReport,
   MAX_CLIP_UPLOAD_BYTES,
+  MAX_ENGINE_REPORT_BYTES,
   ProgressReport,
   ProbeReport,
   type CallbackAck,
@@ -39,6 +40,7 @@ import { rememberJobAccount } from "./job-accounts";
 import { brandChannel } from "./brand-channel";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { scopeOf } from "./scopes";
+import { readBodyCapped } from "../http/capped-body";
 import { completionTimes } from "./stage-timings";
 import { verifyEngineToken } from "./token";
 import { uploadSource } from "../uploads/source-route";
@@ -97,6 +99,16 @@ const engineToken = createMiddleware<CallbackEnv>(async (c, next) => {
   const token = bearerToken(c.req.header("Authorization"));
   const scope = scopeOf(c.req.method, c.req.path.slice(`${CALLBACK_PREFIX}/${jobId}/`.length));
   if (!token || scope === null || !(await verifyEngineToken(c.env.CALLBACK_TOKEN_SECRET, token, jobId, scope))) throw badToken();
+  await next();
+});
+
+/**
+ * A report's body, read (counting) up to MAX_ENGINE_REPORT_BYTES before
+ * anything else looks at it, with or without Content-Length; the validator
+ * after it reads the bytes that passed.
+ */
+const reportBody = createMiddleware<CallbackEnv>(async (c, next) => {
+  c.req.raw = new Request(c.req.raw, { body: await readBodyCapped(c.req.raw, MAX_ENGINE_REPORT_BYTES) });
   await next();
 });
 
@@ -222,13 +234,13 @@ async function storeClip(env: Env, jobId: string, index: number, request: Reques
 
 export const callbacks = new Hono<CallbackEnv>()
   .use("/:job_id/*", engineToken)
-  .post("/:job_id/progress", validate("json", ProgressReport), async (c) => {
+  .post("/:job_id/progress", reportBody, validate("json", ProgressReport), async (c) => {
     const jobId = c.req.param("job_id");
     const report = c.req.valid("json");
     await noteSignOfLife(c.env, jobId, { progress: report.progress, step: report.step });
     return c.json(ACK);
   })
-  .post("/:job_id/probe", processingInD1, validate("json", ProbeReport), async (c) => {
+  .post("/:job_id/probe", reportBody, processingInD1, validate("json", ProbeReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
     if (!(await recordProbe(c.env.DB, job.id, report.title, report.duration_seconds, new Date().toISOString()))) {
@@ -273,7 +285,7 @@ export const callbacks = new Hono<CallbackEnv>()
     await keepEngineAwake(c.env, jobId);
     return c.json(ACK);
   })
-  .post("/:job_id/complete", processingOrCompletedInD1, validate("json", CompleteReport), async (c) => {
+  .post("/:job_id/complete", reportBody, processingOrCompletedInD1, validate("json", CompleteReport), async (c) => {
     const arrived = Date.now();
     const job = c.get("job");
     const report = c.req.valid("json");
@@ -332,7 +344,7 @@ export const callbacks = new Hono<CallbackEnv>()
     }
     return c.json(ACK);
   })
-  .post("/:job_id/fail", processingInD1, validate("json", FailReport), async (c) => {
+  .post("/:job_id/fail", reportBody, processingInD1, validate("json", FailReport), async (c) => {
     const job = c.get("job");
     const report = c.req.valid("json");
     const failed = await failJob(c.env, job, ["processing"], report, { engineReported: true });
@@ -340,7 +352,7 @@ export const callbacks = new Hono<CallbackEnv>()
     return c.json(ACK);
   })
   // The engine is being stopped (a redeploy): the job goes back to the queue instead of failing.
-  .post("/:job_id/interrupted", processingInD1, validate("json", InterruptedReport), async (c) => {
+  .post("/:job_id/interrupted", reportBody, processingInD1, validate("json", InterruptedReport), async (c) => {
     const job = c.get("job");
     const outcome = await requeueAfterInterruption(c.env, job);
     if (outcome === "inactive") throw notActive(job.id);

@@ -1,5 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./app-env";
+import { readBodyCapped } from "./capped-body";
 import { AppError } from "./errors";
 
 /** SPEC section 5: JSON bodies of at most 16 KiB. */
@@ -11,38 +12,6 @@ function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
   const mediaType = value.split(";", 1)[0]!.trim().toLowerCase();
   return mediaType === "application/json";
-}
-
-function tooLarge(): AppError {
-  return new AppError("payload_too_large", `The request body exceeds ${MAX_JSON_BODY_BYTES} bytes.`);
-}
-
-/**
- * Reads the body while counting bytes, so a missing or lying Content-Length
- * cannot smuggle a large body past the limit, and stops reading at the limit.
- */
-async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      // Stop reading; the runtime discards the rest of the body.
-      reader.releaseLock();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }
 
 /**
@@ -68,7 +37,7 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!raw.headers.has("content-type")) {
     if (!hasBody) return next();
     // A body stream without a declared length may still be empty (e.g. a zero-byte chunked body): that is no body.
-    if (declaredLength === null && raw.body && (await readCapped(raw.body, MAX_JSON_BODY_BYTES)).byteLength === 0) {
+    if (declaredLength === null && raw.body && (await readBodyCapped(raw, MAX_JSON_BODY_BYTES)).byteLength === 0) {
       c.req.raw = new Request(raw, { body: null });
       return next();
     }
@@ -76,8 +45,7 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (!isJsonContentType(raw.headers.get("content-type") ?? undefined)) {
     throw new AppError("unsupported_media_type", "Request bodies must be sent as Content-Type: application/json.");
   }
-  if (declaredLength !== null && Number(declaredLength) > MAX_JSON_BODY_BYTES) throw tooLarge();
-  const bytes = raw.body ? await readCapped(raw.body, MAX_JSON_BODY_BYTES) : new Uint8Array(0);
+  const bytes = await readBodyCapped(raw, MAX_JSON_BODY_BYTES);
   const text = new TextDecoder().decode(bytes);
   if (!isBlankJson(text)) {
     try {

@@ -54,7 +54,7 @@ export const ERROR_CODES = {
     meaning: "The logo is not a complete PNG or JPEG image (judged by its bytes), or a side of it is over 1024 pixels.",
   },
   logo_too_large: {
-    status: 400,
+    status: 413,
     title: "Logo too large",
     meaning: "The logo is over 1 MiB (1,048,576 bytes).",
   },
@@ -134,7 +134,8 @@ export const ERROR_CODES = {
   payload_too_large: {
     status: 413,
     title: "Payload too large",
-    meaning: "The request body is over 16 KiB.",
+    meaning:
+      "The request body is over its route's limit: 16 KiB for JSON bodies and dashboard forms, 64 KiB for MCP messages, the engine channel's own limits for its uploads. Sent with or without Content-Length, it is refused the same way and nothing is stored.",
   },
   unsupported_media_type: {
     status: 415,

@@ -1,11 +1,13 @@
 /**
- * A job submission as a caller sends it (POST /api/v1/jobs, the MCP tool
- * submit_job): the URL and type checks, then createJob, optionally under an
- * idempotency key (same key and same request within 24 hours: the first
- * answer again, never a second job).
+ * submitJob, the one door of a job submission: POST /api/v1/jobs, the MCP
+ * tool submit_job and the dashboard's form all call it with input their
+ * surface read through the one schema (submit-contract.ts). It runs the URL
+ * and type checks, then createJob, optionally under an idempotency key (same
+ * key and same request within 24 hours: the first answer again, never a
+ * second job).
  */
 import type { z } from "@hono/zod-openapi";
-import type { SubmitJobBody, SubmitJobResponse } from "../api/openapi-schemas";
+import type { SubmitJobResponse } from "../api/openapi-schemas";
 import type { Job } from "../db/jobs";
 import { claimIdempotencyKey, findIdempotencyRecord, PENDING_STATUS, releaseIdempotencyKey } from "../db/idempotency";
 import type { AuthInfo } from "../http/app-env";
@@ -13,11 +15,10 @@ import { AppError } from "../http/errors";
 import { presentJob } from "./present";
 import { checkCaptionsUrl, checkVideoUrl } from "./source-url";
 import { checkVideoType, createJob, type Submission } from "./submit";
+import type { SubmitJobInput } from "./submit-contract";
 
-export type SubmitJobInput = z.output<typeof SubmitJobBody>;
 export type SubmitJobAnswer = z.output<typeof SubmitJobResponse>;
 
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** A claim older than this belongs to a request that died before answering. */
 const ABANDONED_CLAIM_MS = 60 * 1000;
@@ -62,10 +63,10 @@ function requestHash(body: SubmitJobInput): Promise<string> {
   );
 }
 
-/** Submits a validated body for the caller; `replayed` when an idempotency key returned an earlier answer. */
-export async function submitJobRequest(
+/** Submits validated input for the caller; `replayed` when an idempotency key returned an earlier answer. */
+export async function submitJob(
   env: Env,
-  auth: AuthInfo,
+  auth: Pick<AuthInfo, "accountId" | "plan">,
   body: SubmitJobInput,
   idempotencyKey: string | undefined,
 ): Promise<{ answer: SubmitJobAnswer; replayed: boolean }> {

@@ -1,14 +1,13 @@
 /** The MCP tools on jobs: submit, read, list, cancel, and a job's transcript. Each calls the service its REST route calls. */
 import { z } from "zod";
-import { CaptionLanguage, Prompt, RemoveSilence, SpeechLanguage, VIDEO_TYPES } from "#contract";
 import { accountState } from "../account/stub";
-import { VIDEO_TYPE_DESCRIPTIONS } from "../api/video-types";
 import { JOB_STATUSES } from "../db/jobs";
 import { cancelOwnJob, listJobPage } from "../jobs/account-jobs";
 import { isJobId } from "../jobs/ids";
 import { readJobHeld } from "../jobs/held-read";
 import { readJob } from "../jobs/read-path";
-import { MAX_IDEMPOTENCY_KEY_LENGTH, submitJobRequest } from "../jobs/submit-request";
+import { IdempotencyKey, SubmitJobFields, withOneSource } from "../jobs/submit-contract";
+import { submitJob } from "../jobs/submit-request";
 import { readOwnTranscript } from "../jobs/transcript-read";
 import { defineTool } from "./tool";
 import { toolResult } from "./tool-result";
@@ -22,70 +21,8 @@ const JobId = z.string().min(1).max(200).describe("The job's id (job_...), as su
  */
 export const GET_JOB_MAX_WAIT_SECONDS = 50;
 
-const videoTypeHelp = VIDEO_TYPES.map((type) => `${type}: ${VIDEO_TYPE_DESCRIPTIONS[type]}`).join(" ");
-
-const SubmitInput = z
-  .strictObject({
-    video_url: z
-      .string()
-      .max(2048)
-      .optional()
-      .describe("Public http(s) URL of the video: a direct video file or a page of a supported video platform. Give this or upload_id, not both."),
-    upload_id: z
-      .string()
-      .max(100)
-      .optional()
-      .describe("The upload_id from create_upload, once every byte has been uploaded. Give this or video_url, not both."),
-    video_type: z.enum(VIDEO_TYPES).describe(`What kind of video it is; it decides how moments are found. ${videoTypeHelp}`),
-    config_name: z
-      .string()
-      .max(64)
-      .optional()
-      .describe("A saved configuration (see list_configs) for clip length, count, aspect ratio, captions; omit for the defaults (up to 5 vertical 9:16 clips of 15-60 s with captions)."),
-    captions_url: z
-      .string()
-      .max(2048)
-      .optional()
-      .describe("Optional http(s) URL of an SRT or WebVTT file of the video's speech, used as the transcript when the video has none of its own."),
-    prompt: Prompt.nullable()
-      .optional()
-      .describe(
-        'Optional: clip only the moments about this topic, in the user\'s words (e.g. "the parts about pricing"), in any language the video may speak. Needs speech in the video; a topic nothing matches fails the job with no_clips_found. null: no topic. Omitted: the configuration\'s.',
-      ),
-    time_range: z
-      .strictObject({
-        start_seconds: z.number().describe("Start, in seconds from the beginning of the video"),
-        end_seconds: z.number().describe("End, in seconds from the beginning of the video"),
-      })
-      .nullable()
-      .optional()
-      .describe(
-        "Optional: analyse and clip only this part of the video (e.g. minutes 10 to 40: {start_seconds: 600, end_seconds: 2400}); credits are charged on its length only. It must be at least as long as the shortest clip (invalid_time_range otherwise).",
-      ),
-    remove_silence: RemoveSilence.optional().describe(
-      "Optional: shorten pauses inside each clip: off, pauses (pauses over 0.8 s become 0.4 s) or tight (over 0.35 s become 0.15 s). Omitted: the configuration's.",
-    ),
-    remove_fillers: z
-      .boolean()
-      .optional()
-      .describe("Optional: true cuts filler words (um, uh, erm ...) out of each clip. Omitted: the configuration's."),
-    language: SpeechLanguage.nullable()
-      .optional()
-      .describe("Optional: the language spoken in the video (ISO 639-1, e.g. en, de, ja), a hint for speech-to-text; null: detect it. Omitted: the configuration's."),
-    caption_language: CaptionLanguage.nullable()
-      .optional()
-      .describe("Optional: translate captions and clip text into this language (ISO 639-1); clips are still cut on the spoken sentences. null: keep the spoken language. Omitted: the configuration's."),
-    idempotency_key: z
-      .string()
-      .min(1)
-      .max(MAX_IDEMPOTENCY_KEY_LENGTH)
-      .optional()
-      .describe("Optional: any unique string. Calling again with the same key and arguments within 24 hours returns the first job instead of creating a second one, so a retried call is safe."),
-  })
-  .refine((input) => (input.video_url === undefined) !== (input.upload_id === undefined), {
-    path: ["video_url"],
-    message: "Give exactly one of video_url and upload_id.",
-  });
+/** The submission's one schema (jobs/submit-contract.ts), with the idempotency key as an argument, as REST has it as a header. */
+const SubmitInput = withOneSource(SubmitJobFields.extend({ idempotency_key: IdempotencyKey.optional() }));
 
 export const submitJobTool = defineTool({
   name: "submit_job",
@@ -99,7 +36,7 @@ export const submitJobTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async run(input, { env, auth }) {
     const { idempotency_key: key, ...body } = input;
-    const { answer, replayed } = await submitJobRequest(env, auth, body, key);
+    const { answer, replayed } = await submitJob(env, auth, body, key);
     return toolResult({
       job_id: answer.job_id,
       status: answer.status,

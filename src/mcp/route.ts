@@ -12,13 +12,14 @@ import { createMcpHandler } from "@modelcontextprotocol/server";
 import { Hono, type Context } from "hono";
 import type { AppEnv, AuthInfo } from "../http/app-env";
 import { authenticate } from "../http/auth";
+import { readBodyCapped } from "../http/capped-body";
 import { AppError } from "../http/errors";
 import { rateLimit } from "../http/rate-limit";
 import { mcpServer } from "./server";
 import type { McpCaller } from "./tool";
 
 export const MCP_PATH = "/mcp";
-/** Tool arguments are small; a JSON-RPC body larger than this is refused (413) before it is parsed. */
+/** Tool arguments are small; a JSON-RPC body larger than this is refused (413 payload_too_large problem+json) before it is parsed. */
 export const MAX_MCP_BODY_BYTES = 64 * 1024;
 
 async function resolveCaller(c: Context<AppEnv>): Promise<McpCaller> {
@@ -51,7 +52,9 @@ export const mcp = new Hono<AppEnv>().all("/", async (c) => {
     maxRequestBodySize: MAX_MCP_BODY_BYTES,
     onerror: (error) => console.warn(`[${requestId}] mcp: ${error.message}`),
   });
-  const response = await handler.fetch(c.req.raw);
+  // Read here, counting, so an oversized message gets the API's 413 problem+json, with or without Content-Length.
+  const request = c.req.raw.body ? new Request(c.req.raw, { body: await readBodyCapped(c.req.raw, MAX_MCP_BODY_BYTES) }) : c.req.raw;
+  const response = await handler.fetch(request);
   // Through the context, so the headers set so far (Request-Id, RateLimit) stay on the answer.
   return c.newResponse(response.body, response);
 });

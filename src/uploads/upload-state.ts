@@ -211,10 +211,7 @@ export class UploadState extends DurableObject<Env> {
             failure = { ok: false, reason: "storage_unavailable" };
           }
         }
-        if (failure) {
-          await reader.cancel().catch(() => undefined);
-          break;
-        }
+        if (failure) break;
       }
     } catch (err) {
       // The connection dropped: keep every byte that arrived, so the client resumes right after it.
@@ -222,6 +219,8 @@ export class UploadState extends DurableObject<Env> {
     } finally {
       reader.releaseLock();
     }
+    // The rest of a refused body is read and dropped, not canceled: canceled, it leaves the client's connection unusable.
+    if (failure) await discardBody(body, null);
 
     if (failure?.reason === "length_exceeded") {
       // A body longer than what remains (sent chunked, so it was only found out while reading):

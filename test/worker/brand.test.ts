@@ -96,8 +96,9 @@ describe("brand settings in saved configurations", () => {
     const doc = await (await SELF.fetch(`${BASE}/api/v1/openapi.json`)).json<{ paths: Record<string, Record<string, { responses: Record<string, { description?: string }> }>> }>();
     const configErrors = doc.paths["/api/v1/configs/{name}"]!.put!.responses["400"]!.description ?? "";
     for (const code of ["unknown_font", "invalid_color", "unsupported_language"]) expect(configErrors).toContain(code);
-    const logoErrors = doc.paths["/api/v1/logo"]!.put!.responses["400"]!.description ?? "";
-    for (const code of ["invalid_logo", "logo_too_large"]) expect(logoErrors).toContain(code);
+    const logoResponses = doc.paths["/api/v1/logo"]!.put!.responses;
+    expect(logoResponses["400"]!.description).toContain("invalid_logo");
+    expect(logoResponses["413"]!.description).toContain("logo_too_large");
     expect(doc.paths["/api/v1/jobs"]!.post!.responses["422"]!.description).toContain("logo_not_uploaded");
     const docs = await (await SELF.fetch(`${BASE}/docs/errors`)).text();
     for (const code of ["unknown_font", "invalid_color", "unsupported_language", "invalid_logo", "logo_too_large", "logo_not_uploaded"]) {
@@ -168,7 +169,7 @@ describe("the account's logo", () => {
 
     const big = await makePng({ width: 16, height: 16, padToBytes: MAX_LOGO_BYTES + 10 });
     expect(big.byteLength).toBeGreaterThan(MAX_LOGO_BYTES);
-    await expectProblem(await putLogo(account, big), 400, "logo_too_large");
+    await expectProblem(await putLogo(account, big), 413, "logo_too_large");
     // A body without a declared length is counted as it arrives.
     const streamed = new Request(`${BASE}/api/v1/logo`, {
       method: "PUT",
@@ -176,7 +177,7 @@ describe("the account's logo", () => {
       body: new Blob([big]).stream(),
       duplex: "half",
     } as RequestInit);
-    await expectProblem(await SELF.fetch(streamed), 400, "logo_too_large");
+    await expectProblem(await SELF.fetch(streamed), 413, "logo_too_large");
     const atLimit = await makePng({ width: 16, height: 16, padToBytes: MAX_LOGO_BYTES });
     expect(atLimit.byteLength).toBeLessThanOrEqual(MAX_LOGO_BYTES);
     expect((await putLogo(account, atLimit)).status).toBe(200);

@@ -99,7 +99,7 @@ export function uniqueEmail(): string {
 
 /** The alert text of a page (its role="alert" block), without tags. */
 export function alertText(html: string): string {
-  const match = /<div class="alert" role="alert">([\s\S]*?)<\/div>/.exec(html);
+  const match = /<div class="alert" role="alert"[^>]*>([\s\S]*?)<\/div>/.exec(html);
   return (match?.[1] ?? "")
     .replace(/<[^>]+>/g, "")
     .replaceAll("&quot;", '"')

@@ -243,9 +243,11 @@ describe("/mcp: errors are tool errors carrying the problem", SUITE, () => {
     expect(typed.errors).toEqual([{ path: "job_id", message: "Invalid input: expected string, received number" }]);
 
     const both = problem(await call(client, "submit_job", { video_type: "podcast" }), "invalid_request");
-    expect(both.errors).toEqual([{ path: "video_url", message: "Give exactly one of video_url and upload_id." }]);
-    const unknown = problem(await call(client, "submit_job", { videoUrl: "https://x.example/v.mp4", video_type: "cooking" }), "invalid_request");
-    expect((unknown.errors as { path: string }[]).map((e) => e.path).sort()).toEqual(["(arguments)", "video_type"]);
+    expect(both.errors).toEqual([{ path: "video_url", message: "Send exactly one of video_url and upload_id." }]);
+    // A member the submission does not know is refused, as in a REST body; so the URL is missing too.
+    const unknown = problem(await call(client, "submit_job", { videoUrl: "https://x.example/v.mp4", video_type: "podcast" }), "invalid_request");
+    expect((unknown.errors as { path: string }[]).map((e) => e.path).sort()).toEqual(["(arguments)", "video_url"]);
+    problem(await call(client, "submit_job", { video_url: "https://x.example/v.mp4", video_type: "cooking" }), "invalid_video_type");
     problem(await call(client, "submit_job", { video_url: "http://127.0.0.1/v.mp4", video_type: "podcast" }), "invalid_video_url");
     // A field with a code of its own answers it, as a REST body does.
     const language = problem(await call(client, "submit_job", { video_url: "https://x.example/v.mp4", video_type: "vlog", language: "klingon" }), "unsupported_language");

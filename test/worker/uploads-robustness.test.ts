@@ -12,6 +12,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { beforeEach, describe, expect, it } from "vitest";
 import { uploadKey } from "../../src/uploads/ids";
 import { discardBody } from "../../src/uploads/discard-body";
+import { MAX_DRAIN_BYTES } from "../../src/http/unread-body";
 import { MAX_PATCH_BYTES, MIN_PART_BYTES } from "../../src/uploads/limits";
 import type { UploadState } from "../../src/uploads/upload-state";
 import { FakeEngine } from "./engine-stub";
@@ -213,20 +214,21 @@ describe("a refused PATCH body (discardBody)", () => {
     expect(counted.canceled()).toBe(false);
   });
 
-  it("is canceled unread when it declares no size or more than a PATCH may carry, and once it runs past what it declared", async () => {
+  it("is read to its end without a declared size too, and canceled unread only past the bound of what is ever drained", async () => {
     const undeclared = countedBody(8, 1024);
     await discardBody(undeclared.body, null);
-    expect(undeclared.canceled()).toBe(true);
-    expect(undeclared.pulled()).toBe(0);
+    expect(undeclared.pulled()).toBe(8);
+    expect(undeclared.canceled()).toBe(false);
 
     const tooLarge = countedBody(8, 1024);
-    await discardBody(tooLarge.body, MAX_PATCH_BYTES + 1);
+    await discardBody(tooLarge.body, MAX_DRAIN_BYTES + 1);
     expect(tooLarge.canceled()).toBe(true);
     expect(tooLarge.pulled()).toBe(0);
 
-    const longer = countedBody(1000, 1024);
-    await discardBody(longer.body, 4 * 1024);
-    expect(longer.canceled()).toBe(true);
-    expect(longer.pulled()).toBe(5);
+    // Sent without a size and running on: read up to the bound, then canceled.
+    const endless = countedBody(1000, 1024 * 1024);
+    await discardBody(endless.body, null);
+    expect(endless.canceled()).toBe(true);
+    expect(endless.pulled()).toBe(MAX_DRAIN_BYTES / (1024 * 1024) + 1);
   });
 });

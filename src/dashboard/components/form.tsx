@@ -8,10 +8,11 @@ export function CsrfField({ token }: { token: string }) {
 /** Field-level messages, keyed by field name (from zod issue paths). */
 export type FieldErrors = Record<string, string>;
 
-export function Alert({ messages }: { messages: string[] }) {
+/** `code`: the problem code behind the messages, where there is one (as the API would answer it). */
+export function Alert({ messages, code }: { messages: string[]; code?: string | undefined }) {
   if (messages.length === 0) return null;
   return (
-    <div class="alert" role="alert">
+    <div class="alert" role="alert" data-code={code}>
       {messages.length === 1 ? <p>{messages[0]}</p> : <ul>{messages.map((m) => <li>{m}</li>)}</ul>}
     </div>
   );

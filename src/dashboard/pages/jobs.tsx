@@ -5,7 +5,7 @@ import { getUsage } from "../../db/accounts";
 import { listClips, listClipsOfJobs } from "../../db/clips";
 import { listConfigs } from "../../db/configs";
 import { findAccountJob, listJobs, type Job } from "../../db/jobs";
-import { MAX_PROMPT_CHARS, REMOVE_SILENCE_MODES, VIDEO_TYPES, type RemoveSilence } from "#contract";
+import { CAPTION_LANGUAGES, LANGUAGE_NAMES, MAX_PROMPT_CHARS, REMOVE_SILENCE_MODES, SPEECH_LANGUAGES, VIDEO_TYPES, type LanguageCode } from "#contract";
 import { AppError } from "../../http/errors";
 import { decodeCursor, encodeCursor } from "../../jobs/cursor";
 import { isJobId } from "../../jobs/ids";
@@ -14,9 +14,7 @@ import { presentJob } from "../../jobs/present";
 import { preferredWaitSeconds } from "../../http/prefer";
 import { withLiveState } from "../../jobs/read-path";
 import { withQueuePosition } from "../../fleet/queue-position";
-import { checkCaptionsUrl, checkVideoUrl } from "../../jobs/source-url";
-import { checkVideoType, createJob } from "../../jobs/submit";
-import { rangeFromForm, type SteeringInput } from "../../jobs/steering";
+import { submitJob } from "../../jobs/submit-request";
 import { REMOVE_SILENCE_LABELS } from "../components/config-form";
 import { PROGRESS_SCRIPT, UPLOAD_SCRIPT } from "../assets/scripts";
 import { Alert, CsrfField, Field, Notice } from "../components/form";
@@ -24,44 +22,32 @@ import { isActive, JobCard } from "../components/job-card";
 import { Layout } from "../components/layout";
 import { jobExportPages } from "./job-export";
 import { jobSpeechPages } from "./job-speech";
+import { emptyForm, formFromBody, submissionFromForm, type SubmitForm } from "./job-submission";
 import type { DashboardEnv } from "../env";
 import { sessionOf } from "../security/session";
 import { DASHBOARD_UPLOADS_PATH } from "../uploads";
 
 export const JOBS_PER_PAGE = 20;
 
-interface SubmitForm {
-  videoUrl: string;
-  /** Set by the upload script once a file is uploaded (tus, /dashboard/uploads). */
-  uploadId: string;
-  videoType: string;
-  configName: string;
-  captionsUrl: string;
-  /** Steering: empty fields leave the configuration's values. */
-  prompt: string;
-  rangeStart: string;
-  rangeEnd: string;
-  removeSilence: string;
-  removeFillers: string;
+/** "As the configuration says" (empty), the field's null token, then the languages by name. */
+function LanguageOptions({ value, codes, none }: { value: string; codes: readonly LanguageCode[]; none: [string, string] }) {
+  const named = codes.map((code): [string, string] => [code, `${LANGUAGE_NAMES[code]} (${code})`]).sort((a, b) => a[1].localeCompare(b[1]));
+  return (
+    <>
+      {[["", "As the configuration says"], none, ...named].map(([code, label]) => (
+        <option value={code} selected={code === value}>
+          {label}
+        </option>
+      ))}
+    </>
+  );
 }
-
-const EMPTY_FORM: SubmitForm = {
-  videoUrl: "",
-  uploadId: "",
-  videoType: "",
-  configName: "",
-  captionsUrl: "",
-  prompt: "",
-  rangeStart: "",
-  rangeEnd: "",
-  removeSilence: "",
-  removeFillers: "",
-};
 
 function SubmitJobForm({ csrf, configNames, form }: { csrf: string; configNames: string[]; form: SubmitForm }) {
   return (
     <form method="post" action="/dashboard/jobs">
       <CsrfField token={csrf} />
+      <input type="hidden" name="idempotency_key" value={form.idempotencyKey} />
       <Field id="video-url" label="Video URL" hint="A video page or a direct link to a video file (http or https).">
         {(describedBy) => (
           <input id="video-url" name="video_url" type="url" required={form.uploadId === ""} maxlength={2048} value={form.videoUrl} aria-describedby={describedBy} />
@@ -144,6 +130,22 @@ function SubmitJobForm({ csrf, configNames, form }: { csrf: string; configNames:
           </Field>
         </div>
       </fieldset>
+      <div class="grid">
+        <Field id="job-language" label="Spoken language" hint="A hint for speech-to-text.">
+          {(describedBy) => (
+            <select id="job-language" name="language" aria-describedby={describedBy}>
+              <LanguageOptions value={form.language} codes={SPEECH_LANGUAGES} none={["auto", "Detect it"]} />
+            </select>
+          )}
+        </Field>
+        <Field id="job-caption-language" label="Caption language" hint="Translate captions and clip text; clips are still cut on the spoken sentences.">
+          {(describedBy) => (
+            <select id="job-caption-language" name="caption_language" aria-describedby={describedBy}>
+              <LanguageOptions value={form.captionLanguage} codes={CAPTION_LANGUAGES} none={["spoken", "As spoken"]} />
+            </select>
+          )}
+        </Field>
+      </div>
       <div class="actions">
         <button type="submit">Submit video</button>
       </div>
@@ -154,6 +156,8 @@ function SubmitJobForm({ csrf, configNames, form }: { csrf: string; configNames:
 interface PageState {
   form?: SubmitForm;
   errors?: string[];
+  /** The refusal's problem code, as the API would answer it (data-code on the alert). */
+  errorCode?: string;
   notice?: string;
 }
 
@@ -173,8 +177,8 @@ async function renderJobsPage(c: Context<DashboardEnv>, state: PageState, status
       {state.notice ? <Notice>{state.notice}</Notice> : null}
       <section class="card" aria-labelledby="submit-heading">
         <h2 id="submit-heading">Submit a video</h2>
-        <Alert messages={state.errors ?? []} />
-        <SubmitJobForm csrf={session.csrfToken} configNames={configNames} form={state.form ?? EMPTY_FORM} />
+        <Alert messages={state.errors ?? []} code={state.errorCode} />
+        <SubmitJobForm csrf={session.csrfToken} configNames={configNames} form={state.form ?? emptyForm()} />
       </section>
       <section aria-labelledby="jobs-heading">
         <h2 id="jobs-heading">Your jobs</h2>
@@ -200,22 +204,6 @@ async function ownJob(c: Context<DashboardEnv>): Promise<Job | null> {
   return job && withLiveState(c.env, job);
 }
 
-/** The form's steering fields as a submission's; empty ones leave the configuration's values. */
-function steeringFromForm(form: SubmitForm): SteeringInput {
-  const removeSilence = (REMOVE_SILENCE_MODES as readonly string[]).includes(form.removeSilence) ? (form.removeSilence as RemoveSilence) : undefined;
-  if (form.removeSilence !== "" && removeSilence === undefined) throw new AppError("invalid_request", "Choose one of the listed silence options.");
-  return {
-    ...(form.prompt !== "" ? { prompt: form.prompt } : {}),
-    ...(removeSilence ? { removeSilence } : {}),
-    ...(form.removeFillers === "true" || form.removeFillers === "false" ? { removeFillers: form.removeFillers === "true" } : {}),
-    timeRange: rangeFromForm(form.rangeStart, form.rangeEnd),
-  };
-}
-
-function field(body: Record<string, unknown>, name: string): string {
-  return typeof body[name] === "string" ? (body[name] as string).trim() : "";
-}
-
 export const jobPages = new Hono<DashboardEnv>()
   .get("/", (c) => {
     const queued = c.req.query("queued");
@@ -223,41 +211,20 @@ export const jobPages = new Hono<DashboardEnv>()
   })
   .post("/", async (c) => {
     const { accountId } = sessionOf(c);
-    const body = await c.req.parseBody();
-    const form: SubmitForm = {
-      videoUrl: field(body, "video_url"),
-      uploadId: field(body, "upload_id"),
-      videoType: field(body, "video_type"),
-      configName: field(body, "config_name"),
-      captionsUrl: field(body, "captions_url"),
-      prompt: field(body, "prompt"),
-      rangeStart: field(body, "range_start"),
-      rangeEnd: field(body, "range_end"),
-      removeSilence: field(body, "remove_silence"),
-      removeFillers: field(body, "remove_fillers"),
-    };
+    const form = formFromBody(await c.req.parseBody());
     try {
-      if (form.uploadId !== "" && form.videoUrl !== "") {
-        throw new AppError("invalid_request", "Give either a video URL or an uploaded file, not both.");
-      }
+      const input = submissionFromForm(form);
       const usage = await getUsage(c.env.DB, accountId);
       if (!usage) throw new AppError("not_found", "Account not found.");
-      const job = await createJob(c.env, {
-        accountId,
-        maxActiveJobs: usage.plan.maxActiveJobs,
-        videoUrl: form.uploadId !== "" ? "" : checkVideoUrl(form.videoUrl, c.env.ALLOW_PRIVATE_SOURCES === "true"),
-        uploadId: form.uploadId === "" ? null : form.uploadId,
-        videoType: checkVideoType(form.videoType),
-        configName: form.configName === "" ? null : form.configName,
-        captionsUrl: form.captionsUrl === "" ? null : checkCaptionsUrl(form.captionsUrl, c.env.ALLOW_PRIVATE_SOURCES === "true"),
-        steering: steeringFromForm(form),
-      });
+      // The door POST /api/v1/jobs and the MCP tool use; the form's key makes a resent form one job.
+      const { answer } = await submitJob(c.env, { accountId, plan: usage.plan }, input, form.idempotencyKey === "" ? undefined : form.idempotencyKey);
       // Post/redirect/get: reloading the page never submits the video again.
-      return c.redirect(`/dashboard/jobs?queued=${job.id}`, 303);
+      return c.redirect(`/dashboard/jobs?queued=${answer.job_id}`, 303);
     } catch (err) {
       if (!(err instanceof AppError) || (err.status >= 500 && err.code !== "service_unavailable")) throw err;
       const status = ([400, 402, 404, 409, 410, 422, 503] as const).find((s) => s === err.status) ?? 400;
-      return renderJobsPage(c, { form, errors: [err.message] }, status);
+      const fields = (err.errors ?? []).map((e) => `${e.path}: ${e.message}`);
+      return renderJobsPage(c, { form, errors: [err.message, ...fields], errorCode: err.code }, status);
     }
   })
   // `Prefer: wait=N` as on the API's job read: the job page asks with wait=1 and again as soon as it is answered,

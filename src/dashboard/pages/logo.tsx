@@ -82,7 +82,7 @@ export const logoPages = new Hono<DashboardEnv>()
       return renderPage(c, { notice: created ? "Logo uploaded." : "Logo replaced." });
     } catch (err) {
       if (err instanceof AppError && (err.code === "invalid_logo" || err.code === "logo_too_large")) {
-        return renderPage(c, { problems: [err.message] }, 400);
+        return renderPage(c, { problems: [err.message] }, err.code === "logo_too_large" ? 413 : 400);
       }
       throw err;
     }
