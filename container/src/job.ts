@@ -436,7 +436,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       progress.update(total > 0 ? sent / total : 1);
     };
     // Face detection (reframe faces/auto) takes the first DETECT_SHARE of each clip's progress.
-    const detectShare = job.config.reframe === "center" ? 0 : DETECT_SHARE;
+    const detectShare = job.config.reframe === "faces" || job.config.reframe === "auto" ? DETECT_SHARE : 0;
     const planned = outputSize(job.config, source);
     // Brand and language: translated captions and the logo, once for all clips.
     const brand = await clock.time("brand", () =>

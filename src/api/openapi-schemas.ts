@@ -80,7 +80,7 @@ export const ClipDetail = z.object({
   reasons: z.array(z.string()),
   width: z.number().int(),
   height: z.number().int(),
-  reframe: z.enum(REFRAME_USED).describe("What the crop followed: faces, the region of most activity (no face found, or reframe=auto without faces), or the centre"),
+  reframe: z.enum(REFRAME_USED).describe("What the picture followed: faces, the whole frame over a blurred copy of itself (fit: reframe=fit, or reframe=auto on a screen, slides or a picture with no subject), the region of most activity (no face found), or the centre"),
   faces_count: z.number().int().min(0).describe("Most faces seen together in the clip; 0 when none were found or looked for (reframe=center)"),
   text: z.string().nullable().describe("The words spoken inside the clip; null without a transcript"),
   title: z.string().nullable().describe("A short line chosen from the clip's own words; null without a transcript"),

@@ -18,7 +18,14 @@ export const AspectRatio = z.enum(ASPECT_RATIOS);
 export type AspectRatio = z.infer<typeof AspectRatio>;
 
 export const RESOLUTIONS = [720, 1080] as const;
-export const REFRAME_MODES = ["center", "auto", "faces"] as const;
+/**
+ * How the source's picture is fitted into the output (docs/framing.md):
+ * `auto` (faces where there are people, the whole frame for screens, slides
+ * and pictures with no subject, else the region of most activity), `faces` (a
+ * camera that follows the people), `fit` (the whole frame, scaled in, over a
+ * blurred and darkened copy of itself), `center` (the middle, cropped).
+ */
+export const REFRAME_MODES = ["center", "auto", "faces", "fit"] as const;
 /**
  * Faces: `single` frames one person (or a group that fits; with two or more
  * apart, the one speaking), `split` stacks the two main faces, `auto` is single
@@ -26,7 +33,7 @@ export const REFRAME_MODES = ["center", "auto", "faces"] as const;
  */
 export const LAYOUTS = ["single", "split", "auto"] as const;
 /** What a clip's crop actually followed (ClipReport.reframe). */
-export const REFRAME_USED = ["faces", "activity", "center"] as const;
+export const REFRAME_USED = ["faces", "activity", "center", "fit"] as const;
 
 /** Caption delivery: burned into the picture, WebVTT/SRT sidecar files, both or none. */
 export const CAPTION_MODES = ["off", "burned", "sidecar", "both"] as const;
@@ -96,7 +103,12 @@ export const ClipConfig = z
     min_clip_seconds: z.number().int().min(5).max(120).default(15),
     max_clip_seconds: z.number().int().min(10).max(180).default(60),
     max_clips: z.number().int().min(1).max(20).default(5),
-    reframe: z.enum(REFRAME_MODES).default("center"),
+    reframe: z
+      .enum(REFRAME_MODES)
+      .default("auto")
+      .describe(
+        "How the picture fills the output. auto (default): faces where sampled frames show people; fit for screens, slides and pictures with no face or moving subject (text-like edges, or a picture that stays still); else the region of most activity. faces: a camera that keeps the people whole. fit: the whole frame scaled in over a blurred, darkened copy of itself. center: the middle, cropped. The clip's reframe field says what was used.",
+      ),
     layout: z.enum(LAYOUTS).default("single"),
     captions: CaptionMode.default("both"),
     caption_style: CaptionStyle.default("bold"),

@@ -124,6 +124,11 @@ function cropPlan(scenes: SceneActivity[], start: number, end: number): CropSegm
     }));
 }
 
+/** Whether a clip may be framed on its region of activity (auto and faces fall back to it; center and fit never crop on it). */
+function followsActivity(config: Pick<ClipConfig, "reframe">): boolean {
+  return config.reframe === "auto" || config.reframe === "faces";
+}
+
 function isSilentAndStatic(features: Features): boolean {
   const moving = features.motion.values.some((m) => m >= STATIC_MOTION);
   return !features.audible && !moving && features.sceneChanges.length === 0;
@@ -204,7 +209,7 @@ export async function analyse(
   if (picked.length === 0) {
     throw new NoClipsFoundError(`No moment in the video stood out enough for a ${videoType} clip.`);
   }
-  const exact = await refineCuts(runner, source, frameAnalysis, picked, config.reframe !== "center", opts.signal);
+  const exact = await refineCuts(runner, source, frameAnalysis, picked, followsActivity(config), opts.signal);
   const chosen = withoutOverlaps(picked.map((w) => applyExactCuts(w, exact, limits)));
   const moved = (t: number) => exact.get(t) ?? t;
   const scenes = features.scenes.map((s) => ({ ...s, start: moved(s.start), end: moved(s.end) }));
@@ -215,6 +220,6 @@ export async function analyse(
     end: w.end,
     score: w.score,
     reasons: w.reasons.slice(0, 8),
-    ...(config.reframe !== "center" ? { crop: cropPlan(scenes, w.start, w.end) } : {}),
+    ...(followsActivity(config) ? { crop: cropPlan(scenes, w.start, w.end) } : {}),
   }));
 }

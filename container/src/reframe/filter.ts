@@ -2,7 +2,8 @@
  * The picture part of the clip's ffmpeg filter graph for a reframe plan: one
  * moving crop (single), two moving crops stacked (split: each face in its own
  * half of the frame), or both with the stacked one shown at times, scaled to
- * the output size, all in the one encode.
+ * the output size, or the whole frame fitted over a blurred copy of itself
+ * (fit), all in the one encode.
  *
  * The crop's x and y are ffmpeg expressions in `t` (seconds from the clip's
  * first frame), re-evaluated on every frame: a flat sum of straight-line
@@ -109,6 +110,7 @@ function enableDuring(spans: Span[]): string {
  */
 export function reframeGraph(output: Size, views: Framing, pixelFormat = "yuv420p"): string {
   const finish = `setsar=1,format=${pixelFormat}`;
+  if (views.fit) return fitGraph(output, finish);
   const whole = `scale=${output.width}:${output.height}:flags=bicubic`;
   const split = views.split;
   if (!split || split.during.length === 0) return `[0:v:0]${movingCrop(output.width / output.height, views.single)},${whole},${finish}`;
@@ -126,5 +128,36 @@ export function reframeGraph(output: Size, views: Framing, pixelFormat = "yuv420
     ...stacked,
     `[top][bottom]vstack=inputs=2,scale=${output.width}:${output.height},setsar=1[stacked]`,
     `[single][stacked]overlay=x=0:y=0:enable='${enableDuring(split.during)}',${finish}`,
+  ].join(";");
+}
+
+/** The blurred backdrop is made at 1/BACKDROP_SCALE of the output's size: blurring a small picture costs little, and it is scaled up blurred anyway. */
+const BACKDROP_SCALE = 8;
+/** Box blur radius at that small size (about 5% of the output's short side once scaled up). */
+const BACKDROP_BLUR = 6;
+/** The backdrop's brightness (luma multiplied) and colour (chroma pulled towards grey), so the picture stands out. */
+const BACKDROP_LUMA = 0.5;
+const BACKDROP_CHROMA = 0.7;
+
+function even(value: number): number {
+  return Math.max(2, Math.round(value / 2) * 2);
+}
+
+/**
+ * fit: the whole decoded frame scaled to fit inside the output (its shape
+ * kept, even sides), centred over a backdrop made of the same frame scaled to
+ * cover the output, cropped, blurred and darkened. The backdrop is built at a
+ * small size and scaled up, so the fit costs about what a crop does.
+ */
+export function fitGraph(output: Size, finish: string): string {
+  const bw = even(output.width / BACKDROP_SCALE);
+  const bh = even(output.height / BACKDROP_SCALE);
+  const radius = Math.max(1, Math.min(BACKDROP_BLUR, Math.floor(Math.min(bw, bh) / 4) - 1));
+  const chroma = `128+(val-128)*${BACKDROP_CHROMA}`;
+  return [
+    "[0:v:0]split=2[fit_back_in][fit_front_in]",
+    `[fit_back_in]scale=${bw}:${bh}:force_original_aspect_ratio=increase:flags=area,crop=${bw}:${bh},boxblur=${radius}:2,lutyuv=y='val*${BACKDROP_LUMA}':u='${chroma}':v='${chroma}',scale=${output.width}:${output.height}:flags=bilinear,setsar=1[fit_back]`,
+    `[fit_front_in]scale=${output.width}:${output.height}:force_original_aspect_ratio=decrease:force_divisible_by=2:flags=bicubic,setsar=1[fit_front]`,
+    `[fit_back][fit_front]overlay=x='2*trunc((W-w)/4)':y='2*trunc((H-h)/4)',${finish}`,
   ].join(";");
 }

@@ -21,7 +21,7 @@
  * - layout=auto: as single, but a stretch where two people speak in turns
  *   faster than a shot can follow is shown split.
  */
-import type { ClipConfig } from "#contract";
+import type { ClipConfig, REFRAME_USED } from "#contract";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { cropSteps, type Size } from "../render-geometry.ts";
 import type { Candidate, SourceInfo, StageProgress } from "../types.ts";
@@ -32,13 +32,20 @@ import { sampleFrames } from "./sample.ts";
 import { speakerShots, type MouthSeries, type SpeakerShot } from "./speaker.ts";
 import { facesCount, isPerson, Tracker, type Track } from "./tracker.ts";
 
-export type ReframeUsed = "faces" | "activity" | "center";
+export type ReframeUsed = (typeof REFRAME_USED)[number];
 
-/** The crop over the clip: the single view, and the split views with the stretches they are shown in. */
+/**
+ * The crop over the clip: the single view, and the split views with the
+ * stretches they are shown in; or, with `fit`, no crop at all: the whole
+ * frame over a blurred copy of itself (the paths are then unused).
+ */
 export interface Framing {
   single: CameraPath;
   split?: { top: CameraPath; bottom: CameraPath; during: Span[] };
+  fit?: boolean;
 }
+
+const FIT: Framing = { single: constantPath(0.5, 0.5), fit: true };
 
 export interface ReframePlan {
   used: ReframeUsed;
@@ -102,6 +109,7 @@ export function activityPath(candidate: Candidate): CameraPath {
 /** The framing to render: the plan's, or without a plan the activity plan (reframe=auto) or the centre. */
 export function viewsOf(plan: Pick<ReframePlan, "views"> | undefined, config: Pick<ClipConfig, "reframe">, candidate: Candidate): Framing {
   if (plan) return plan.views;
+  if (config.reframe === "fit") return FIT;
   return { single: config.reframe === "center" ? constantPath(0.5, 0.5) : activityPath(candidate) };
 }
 
@@ -112,6 +120,7 @@ export function splitAt(views: Framing, t: number): boolean {
 
 /** The framing frozen at clip time `t` (the thumbnail shows the crop in force then). */
 export function viewsAt(views: Framing, t: number): Framing {
+  if (views.fit) return views;
   const still = (path: CameraPath) => {
     const c = pathAt(path, t);
     return constantPath(c.x, c.y);
@@ -319,6 +328,7 @@ export async function planReframe(args: PlanArgs): Promise<ReframePlan> {
   const { candidate, config } = args;
   const looks = { scans: 0, fineScans: 0, stillScans: 0, nearLooks: 0, stillSkips: 0, mouthLooks: 0, mouthSkips: 0 };
   if (config.reframe === "center") return { used: "center", facesCount: 0, views: { single: constantPath(0.5, 0.5) }, detectionMs: 0, frames: 0, looks };
+  if (config.reframe === "fit") return { used: "fit", facesCount: 0, views: FIT, detectionMs: 0, frames: 0, looks };
   const began = Date.now();
   const duration = candidate.end - candidate.start;
   const speech = args.speech

@@ -30,9 +30,10 @@ const ASPECT_LABELS: Record<(typeof ASPECT_RATIOS)[number], string> = {
   original: "Original (as the source)",
 };
 const REFRAME_LABELS: Record<(typeof REFRAME_MODES)[number], string> = {
+  auto: "Auto: faces where there are people, the whole frame for screens and slides, else the region of most activity",
+  faces: "Faces: a camera that keeps the people in the picture whole",
+  fit: "Fit: the whole frame, over a blurred copy of itself",
   center: "Center: keep the middle of the frame",
-  auto: "Auto: follow faces when there are any, else the region of most activity",
-  faces: "Faces: a camera that follows the people in the picture",
 };
 const LAYOUT_LABELS: Record<(typeof LAYOUTS)[number], string> = {
   single: "Single: one person (or a group that fits) in the frame; the one speaking",
