@@ -469,7 +469,14 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         signal: renderSignal,
         onProgress: (f) => renderProgress(index, detectShare * f),
       });
-      log.info("clip_reframe", { job_id: jobId, index, reframe: plan.used, faces: plan.facesCount, detection_ms: plan.detectionMs });
+      log.info("clip_reframe", {
+        job_id: jobId,
+        index,
+        reframe: plan.used,
+        faces: plan.facesCount,
+        detection_ms: plan.detectionMs,
+        ...(plan.content ? { text_density: Number(plan.content.textDensity.toFixed(4)), still_share: Number(plan.content.stillShare.toFixed(3)), content: plan.content.reason } : {}),
+      });
       const removal =
         source.hasAudio && (job.config.remove_silence !== "off" || job.config.remove_fillers)
           ? planRemovals({

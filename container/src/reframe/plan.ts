@@ -4,11 +4,14 @@
  * over the whole clip, and where the layout stacks two people, two views (top
  * half, bottom half) with the stretches of the clip they are shown in.
  *
- * - reframe=center: the middle, nothing detected.
+ * - reframe=center: the middle, nothing detected; reframe=fit: the whole
+ *   frame over a blurred copy of itself (filter.ts), nothing detected.
  * - reframe=faces or auto: faces are tracked in the clip's span only. With a
  *   person found, the camera follows faces (scenes without one keep the
  *   activity centre); with none, the clip falls back to the activity plan
- *   (one centre per scene) and says so in its `reframe` field.
+ *   (one centre per scene) and says so in its `reframe` field. auto also
+ *   measures the sampled frames (content.ts): a clip with nobody in it that
+ *   reads as text (a screen, slides) or stays still is shown whole (fit).
  * - In a scene, the single view frames the people who fit in the window
  *   together (the most prominent and whoever fits beside them). When they do
  *   not fit and someone speaks, it frames the speaker (speaker.ts): a cut at
@@ -26,6 +29,7 @@ import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { cropSteps, type Size } from "../render-geometry.ts";
 import type { Candidate, SourceInfo, StageProgress } from "../types.ts";
 import { followAxis, TOLERANCE, type Observation } from "./camera.ts";
+import { ContentMeter, type ContentVerdict } from "./content.ts";
 import { lookAt, type FaceBox } from "./detector.ts";
 import { constantPath, pathAt, type CameraPath, type PathPoint, type Span } from "./path.ts";
 import { sampleFrames } from "./sample.ts";
@@ -56,6 +60,8 @@ export interface ReframePlan {
   /** Frames sampled, and the looks the tracker took at them. */
   frames: number;
   looks: Tracker["counts"];
+  /** reframe=auto: what the sampled frames looked like (content.ts), which decides fit or activity when no person was found. */
+  content?: ContentVerdict;
 }
 
 /** A group of faces is framed together only while it spans at most this much of the window. */
@@ -342,15 +348,20 @@ export async function planReframe(args: PlanArgs): Promise<ReframePlan> {
     // Turns shorter than a shot are told apart only where they can be shown: layout auto's split of a quick exchange.
     everyFrameMouths: config.layout === "auto",
   });
+  // auto: the picture's kind decides between fit and activity if nobody is found.
+  const meter = config.reframe === "auto" ? new ContentMeter() : null;
   try {
     for await (const frame of sampled.frames()) {
       args.signal.throwIfAborted();
+      meter?.add(frame.rgb, sampled.width, sampled.height);
       await tracker.step(frame.t, { rgb: frame.rgb, width: sampled.width, height: sampled.height }, () => lookAt(frame.rgb, sampled.width, sampled.height));
       args.onProgress(0.2 + (0.8 * (frame.index + 1)) / sampled.times.length);
     }
   } finally {
     await sampled.close();
   }
-  const plan = planFromTracks({ tracks: tracker.result(), times: sampled.times, frame: sampled, candidate, config, output: args.output, speech });
-  return { ...plan, detectionMs: Date.now() - began, frames: sampled.times.length, looks: { ...tracker.counts } };
+  const tracked = planFromTracks({ tracks: tracker.result(), times: sampled.times, frame: sampled, candidate, config, output: args.output, speech });
+  const content = meter?.verdict();
+  const plan = tracked.used === "activity" && content?.framing === "fit" ? { ...tracked, used: "fit" as const, views: FIT } : tracked;
+  return { ...plan, detectionMs: Date.now() - began, frames: sampled.times.length, looks: { ...tracker.counts }, ...(content ? { content } : {}) };
 }
