@@ -839,10 +839,10 @@ export interface components {
             width: number;
             height: number;
             /**
-             * @description What the crop followed: faces, the region of most activity (no face found, or reframe=auto without faces), or the centre
+             * @description What the picture followed: faces, the whole frame over a blurred copy of itself (fit: reframe=fit, or reframe=auto on a screen, slides or a picture with no subject), the region of most activity (no face found), or the centre
              * @enum {string}
              */
-            reframe: "faces" | "activity" | "center";
+            reframe: "faces" | "activity" | "center" | "fit";
             /** @description Most faces seen together in the clip; 0 when none were found or looked for (reframe=center) */
             faces_count: number;
             /** @description The words spoken inside the clip; null without a transcript */
@@ -1382,10 +1382,11 @@ export interface operations {
                     /** @default 5 */
                     max_clips?: number;
                     /**
-                     * @default center
+                     * @description How the picture fills the output. auto (default): faces where sampled frames show people; fit for screens, slides and pictures with no face or moving subject (text-like edges, or a picture that stays still); else the region of most activity. faces: a camera that keeps the people whole. fit: the whole frame scaled in over a blurred, darkened copy of itself. center: the middle, cropped. The clip's reframe field says what was used.
+                     * @default auto
                      * @enum {string}
                      */
-                    reframe?: "center" | "auto" | "faces";
+                    reframe?: "center" | "auto" | "faces" | "fit";
                     /**
                      * @default single
                      * @enum {string}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CLIP_CONFIG } from "#contract";
+import { DEFAULT_CLIP_CONFIG, REFRAME_MODES } from "#contract";
 import { api, createAccount, expectProblem } from "./helpers";
 
 function put(account: { apiKey: string }, name: string, body: unknown) {
@@ -68,6 +68,8 @@ describe("saved configurations", () => {
     const high = { aspect_ratio: "16:9", resolution: 1080, min_clip_seconds: 120, max_clip_seconds: 180, max_clips: 20, reframe: "center" };
     expect(await (await put(account, "low", low)).json()).toMatchObject(low);
     expect(await (await put(account, "high", high)).json()).toMatchObject(high);
+    // Every reframing mode, fit (the whole frame over a blurred copy) included.
+    for (const reframe of REFRAME_MODES) expect(await (await put(account, `reframe-${reframe}`, { reframe })).json()).toMatchObject({ reframe });
   });
 
   it("accepts safe names only", async () => {

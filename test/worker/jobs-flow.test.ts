@@ -65,7 +65,7 @@ describe("queue consumer", () => {
       min_clip_seconds: 15,
       max_clip_seconds: 60,
       max_clips: 5,
-      reframe: "center",
+      reframe: "auto",
       layout: "single",
       captions: "both",
       caption_style: "bold",

@@ -116,7 +116,7 @@ describe("POST /api/v1/jobs", () => {
       min_clip_seconds: 10,
       max_clip_seconds: 30,
       max_clips: 3,
-      reframe: "auto",
+      reframe: "fit",
       captions: "sidecar",
       caption_style: "boxed",
       caption_position: "center",
