@@ -9,7 +9,10 @@ export const CONFIG_PRESETS: Record<string, Partial<ClipConfig>> = {
   portrait: { aspect_ratio: "4:5", resolution: 1080 },
   landscape: { aspect_ratio: "16:9", resolution: 720 },
   original: { aspect_ratio: "original", resolution: 720 },
-  "auto-reframe": { reframe: "auto" },
+  // Reframing (the default is auto: faces, fit or activity, docs/framing.md).
+  faces: { reframe: "faces" },
+  fit: { reframe: "fit" },
+  center: { reframe: "center" },
   /** What the demo picks on the WebAssembly backend: fewer, smaller, shorter clips. */
   light: { resolution: 720, max_clips: 3, max_clip_seconds: 20 },
 };
