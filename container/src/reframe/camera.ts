@@ -8,7 +8,8 @@
  *   so it arrives without overshooting, and never reverses within one move;
  * - it aims a little ahead (the whole clip is known in advance), so it does
  *   not trail a walking person;
- * - when the subject is lost for a moment it holds its last position;
+ * - when the subject is lost for a moment it holds its last position, and
+ *   when it jumps (a cut in the source) the camera cuts with it;
  * - a hard rule keeps the subject's box inside the window even when the
  *   subject outruns the smooth motion.
  *
@@ -21,6 +22,8 @@ export interface Observation {
   t: number;
   center: number;
   half: number;
+  /** The subject jumped here: it is not interpolated from the observation before (the camera cuts). */
+  cut?: boolean;
 }
 
 export interface AxisCamera {
@@ -58,7 +61,7 @@ export function subjectAt(observations: Observation[], t: number): Observation {
     const b = observations[i]!;
     if (t > b.t) continue;
     const a = observations[i - 1]!;
-    if (b.t - a.t > LOST_AFTER_SECONDS) return { ...a, t };
+    if (b.cut || b.t - a.t > LOST_AFTER_SECONDS) return { ...a, t };
     const f = (t - a.t) / (b.t - a.t || 1);
     return { t, center: a.center + (b.center - a.center) * f, half: a.half + (b.half - a.half) * f };
   }

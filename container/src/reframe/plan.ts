@@ -182,10 +182,14 @@ function group(persons: Track[], windowWidth: number): Track[] {
   return members;
 }
 
-/** The boxes a camera framing `members` follows: their union at every time any of them was seen. */
-function groupBoxes(members: Track[]): { t: number; box: FaceBox }[] {
+/** The boxes a camera framing `members` follows: their union at every time any of them was seen (`cut`: one of them jumped there). */
+function groupBoxes(members: Track[]): { t: number; box: FaceBox; cut: boolean }[] {
   const times = [...new Set(members.flatMap((tr) => tr.points.map((p) => p.t)))].sort((a, b) => a - b);
-  return times.map((t) => ({ t, box: union(members.map((tr) => heldBox(tr, t) ?? tr.points[0]!.box)) }));
+  return times.map((t) => ({
+    t,
+    box: union(members.map((tr) => heldBox(tr, t) ?? tr.points[0]!.box)),
+    cut: members.some((tr) => tr.points.some((p) => p.t === t && p.jumped === true)),
+  }));
 }
 
 /** Joins the two axes' point lists into path segments over [from, to). */
@@ -203,9 +207,9 @@ function toSegments(xs: PathPoint[], ys: PathPoint[], from: number, to: number):
   return segments;
 }
 
-function followBoxes(boxes: { t: number; box: FaceBox }[], from: number, to: number, window: { width: number; height: number }, tolerance: number): CameraPath {
-  const xObs: Observation[] = boxes.map(({ t, box }) => ({ t, center: box.x + box.width / 2, half: box.width / 2 }));
-  const yObs: Observation[] = boxes.map(({ t, box }) => ({ t, center: box.y + box.height / 2, half: box.height / 2 }));
+function followBoxes(boxes: { t: number; box: FaceBox; cut: boolean }[], from: number, to: number, window: { width: number; height: number }, tolerance: number): CameraPath {
+  const xObs: Observation[] = boxes.map(({ t, box, cut }) => ({ t, center: box.x + box.width / 2, half: box.width / 2, cut }));
+  const yObs: Observation[] = boxes.map(({ t, box, cut }) => ({ t, center: box.y + box.height / 2, half: box.height / 2, cut }));
   const xs = followAxis(xObs, from, to, { window: window.width, tolerance });
   const ys = followAxis(yObs, from, to, { window: window.height, offset: HEADROOM * window.height, tolerance });
   return toSegments(xs, ys, from, to);

@@ -16,11 +16,16 @@
  * - between scans each track is looked for near where it is expected (its
  *   last place moved on at its recent speed) every FOLLOW_SECONDS, unless the
  *   picture where it was has not changed (a still face costs nothing until
- *   the next scan); frames nobody needs to look at are not even handed to
- *   the detector;
+ *   the next scan), and at every sampled frame while that picture shows it
+ *   moving away (a fast face stays within reach of the next look); frames
+ *   nobody needs to look at are not even handed to the detector;
  * - a track not seen for LOST_SECONDS is no longer looked for between scans;
  *   a face a scan finds near where a lost track was, about as big, continues
  *   that track;
+ * - a face missed where it was expected brings a fine scan forward to the
+ *   next frame, and a face that scan finds away from every track, about as
+ *   big as the one missed, continues the missed one (the person jumped: a cut
+ *   in the source, or someone moving faster than the looks);
  * - while two or more people are in the picture and someone may be speaking,
  *   the 68-point landmark net measures how open each mouth is.
  *
@@ -56,12 +61,21 @@ const SMALL_FACE = 1 / 8;
 const MOUTH_SECONDS = 0.5;
 /** Between scans, a face is looked for this often (seconds; at every measure of the mouths while they are measured). */
 const FOLLOW_SECONDS = 0.75;
+/** A face missed where it was expected brings a fine scan forward to the next frame, at most this often (seconds). */
+const MISSED_FINE_SECONDS = 1;
 /** Unseen for this long, a track is lost (only a scan can find it again). */
 const LOST_SECONDS = 1.5;
 /** However still, a track is looked at again at least this often. */
 const RECHECK_SECONDS = 2.5;
 /** Mean change of a face's thumbnail (0-255 grey levels) below which it has not moved. */
 const STILL_CHANGE = 5;
+/**
+ * Mean change of a face's thumbnail above which it is moving away from where
+ * it was found (a shift of about a third of its size): it is looked for at
+ * the next sampled frame rather than FOLLOW_SECONDS later. A face nodding or
+ * talking in place changes it by less.
+ */
+const MOVING_CHANGE = 15;
 /** The same for the lips: a mouth opening by a pixel or two changes them by more than this. */
 const STILL_MOUTH = 4;
 const THUMB = 12;
@@ -88,6 +102,8 @@ export interface TrackPoint {
   detected: boolean;
   /** How open the mouth was (inner lips' gap over the face's size), when measured. */
   mouth?: number;
+  /** The face jumped here from where it was last seen (the camera cuts rather than pans). */
+  jumped?: boolean;
 }
 
 export interface Track {
@@ -167,6 +183,8 @@ interface Live {
   /** When it was last detected, or seen unmoved where it was detected. */
   lastSeen: number;
   lastLooked: number;
+  /** Set when a look where it was expected missed it (cleared when it is found): a scan may find it anywhere. */
+  missed?: number;
   /** The last mouth measured: on which face box, where the lips were, how open, and their thumbnail. */
   mouth?: { face: FaceBox; lips: FaceBox; open: number; thumb: Uint8Array };
 }
@@ -187,6 +205,8 @@ export class Tracker {
   private lastFine = Number.NEGATIVE_INFINITY;
   private fineEvery = FINE_SECONDS;
   private lastMouths = Number.NEGATIVE_INFINITY;
+  /** A followed face was missed where it was expected: a fine scan at the next frame looks for it everywhere. */
+  private scanSoon = false;
   /** A small grey picture of the frame at the last scan, and at the last fine scan with the faces followed then. */
   private lastPicture: Uint8Array | undefined;
   private finePicture: { picture: Uint8Array; faces: FaceBox[] } | undefined;
@@ -223,6 +243,7 @@ export class Tracker {
     live.thumb = thumbnail(frame.rgb, frame.width, frame.height, box);
     live.lastDetected = t;
     live.lastSeen = t;
+    delete live.missed;
   }
 
   /**
@@ -254,7 +275,13 @@ export class Tracker {
     const found = new Set<Live>();
     const picture = thumbnail(frame.rgb, frame.width, frame.height, WHOLE, PICTURE_THUMB);
     const known = this.live.filter((l) => t - l.lastSeen <= LOST_SECONDS).map((l) => l.track.points.at(-1)!.box);
-    if (t - this.lastScan >= SCAN_SECONDS - 1e-6) {
+    const soon = this.scanSoon;
+    this.scanSoon = false;
+    if (soon) {
+      // A face missed where it was expected (it jumped, or outran the looks): the whole frame, small faces too.
+      this.lastScan = t;
+      await this.scan(t, scene, true, picture, frame, found, look);
+    } else if (t - this.lastScan >= SCAN_SECONDS - 1e-6) {
       const since = t - this.lastFine;
       // What moved outside the faces followed: since the last scan; and since the last fine scan, outside the faces it found too.
       const movedSinceScan = this.lastPicture === undefined || movedOutside(picture, this.lastPicture, known);
@@ -274,10 +301,12 @@ export class Tracker {
     for (const live of this.live) {
       if (found.has(live) || t - live.lastSeen > LOST_SECONDS) continue;
       // Between scans a face is looked for every FOLLOW_SECONDS (the camera glides between sightings),
-      // or at every measure of the mouths.
-      if (!mouths && t - live.lastLooked < FOLLOW_SECONDS - 1e-6) continue;
+      // or at every measure of the mouths, or at once when the picture where it was shows it moving away
+      // (followed a frame at a time it stays within reach of the next look, however fast it goes).
       const last = live.track.points.at(-1)!;
-      const still = change(thumbnail(frame.rgb, frame.width, frame.height, last.box), live.thumb) < STILL_CHANGE;
+      const changed = change(thumbnail(frame.rgb, frame.width, frame.height, last.box), live.thumb);
+      if (!mouths && t - live.lastLooked < FOLLOW_SECONDS - 1e-6 && changed < MOVING_CHANGE) continue;
+      const still = changed < STILL_CHANGE;
       if (still && t - live.lastLooked < RECHECK_SECONDS) {
         live.track.points.push({ t, box: last.box, detected: false });
         live.lastSeen = t;
@@ -297,6 +326,9 @@ export class Tracker {
         live.lastLooked = t;
         this.add(live, t, face, frame, still);
         found.add(live);
+      } else if (live.missed === undefined) {
+        live.missed = t;
+        if (t - this.lastFine >= MISSED_FINE_SECONDS - 1e-6) this.scanSoon = true;
       }
     }
     // Two tracks on one face (found at two sizes, or one drifted onto the other): the older one stays.
@@ -365,11 +397,25 @@ export class Tracker {
         }
       }
       if (!best) {
+        // A face missed where it was expected, about as big as this one: it jumped here (the nearest in size of those missed).
+        let closest = Number.POSITIVE_INFINITY;
+        for (const live of this.live) {
+          if (found.has(live) || live.missed === undefined) continue;
+          const ratio = size(face) / size(live.track.points.at(-1)!.box);
+          if (ratio > 0.6 && ratio < 1.6 && Math.abs(Math.log(ratio)) < closest) {
+            best = live;
+            closest = Math.abs(Math.log(ratio));
+          }
+        }
+      }
+      if (!best) {
         // A new face is looked for again at the next frame: two sightings give its speed.
         best = { track: { id: this.tracks.length, scene, points: [], weight: 0, sightings: 0 }, thumb: new Uint8Array(0), lastDetected: t, lastSeen: t, lastLooked: Number.NEGATIVE_INFINITY };
         this.tracks.push(best.track);
         this.live.push(best);
       }
+      // A missed face found away from where it was: it is known to have left by the look that missed it.
+      if (best.missed !== undefined && best.track.points.at(-1)!.t < best.missed) best.track.points.push({ t: best.missed, box: face, detected: false, jumped: true });
       const held = best.track.points.at(-1)?.box;
       const still = held !== undefined && change(thumbnail(frame.rgb, frame.width, frame.height, held), best.thumb) < STILL_CHANGE;
       this.add(best, t, face, frame, still);

@@ -107,8 +107,8 @@ export interface Placement {
   rotate?: number;
   /** A skin-coloured block over part of the face (fractions of the face box), as a hand would cover it. */
   cover?: Box;
-  /** A coloured frame this many pixels wide around the cut-out. */
-  border?: { color: string; size: number };
+  /** A coloured frame this many pixels wide around the cut-out; its right side in `right` when given (so a judge can tell the two sides apart). */
+  border?: { color: string; size: number; right?: string };
   /** How far the mouth is open (0-1) in each video frame (index = frame number); omitted: as photographed. */
   mouth?: Float32Array;
 }
@@ -251,6 +251,7 @@ export async function compose(out: string, c: Composition): Promise<void> {
       let extent = { width: size.width, height: size.height };
       if (p.border) {
         steps.push(`pad=iw+${2 * p.border.size}:ih+${2 * p.border.size}:${p.border.size}:${p.border.size}:color=${p.border.color}`);
+        if (p.border.right) steps.push(`drawbox=x=iw-${p.border.size}:y=0:w=${p.border.size}:h=ih:color=${p.border.right}:t=fill`);
         extent = { width: size.width + 2 * p.border.size, height: size.height + 2 * p.border.size };
       }
       if (p.rotate) {
