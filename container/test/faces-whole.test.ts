@@ -44,15 +44,22 @@ function walker(path: Keyframes): Placement {
   return { person: PEOPLE.anna, width: 130, path, border: { color: BORDER.color, right: BORDER.right, size: BORDER.size } };
 }
 
-async function judged(name: string, seconds: number, placement: Placement, distractor: boolean): Promise<{ out: DecodedFrames; camera: number[]; src: SourceInfo }> {
+async function judged(
+  name: string,
+  seconds: number,
+  placement: Placement | Placement[],
+  distractor: boolean,
+  options: { config?: Partial<ClipConfig>; speech?: { start: number; end: number }[]; faces?: number } = {},
+): Promise<{ out: DecodedFrames; camera: number[]; src: SourceInfo }> {
   const file = path.join(dir, `${name}.mp4`);
-  await compose(file, { seconds, width: W, height: H, fps: 15, distractor, people: [placement] });
+  const people = Array.isArray(placement) ? placement : [placement];
+  await compose(file, { seconds, width: W, height: H, fps: 15, distractor, people });
   const src = await probeSource({ runner, path: file, sizeBytes: (await stat(file)).size, videoUrl: `https://media.test/${name}.mp4`, platformTitle: null, maxSourceSeconds: 3600, signal: new AbortController().signal });
-  const config = ClipConfig.parse({ min_clip_seconds: 5, max_clip_seconds: 60, resolution: 720, aspect_ratio: "9:16", captions: "off", reframe: "faces" });
+  const config = ClipConfig.parse({ min_clip_seconds: 5, max_clip_seconds: 60, resolution: 720, aspect_ratio: "9:16", captions: "off", reframe: "faces", ...options.config });
   const candidate: Candidate = { start: 0, end: seconds, score: 0.5, reasons: ["test"], crop: [{ fromSeconds: 0, toSeconds: seconds, centerX: 0.5, centerY: 0.5 }] };
   const signal = new AbortController().signal;
-  const plan = await planReframe({ runner, source: src, candidate, config, output: outputSize(config, src), speech: null, rawPath: path.join(dir, `${name}.rgb`), signal, onProgress: () => {} });
-  expect(plan).toMatchObject({ used: "faces", facesCount: 1 });
+  const plan = await planReframe({ runner, source: src, candidate, config, output: outputSize(config, src), speech: options.speech ?? null, rawPath: path.join(dir, `${name}.rgb`), signal, onProgress: () => {} });
+  expect(plan).toMatchObject({ used: "faces", facesCount: options.faces ?? 1 });
   const outPath = path.join(dir, `${name}-out.mp4`);
   await renderClip(runner, { source: src, candidate, config, outPath, thumbnailPath: path.join(dir, `${name}.jpg`), signal, onProgress: () => {}, plan });
   const out = await decodeFrames(outPath, JUDGE_FPS, OUT_W, OUT_H);
@@ -97,5 +104,24 @@ describe("reframe: faces keeps the face whole", { timeout: 240_000 }, () => {
     const { out, camera } = await judged("jump", 6, p, false);
     expect(wholeFaceShare({ placement: p, out, scale: SCALE }), describeFrames(p, out)).toBeGreaterThanOrEqual(0.95);
     expect(spread(camera.filter((_, i) => out.times[i]! >= 3.5))).toBeLessThan(0.02);
+  });
+});
+
+describe("layout split keeps both people", { timeout: 240_000 }, () => {
+  // A half of a 180x320 judged frame is 180x160: a window as tall as the source.
+  const HALF = OUT_H / 2;
+  const HALF_SCALE = HALF / H;
+
+  it("two still faces far apart under one voice-over (no mouth moves): one whole in each half in every frame", async () => {
+    const left = walker([[0, 30, 110]]);
+    const right: Placement = { ...walker([[0, 480, 110]]), person: PEOPLE.cara };
+    const { out } = await judged("split-still", 5, [left, right], false, { config: { layout: "split" }, speech: [{ start: 0, end: 5 }], faces: 2 });
+    const share = (p: Placement, top: number) => wholeFaceShare({ placement: p, out, scale: HALF_SCALE, top, height: HALF });
+    const leftTop = share(left, 0);
+    const rightBottom = share(right, HALF);
+    const rightTop = share(right, 0);
+    const leftBottom = share(left, HALF);
+    // One person per half, whichever is on top.
+    expect(Math.max(Math.min(leftTop, rightBottom), Math.min(rightTop, leftBottom)), `left top ${leftTop}, right bottom ${rightBottom}, right top ${rightTop}, left bottom ${leftBottom}`).toBeGreaterThanOrEqual(0.95);
   });
 });
