@@ -1,12 +1,13 @@
 /**
  * reframe: faces keeps a detected face whole, judged from the rendered frames
- * alone: each face's cut-out is framed in a green (left) and magenta (right)
- * border (helpers/faces-border.ts), and the face must lie wholly inside the
+ * alone: each face's cut-out is framed in a border with a colour of its own
+ * on each side (helpers/faces-border.ts), and the face must lie wholly inside the
  * output frame in at least 95% of the judged frames, for steady drift both
  * ways, slow and as fast as a third of the frame's width a second, for an
  * abrupt jump, and beside a larger, faster orange block that is not a face.
  * The camera (read from the background's ramp) never turns back while the
- * face moves one way, and stands still while the face does.
+ * face moves one way, and stands still while the face does. layout split with
+ * two people keeps one whole in each half.
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
@@ -17,7 +18,7 @@ import { planReframe, windowFractions } from "../src/reframe/plan.ts";
 import { renderClip } from "../src/render.ts";
 import { outputSize } from "../src/render-geometry.ts";
 import type { Candidate, SourceInfo } from "../src/types.ts";
-import { BORDER, faceColumns, wholeFaceShare } from "./helpers/faces-border.ts";
+import { BORDER, faceColumns, SECOND_BORDER, wholeFaceShare } from "./helpers/faces-border.ts";
 import { cameraTrack, decodeFrames, reversals, type DecodedFrames } from "./helpers/faces-judge.ts";
 import { compose, PEOPLE, type Keyframes, type Placement } from "./helpers/faces-media.ts";
 import { nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
@@ -107,14 +108,14 @@ describe("reframe: faces keeps the face whole", { timeout: 240_000 }, () => {
   });
 });
 
-describe("layout split keeps both people", { timeout: 240_000 }, () => {
+describe("two people", { timeout: 240_000 }, () => {
   // A half of a 180x320 judged frame is 180x160: a window as tall as the source.
   const HALF = OUT_H / 2;
   const HALF_SCALE = HALF / H;
 
   it("two still faces far apart under one voice-over (no mouth moves): one whole in each half in every frame", async () => {
     const left = walker([[0, 30, 110]]);
-    const right: Placement = { ...walker([[0, 480, 110]]), person: PEOPLE.cara };
+    const right: Placement = { person: PEOPLE.cara, width: 130, path: [[0, 480, 110]], border: { ...SECOND_BORDER } };
     const { out } = await judged("split-still", 5, [left, right], false, { config: { layout: "split" }, speech: [{ start: 0, end: 5 }], faces: 2 });
     const share = (p: Placement, top: number) => wholeFaceShare({ placement: p, out, scale: HALF_SCALE, top, height: HALF });
     const leftTop = share(left, 0);
@@ -123,5 +124,15 @@ describe("layout split keeps both people", { timeout: 240_000 }, () => {
     const leftBottom = share(left, HALF);
     // One person per half, whichever is on top.
     expect(Math.max(Math.min(leftTop, rightBottom), Math.min(rightTop, leftBottom)), `left top ${leftTop}, right bottom ${rightBottom}, right top ${rightTop}, left bottom ${leftBottom}`).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it("side by side but too far apart for one frame: one of them whole, never the two cut in half", async () => {
+    // The face boxes span about 1.2 windows: framing them as a pair would cut both.
+    const left = walker([[0, 150, 110]]);
+    const right: Placement = { person: PEOPLE.cara, width: 130, path: [[0, 335, 110]], border: { ...SECOND_BORDER } };
+    const { out } = await judged("side-by-side", 5, [left, right], false, { faces: 2 });
+    const leftWhole = wholeFaceShare({ placement: left, out, scale: SCALE });
+    const rightWhole = wholeFaceShare({ placement: right, out, scale: SCALE });
+    expect(Math.max(leftWhole, rightWhole), `left ${leftWhole}, right ${rightWhole}`).toBeGreaterThanOrEqual(0.95);
   });
 });

@@ -1,24 +1,29 @@
 /**
  * Whether a face is whole in an output frame, read from the frame alone: the
- * face's cut-out is framed in a border whose left side is pure green and
- * right side pure magenta (faces-media.ts `border`), so the columns where
- * either colour runs down the tile's height are the tile's edges as the
- * viewer sees them. With either edge in view, the face's place inside the
+ * face's cut-out is framed in a border whose left and right sides have
+ * colours of their own (faces-media.ts `border`; BORDER is green and magenta,
+ * SECOND_BORDER cyan and blue for a second person), so the columns where
+ * either colour runs down the tile's height are that person's tile edges as
+ * the viewer sees them. With either edge in view, the face's place inside the
  * tile (known from the photo) says whether the face is wholly inside the
  * frame; with neither in view, it is not.
  */
 import type { DecodedFrames } from "./faces-judge.ts";
 import { positionAt, type Placement } from "./faces-media.ts";
 
-/** Colours no photo, background or the orange distractor contains. */
+/** Border colours no photo, the background or the orange distractor contains: one pair per person. */
 export const BORDER = { color: "0x00ff00", right: "0xff00ff", size: 5 } as const;
+export const SECOND_BORDER = { color: "0x00ffff", right: "0x0000ff", size: 5 } as const;
 
-function isGreen(frame: Uint8Array, i: number): boolean {
-  return frame[i + 1]! > 150 && frame[i]! < 110 && frame[i + 2]! < 110;
+function rgb(hex: string): [number, number, number] {
+  const v = Number.parseInt(hex.replace(/^0x|^#/, ""), 16);
+  return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
 }
 
-function isMagenta(frame: Uint8Array, i: number): boolean {
-  return frame[i]! > 150 && frame[i + 2]! > 150 && frame[i + 1]! < 110;
+/** A pixel test for one border colour (within 110 of it, about what compression and scaling leave of a saturated colour). */
+function near(hex: string): (frame: Uint8Array, i: number) => boolean {
+  const [r, g, b] = rgb(hex);
+  return (frame, i) => Math.hypot(frame[i]! - r, frame[i + 1]! - g, frame[i + 2]! - b) < 110;
 }
 
 /** Columns of rows [top, bottom) where a colour runs down at least half of the rows. */
@@ -42,6 +47,9 @@ export function faceColumns(args: { placement: Placement; out: DecodedFrames; sc
   const top = args.top ?? 0;
   const viewHeight = args.height ?? out.height;
   const { crop, face } = placement.person;
+  if (!placement.border?.right) throw new Error("the placement needs a border with a right colour");
+  const isLeft = near(placement.border.color);
+  const isRight = near(placement.border.right);
   const tileWidth = placement.width;
   const tileHeight = Math.round((crop.height * tileWidth) / crop.width / 2) * 2;
   return out.times.map((t, i) => {
@@ -51,11 +59,11 @@ export function faceColumns(args: { placement: Placement; out: DecodedFrames; sc
     const to = Math.min(top + viewHeight, Math.round(top + (at.y + tileHeight * 0.75) * scale));
     if (to - from < 4) return null;
     const frame = out.frames[i]!;
-    const green = columnsOf(frame, out.width, from, to, isGreen);
-    const magenta = columnsOf(frame, out.width, from, to, isMagenta);
+    const leftSide = columnsOf(frame, out.width, from, to, isLeft);
+    const rightSide = columnsOf(frame, out.width, from, to, isRight);
     let tileLeft: number;
-    if (green.length > 0) tileLeft = green.at(-1)! + 1;
-    else if (magenta.length > 0) tileLeft = magenta[0]! - tileWidth * scale;
+    if (leftSide.length > 0) tileLeft = leftSide.at(-1)! + 1;
+    else if (rightSide.length > 0) tileLeft = rightSide[0]! - tileWidth * scale;
     else return null;
     const left = tileLeft + face.x * tileWidth * scale;
     return { left, right: left + face.width * tileWidth * scale };
