@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClipFraming, DEFAULT_CLIP_CONFIG, type ClipConfig, type CompleteReport, type ProgressReport } from "#contract";
 import { startTestEngine, newJobId, postJson, startJobBody, type TestEngine } from "./helpers/engine.ts";
 import { compose, PEOPLE } from "./helpers/faces-media.ts";
+import { screenRecording } from "./helpers/screen-media.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { ffprobeJson, osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { startRecordingServer, waitFor, type RecordingServer } from "./helpers/servers.ts";
@@ -26,11 +27,15 @@ beforeAll(async () => {
   const dir = await osTempDir("faces-job");
   const file = path.join(dir, "walk.mp4");
   await compose(file, { seconds: 10, width: 640, height: 360, fps: 15, distractor: true, people: [{ person: PEOPLE.anna, width: 130, path: [[0, 40, 120], [6, 450, 140], [10, 450, 140]] }] });
-  const size = (await stat(file)).size;
+  const screen = path.join(dir, "screen.mp4");
+  await screenRecording(screen, { seconds: 10, width: 640, height: 360, fps: 15 });
+  const files = new Map([["/walk.mp4", file], ["/screen.mp4", screen]]);
+  const sizes = new Map(await Promise.all([...files].map(async ([route, f]) => [route, (await stat(f)).size] as const)));
   source = await startRecordingServer((req, res) => {
-    if (req.url !== "/walk.mp4") return void res.writeHead(404).end();
-    res.writeHead(200, { "content-type": "video/mp4", "content-length": String(size) });
-    createReadStream(file).pipe(res);
+    const served = files.get(req.url ?? "");
+    if (!served) return void res.writeHead(404).end();
+    res.writeHead(200, { "content-type": "video/mp4", "content-length": String(sizes.get(req.url ?? "")) });
+    createReadStream(served).pipe(res);
   });
   worker = await startFakeWorker(tokens, await osTempDir("faces-uploads"));
   engine = await startTestEngine(await osTempDir("faces-engine"), {}, { callbackBase: worker.base });
@@ -43,7 +48,7 @@ afterAll(async () => {
   await removeTempDirs();
 });
 
-describe("engine job with reframe: faces", () => {
+describe("engine job reframing", () => {
   it("completes with clips that report reframe=faces and the number of faces seen", async () => {
     const jobId = newJobId("faces");
     const token = `tok_${jobId}_abcdefghijklmnop`;
@@ -68,5 +73,20 @@ describe("engine job with reframe: faces", () => {
     const clip = calls.find((c) => c.kind === "clip")!;
     const probe = await ffprobeJson(clip.file!);
     expect(probe.streams.find((s) => s.codec_type === "video")).toMatchObject({ width: 720, height: 1280 });
+  }, 240_000);
+
+  it("with no configuration (reframe auto), a screen recording's clip reports reframe=fit", async () => {
+    const jobId = newJobId("fit");
+    const token = `tok_${jobId}_abcdefghijklmnop`;
+    tokens.set(jobId, token);
+    const config: ClipConfig = { ...DEFAULT_CLIP_CONFIG, resolution: 720, min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 1, captions: "off" };
+    expect(config.reframe).toBe("auto");
+    const res = await postJson(`${engine.base}/jobs`, startJobBody({ jobId, token, videoUrl: source.url("/screen.mp4"), config }));
+    expect(res.status, JSON.stringify(res.json)).toBe(202);
+    await waitFor(() => worker.callsFor(jobId).some((c) => c.kind === "complete" || c.kind === "fail"), 200_000, "the job to finish");
+    const calls = worker.callsFor(jobId);
+    expect(calls.find((c) => c.kind === "fail")?.body).toBeUndefined();
+    const complete = calls.find((c) => c.kind === "complete")!.body as CompleteReport;
+    expect(complete.clips[0]).toMatchObject({ reframe: "fit", faces_count: 0, width: 720, height: 1280 });
   }, 240_000);
 });
