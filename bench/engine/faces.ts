@@ -14,8 +14,9 @@
  * - pair: 30 s 1920x1080, two still faces far apart (the issue's split case).
  *
  * Cost: for walk and talk, the job steps the engine runs (probe, analysis,
- * then per clip: face plan and render), in this process, for reframe=faces
- * and reframe=center, side by side: 9:16 1080x1920, two clips of 20-30 s.
+ * then per clip: face plan and render), in this process, for reframe=faces,
+ * reframe=fit and reframe=center, side by side: 9:16 1080x1920, two clips of
+ * 20-30 s (the ratios faces/center and fit/center, wall and CPU).
  * Wall and CPU time (this process and the ffmpeg it ran) per step; the share
  * detection (sampling + tracking) takes of the faces job; frames tracked per
  * second of wall and of CPU time.
@@ -201,7 +202,7 @@ async function before(): Promise<Before | null> {
 }
 
 /** One job's steps as the engine runs them, measured. */
-async function costJob(source: Made, reframe: "faces" | "center", old: Before | null = null): Promise<Record<string, unknown>> {
+async function costJob(source: Made, reframe: "faces" | "center" | "fit", old: Before | null = null): Promise<Record<string, unknown>> {
   const config = ClipConfig.parse({ ...COST_CONFIG, reframe });
   const job = await measured(async () => {
     const info = await probe(source.path);
@@ -328,7 +329,18 @@ async function main(): Promise<void> {
   for (const name of ["walk", "talk"] as const) {
     const faces = await costJob(all[name], "faces", old);
     const center = await costJob(all[name], "center");
-    cost.push({ source: name, faces, center, faces_vs_center_wall: round(Number(faces.job_wall_s) / Number(center.job_wall_s), 2), faces_vs_center_cpu: round(Number(faces.job_cpu_s) / Number(center.job_cpu_s), 2) });
+    const fit = await costJob(all[name], "fit");
+    const ratio = (job: Record<string, unknown>, key: "job_wall_s" | "job_cpu_s") => round(Number(job[key]) / Number(center[key]), 2);
+    cost.push({
+      source: name,
+      faces,
+      center,
+      fit,
+      faces_vs_center_wall: ratio(faces, "job_wall_s"),
+      faces_vs_center_cpu: ratio(faces, "job_cpu_s"),
+      fit_vs_center_wall: ratio(fit, "job_wall_s"),
+      fit_vs_center_cpu: ratio(fit, "job_cpu_s"),
+    });
   }
   const summary = {
     machine: { cpus: os.cpus().length, load_average_at_start: loadAtStart, load_average_at_end: os.loadavg().map((l) => round(l)) },
