@@ -88,6 +88,16 @@ describe("virtual camera (one axis)", () => {
     expect(at(points, 8)).toBeGreaterThan(0.6);
   });
 
+  it("cuts with a face that jumped: the face is inside the window before and after, never a pan across", () => {
+    // Seen at 0.2 up to 2.25 s, then (a jump marked by the tracker) at 0.8 from 2.5 s.
+    const obs = observations((t) => (t < 2.4 ? 0.2 : 0.8), 6, 4).map((o) => (o.t === 2.5 ? { ...o, cut: true } : o));
+    const points = followAxis(obs, 0, 6, { window: WINDOW });
+    const inside = (t: number, face: number) => Math.abs(at(points, t) - face) <= WINDOW / 2 - 0.05;
+    for (let t = 0; t < 2.45; t += 0.05) expect(inside(t, 0.2), `t=${t.toFixed(2)} camera ${at(points, t).toFixed(3)}`).toBe(true);
+    // The camera moves in steps of 1/15 s: one step after the jump it is there.
+    for (let t = 2.5 + 1 / 15; t <= 6; t += 0.05) expect(inside(t, 0.8), `t=${t.toFixed(2)} camera ${at(points, t).toFixed(3)}`).toBe(true);
+  });
+
   it("a full-width window never moves", () => {
     expect(followAxis(observations((t) => t / 8, 8), 0, 8, { window: 1 })).toEqual([{ t: 0, v: 0.5 }, { t: 8, v: 0.5 }]);
   });
