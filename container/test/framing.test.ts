@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClipConfig } from "#contract";
 import { probeSource } from "../src/probe.ts";
 import { TEXT_EDGE_SHARE } from "../src/reframe/content.ts";
+import { framingReport } from "../src/reframe/framing-report.ts";
 import { planReframe, type ReframePlan } from "../src/reframe/plan.ts";
 import { renderClip } from "../src/render.ts";
 import { outputSize } from "../src/render-geometry.ts";
@@ -137,6 +138,8 @@ describe("reframe: fit and auto's choice", { timeout: 240_000 }, () => {
     const config = configOf({ reframe: "fit" });
     const p = await plan(src, clipOf(5), config, "slide-fit");
     expect(p).toMatchObject({ used: "fit", facesCount: 0, frames: 0 });
+    // The clip's reported framing crops nothing: the window is the whole frame.
+    expect(framingReport(p.views, src, outputSize(config, src), 5)).toMatchObject({ crop_width: W, crop_height: H, split: false });
     const out = await render(src, clipOf(5), config, p, "slide");
     expect(await fitShare(src, out)).toBe(1);
     // The same slide under auto: no person, nothing moves, so fit as well (for stillness, not text).

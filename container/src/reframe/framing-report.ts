@@ -24,7 +24,8 @@ export function cropWindow(output: Size, source: Pick<SourceInfo, "width" | "hei
 }
 
 export function framingReport(views: Framing, source: Pick<SourceInfo, "width" | "height" | "fps">, output: Size, clipSeconds: number): ClipFraming {
-  const window = cropWindow(output, source);
+  // fit crops nothing: the window is the whole frame (scaled into the output over its blurred copy; the clip's reframe says "fit").
+  const window = views.fit ? { width: source.width, height: source.height } : cropWindow(output, source);
   const path = views.single
     .filter((segment) => segment.from < clipSeconds)
     .map((segment) => ({
