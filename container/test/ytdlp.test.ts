@@ -178,7 +178,7 @@ describe("yt-dlp download", () => {
 
   it("maps a failed or oversized download to a failure code", async () => {
     const dir = await osTempDir("ytdlp-fail");
-    const failing = await standIn(dir, `echo "ERROR: [vimeo] 123: Video unavailable" >&2\nexit 1`);
+    const failing = await standIn(dir, `echo "ERROR: [vimeo] 123: Unable to download JSON metadata: HTTP Error 500: Internal Server Error" >&2\nexit 1`);
     const common = {
       url: new URL("https://vimeo.com/123"),
       platform,
@@ -198,7 +198,7 @@ describe("yt-dlp download", () => {
       (e: unknown) => e as JobFailure,
     );
     expect(unreachable.code).toBe("source_unreachable");
-    expect(unreachable.message).toMatch(/Video unavailable/);
+    expect(unreachable.message).toMatch(/HTTP Error 500/);
     const big = await standIn(dir, `echo "[download] File is larger than max-filesize (5000 bytes > 1000 bytes). Aborting."`);
     const tooLarge = await downloadWithYtdlp({ ...common, ytdlpPath: big }).then(
       () => {

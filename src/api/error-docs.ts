@@ -5,6 +5,15 @@ import { ERROR_CODES, type ErrorCode } from "../http/errors";
 
 /** What each job failure code (`error.code` of a failed job) means. */
 export const FAILURE_CODE_MEANINGS: Partial<Record<(typeof FAILURE_CODES)[number], string>> = {
+  source_sign_in_required:
+    "The video platform asked for a signed-in session (for YouTube often \"Sign in to confirm you're not a bot\", which it answers to data-centre addresses). The message quotes the platform. Storing a cookies file for that platform (PUT /api/v1/cookies/{platform}) lets later jobs sign in. Nothing was charged.",
+  source_private: "The platform says the video is private; the message quotes it. Nothing was charged.",
+  source_unavailable: "The platform says the video was removed or is unavailable; the message quotes it. Nothing was charged.",
+  source_geo_blocked:
+    "The platform does not show the video in the country the engine downloads from; the message quotes it. An operator can route platform downloads through a proxy elsewhere (PLATFORM_PROXY_URL). Nothing was charged.",
+  source_age_restricted:
+    "The platform asks the viewer to confirm their age; a cookies file of an account allowed to watch it lets the download through. Nothing was charged.",
+  source_live: "The video is a live event or premiere that has not begun yet; submit it again once it has ended. Nothing was charged.",
   queue_timeout:
     "No clip engine became free within MAX_QUEUE_SECONDS of submission (24 hours by default). Nothing was charged; submit again.",
   processing_timeout: "The clip engine stopped reporting progress; nothing was charged.",

@@ -10,3 +10,4 @@ export * from "./brand.ts";
 export * from "./languages.ts";
 export * from "./channel.ts";
 export * from "./signing.ts";
+export * from "./platforms.ts";

@@ -151,6 +151,18 @@ export const FAILURE_CODES = [
   "prompt_needs_transcript",
   /** time_range starts at or after the end of the source, or leaves less than min_clip_seconds of it. */
   "time_range_outside_source",
+  /** The platform asks for a signed-in session (YouTube's bot check, members-only, login-only posts). */
+  "source_sign_in_required",
+  /** The platform says the video is private. */
+  "source_private",
+  /** The platform says the video was removed or is unavailable. */
+  "source_unavailable",
+  /** The platform does not show the video in the country the engine downloads from. */
+  "source_geo_blocked",
+  /** The platform asks the viewer to confirm their age. */
+  "source_age_restricted",
+  /** A live event that has not begun yet (or a premiere still to come). */
+  "source_live",
 ] as const;
 export const FailureCode = z.enum(FAILURE_CODES);
 export type FailureCode = z.infer<typeof FailureCode>;

@@ -1,24 +1,26 @@
+import { PLATFORM_SITES, hostMatchesDomain, type PlatformId, type PlatformSite } from "#contract";
+
 /**
  * Video platforms the engine downloads through yt-dlp. A URL goes to yt-dlp
  * only when its host is listed here, and yt-dlp is then limited to that
  * platform's extractors, so it can never be steered at an arbitrary host.
  */
-export interface Platform {
-  name: string;
-  /** Registrable domains; any subdomain matches too. */
-  domains: string[];
+export interface Platform extends PlatformSite {
   /** yt-dlp extractor names for --use-extractors (regexes matched against lower-cased names). */
   extractors: string[];
 }
 
-export const PLATFORMS: readonly Platform[] = [
-  { name: "YouTube", domains: ["youtube.com", "youtu.be", "youtube-nocookie.com"], extractors: ["youtube"] },
-  { name: "Vimeo", domains: ["vimeo.com"], extractors: ["vimeo", "vimeo:player"] },
-  { name: "TikTok", domains: ["tiktok.com"], extractors: ["tiktok", "vm\\.tiktok"] },
-  { name: "Twitch", domains: ["twitch.tv"], extractors: ["twitch:vod", "twitch:clips"] },
-  { name: "Dailymotion", domains: ["dailymotion.com", "dai.ly"], extractors: ["dailymotion"] },
-  { name: "Streamable", domains: ["streamable.com"], extractors: ["streamable"] },
-];
+/** yt-dlp extractors of each platform of the contract's list. */
+const EXTRACTORS: Record<PlatformId, string[]> = {
+  youtube: ["youtube"],
+  vimeo: ["vimeo", "vimeo:player"],
+  tiktok: ["tiktok", "vm\\.tiktok"],
+  twitch: ["twitch:vod", "twitch:clips"],
+  dailymotion: ["dailymotion"],
+  streamable: ["streamable"],
+};
+
+export const PLATFORMS: readonly Platform[] = PLATFORM_SITES.map((site) => ({ ...site, extractors: EXTRACTORS[site.id] }));
 
 /** Video sites whose content is DRM-protected or otherwise not downloadable. */
 const UNSUPPORTED_VIDEO_SITES: readonly string[] = [
@@ -33,10 +35,7 @@ const UNSUPPORTED_VIDEO_SITES: readonly string[] = [
   "tv.apple.com",
 ];
 
-function hostMatches(hostname: string, domain: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, "");
-  return host === domain || host.endsWith(`.${domain}`);
-}
+const hostMatches = hostMatchesDomain;
 
 export type PlatformMatch =
   | { kind: "platform"; platform: Platform }

@@ -6,6 +6,7 @@ import type { AddressPolicy, Resolver } from "./address-policy.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 import type { Platform } from "./platforms.ts";
 import { watchWrittenBytes } from "./written-bytes.ts";
+import { classifyYtdlpError, refusalAdvice } from "./ytdlp-failures.ts";
 
 /** The file name (without extension) yt-dlp writes the source to. */
 const OUTPUT_STEM = "source";
@@ -139,6 +140,8 @@ export async function downloadWithYtdlp(req: YtdlpDownloadRequest): Promise<Ytdl
   const signal = AbortSignal.any([req.signal, local.signal]);
   const watcher = watchWrittenBytes(req.workDir, req.maxBytes, () => local.abort(new JobFailure("source_too_large", req.tooLargeMessage)));
   let filtered = false;
+  // Every ERROR line, whole: the platform's refusal is read from them (ytdlp-failures.ts).
+  const errorLines: string[] = [];
   let result;
   try {
     result = await runProcess({
@@ -156,6 +159,7 @@ export async function downloadWithYtdlp(req: YtdlpDownloadRequest): Promise<Ytdl
       },
       onStderrLine: (line) => {
         if (FILTERED_LINE.test(line)) filtered = true;
+        if (line.startsWith("ERROR:") && errorLines.length < 20) errorLines.push(line);
       },
     });
   } catch (error) {
@@ -182,6 +186,11 @@ export async function downloadWithYtdlp(req: YtdlpDownloadRequest): Promise<Ytdl
     const tail = result.stderrTail.trim().split("\n").pop() ?? "";
     if (/larger than max-filesize|File is larger/i.test(result.stderrTail + result.stdout)) {
       throw new JobFailure("source_too_large", req.tooLargeMessage);
+    }
+    const refused = classifyYtdlpError(errorLines.join("\n"));
+    if (refused) {
+      const advice = refusalAdvice(refused.code, req.platform.name, req.platform.id);
+      throw new JobFailure(refused.code, `${req.platform.name} said: \u201c${refused.words}\u201d${advice ? ` ${advice}` : ""}`);
     }
     throw new JobFailure("source_unreachable", `The ${req.platform.name} video could not be downloaded${tail ? `: ${tail.slice(0, 200)}` : "."}`);
   }
