@@ -27,6 +27,8 @@ export default defineConfig(async () => {
                   // The Worker's engine keys (docs/architecture.md "Engine credentials"): an Ed25519 private key (PKCS#8, base64) and the callback token secret.
                   ENGINE_SIGNING_KEY: "MC4CAQAwBQYDK2VwBCIEIG+/Cp5HI/Pqo8otdoFlUhQKHHQZz9Q8z2OEXFmxriNu",
                   CALLBACK_TOKEN_SECRET: "test-callback-token-secret-0123456789abcdef",
+                  // The key platform cookies files are sealed with (src/cookies/crypto.ts).
+                  COOKIES_KEY: "test-cookies-key-0123456789abcdef0123456789abcdef",
                   ENGINE_URL: "http://engine.test",
                   CALLBACK_BASE: "http://worker.test",
                   CDN_URL: "http://worker.test/cdn",

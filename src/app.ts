@@ -5,6 +5,7 @@ import { exportCut } from "./api/export";
 import { health } from "./api/health";
 import { jobs } from "./api/jobs";
 import { logo } from "./api/logo";
+import { cookies } from "./api/cookies";
 import { OPENAPI_PATH, openApiDocumentApp } from "./api/openapi";
 import { CDN_MOUNT, localCdnOnly } from "./cdn/local-only";
 import { transcript } from "./api/transcript";
@@ -51,6 +52,7 @@ app.route("/api/v1/uploads", uploads);
 app.route("/api/v1/jobs", transcript);
 app.route("/api/v1/jobs", exportCut);
 app.route("/api/v1/logo", logo);
+app.route("/api/v1/cookies", cookies);
 
 // The remote MCP server: the same keys and request window, tools over the same services (src/mcp/).
 app.route(MCP_PATH, mcp);

@@ -754,7 +754,7 @@ export interface components {
             title?: string;
             error: {
                 /** @enum {string} */
-                code: "source_unreachable" | "source_not_video" | "source_too_large" | "source_too_long" | "unsupported_platform" | "insufficient_credits" | "no_clips_found" | "processing_timeout" | "queue_timeout" | "internal_error" | "captions_invalid" | "prompt_needs_transcript" | "time_range_outside_source" | "source_sign_in_required" | "source_private" | "source_unavailable" | "source_geo_blocked" | "source_age_restricted" | "source_live";
+                code: "source_unreachable" | "source_not_video" | "source_too_large" | "source_too_long" | "unsupported_platform" | "insufficient_credits" | "no_clips_found" | "processing_timeout" | "queue_timeout" | "internal_error" | "captions_invalid" | "prompt_needs_transcript" | "time_range_outside_source";
                 message: string;
             };
             /**

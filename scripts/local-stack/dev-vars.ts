@@ -17,6 +17,7 @@ const GENERATED_SECRETS: Record<string, () => string> = {
   ADMIN_TOKEN: () => `local-${randomBytes(24).toString("base64url")}`,
   ENGINE_SIGNING_KEY: newSigningKey,
   CALLBACK_TOKEN_SECRET: newCallbackTokenSecret,
+  COOKIES_KEY: () => randomBytes(32).toString("base64url"),
 };
 
 /**

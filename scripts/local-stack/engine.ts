@@ -34,7 +34,7 @@ export interface RunningEngine {
 }
 
 /** The Worker's secrets: whatever the launching shell holds, an engine never inherits them. */
-const WORKER_SECRETS = ["ENGINE_SIGNING_KEY", "CALLBACK_TOKEN_SECRET", "ADMIN_TOKEN", "ENGINE_SECRET"];
+const WORKER_SECRETS = ["ENGINE_SIGNING_KEY", "CALLBACK_TOKEN_SECRET", "ADMIN_TOKEN", "ENGINE_SECRET", "COOKIES_KEY"];
 
 /**
  * Builds the engine bundle into `dir`. Its one external run-time package

@@ -10,6 +10,7 @@ import {
   CaptionLanguage,
   ClipConfig,
   FailureCode,
+  PLATFORM_IDS,
   HexColor,
   LogoPosition,
   REFRAME_USED,
@@ -243,3 +244,13 @@ export const Problem = z
   })
   .loose()
   .openapi("Problem");
+
+export const PlatformCookies = z.object({
+  platform: z.enum(PLATFORM_IDS),
+  cookie_count: z.number().int().describe("Cookies kept: only the platform's own domains are stored"),
+  size_bytes: z.number().int().describe("Size of the stored (filtered) file"),
+  expires_at: Timestamp.nullable().describe("When the last of its cookies expires; null when all are session cookies"),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+}).openapi("PlatformCookies");
+export const PlatformCookiesList = z.object({ cookies: z.array(PlatformCookies) }).openapi("PlatformCookiesList");

@@ -5,6 +5,7 @@
  *
  *   POST /:job_id/translate   TranslateRequest -> TranslateResult (Workers AI, translate.ts)
  *   GET  /:job_id/logo        the account's logo, when the job's configuration places one
+ *   GET  /:job_id/cookies     the account's cookies file for the platform of the job's video
  *
  * The logo is read from the private bucket and never published; a job whose
  * configuration places no logo gets 404, as does an account without one.
@@ -14,6 +15,7 @@ import { TranslateRequest, TRANSLATE_MAX_BODY_BYTES } from "#contract";
 import { mediaType, readBodyCapped } from "../http/capped-body";
 import { AppError } from "../http/errors";
 import { readLogo } from "../logos/service";
+import { cookiesForJob } from "../cookies/service";
 import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job";
 import { translateTexts, TranslationFailed, TranslationUnavailable } from "./translate";
 import { checkTranslationScope } from "../ai/allowance";
@@ -65,4 +67,11 @@ export const brandChannel = new Hono<ChannelEnv>()
     const found = await readLogo(c.env, job.accountId);
     if (!found) throw new AppError("not_found", `The account of job ${job.id} has no logo.`);
     return c.body(found.body, 200, { "Content-Type": found.contentType, "Cache-Control": "no-store" });
+  })
+  .get("/:job_id/cookies", liveJob, async (c) => {
+    const job = jobOf(c);
+    // Only the job's own account's file, for the platform of the job's own URL (cookies/service.ts).
+    const file = job.uploadId === null ? await cookiesForJob(c.env, job) : null;
+    if (file === null) throw new AppError("not_found", `The account of job ${job.id} has no cookies file for its video's platform.`);
+    return c.body(file, 200, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
   });

@@ -21,7 +21,7 @@ const START_TIMEOUT_MS = 30_000;
  * and an expiry that counts from the moment an engine gets the job (not from
  * submission); every dispatch (a restart after a redeploy included) renews it.
  */
-export async function jobToken(env: Env, job: Pick<Job, "id" | "uploadId" | "videoType" | "config">, nowMs: number = Date.now()): Promise<string> {
+export async function jobToken(env: Env, job: Pick<Job, "id" | "uploadId" | "videoType" | "config" | "videoUrl">, nowMs: number = Date.now()): Promise<string> {
   return signEngineToken(env.CALLBACK_TOKEN_SECRET, job.id, grantedScopes(job), tokenTtlSeconds(env), nowMs);
 }
 

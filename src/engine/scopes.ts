@@ -8,6 +8,7 @@
  * CHANNEL_ROUTES (with an existing scope, or a new one added to SCOPES with
  * the rule that grants it). docs/architecture.md "Engine credentials" says so too.
  */
+import { platformOfUrl } from "#contract";
 import type { Job } from "../db/jobs";
 
 export const SCOPES = {
@@ -25,7 +26,9 @@ export const SCOPES = {
   translate: (job: Pick<Job, "config">) => (job.config.caption_language ?? null) !== null,
   /** the account's logo, from the private bucket: only a job whose configuration places one. Jobs stored before brand settings existed have no logo_position. */
   logo: (job: Pick<Job, "config">) => (job.config.logo_position ?? "off") !== "off",
-} satisfies Record<string, (job: Pick<Job, "uploadId" | "videoType" | "config">) => boolean>;
+  /** the account's cookies file for the platform of the job's video: only a job whose video is on a platform. */
+  cookies: (job: Pick<Job, "uploadId" | "videoUrl">) => job.uploadId === null && platformOfUrl(job.videoUrl) !== null,
+} satisfies Record<string, (job: Pick<Job, "uploadId" | "videoType" | "config" | "videoUrl">) => boolean>;
 
 export type Scope = keyof typeof SCOPES;
 
@@ -55,10 +58,11 @@ export const CHANNEL_ROUTES: readonly ChannelRoute[] = [
   { method: "POST", path: /^similarity$/, scope: "similarity" },
   { method: "POST", path: /^translate$/, scope: "translate" },
   { method: "GET", path: /^logo$/, scope: "logo" },
+  { method: "GET", path: /^cookies$/, scope: "cookies" },
 ];
 
 /** The scopes a job's token carries. */
-export function grantedScopes(job: Pick<Job, "uploadId" | "videoType" | "config">): Scope[] {
+export function grantedScopes(job: Pick<Job, "uploadId" | "videoType" | "config" | "videoUrl">): Scope[] {
   return (Object.keys(SCOPES) as Scope[]).filter((scope) => SCOPES[scope](job));
 }
 

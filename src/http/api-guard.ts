@@ -14,6 +14,9 @@ export const UPLOADS_PATH = "/api/v1/uploads";
 /** The logo routes: PUT takes the image's bytes (at most 1 MiB), checked by the route. */
 export const LOGO_PATH = "/api/v1/logo";
 
+/** The platform cookies routes: PUT takes the cookies file as text (at most 100 KiB), checked by the route. */
+export const COOKIES_PATH = "/api/v1/cookies";
+
 const guarded = every(authenticate, rateLimit, jsonBodyGuard);
 const guardedRawBody = every(authenticate, rateLimit);
 
@@ -22,7 +25,7 @@ function isUploadPath(path: string): boolean {
 }
 
 function isLogoPath(path: string): boolean {
-  return path === LOGO_PATH || path.startsWith(`${LOGO_PATH}/`);
+  return path === LOGO_PATH || path.startsWith(`${LOGO_PATH}/`) || path === COOKIES_PATH || path.startsWith(`${COOKIES_PATH}/`);
 }
 
 /**

@@ -53,6 +53,17 @@ export const ERROR_CODES = {
     title: "Invalid logo",
     meaning: "The logo is not a complete PNG or JPEG image (judged by its bytes), or a side of it is over 1024 pixels.",
   },
+  invalid_cookies: {
+    status: 422,
+    title: "Invalid cookies file",
+    meaning:
+      "The cookies file is not in the Netscape (cookies.txt) format, or none of its cookies is for the platform it is stored for.",
+  },
+  cookies_too_large: {
+    status: 413,
+    title: "Cookies file too large",
+    meaning: "The cookies file is over 100 KiB.",
+  },
   logo_too_large: {
     status: 413,
     title: "Logo too large",
