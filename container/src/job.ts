@@ -170,6 +170,26 @@ async function optionalUpload(jobId: string, upload: () => Promise<void>): Promi
 }
 
 /** Stores the transcript; answers why not when it could not be stored, null when it was. */
+/** The largest cookies file the Worker stores (src/cookies/netscape.ts), with room for its header line. */
+const MAX_COOKIES_BYTES = 101 * 1024;
+
+/**
+ * The account's cookies file for the platform, or null. A channel that cannot
+ * answer costs the download its cookies, not the job; a job the Worker ended
+ * (409) stops as everywhere else. The file's text is never logged.
+ */
+async function readPlatformCookies(reporter: JobReporter, jobId: string): Promise<string | null> {
+  try {
+    return await reporter.getCookies(MAX_COOKIES_BYTES);
+  } catch (error) {
+    if (error instanceof CallbackError && error.status !== 409) {
+      console.warn(`[${jobId}] could not read the account's platform cookies (HTTP ${error.status}); downloading without them`);
+      return null;
+    }
+    throw error;
+  }
+}
+
 async function storeTranscript(transcript: Transcript, workDir: WorkDir, reporter: JobReporter, jobId: string, signal: AbortSignal): Promise<string | null> {
   const body = JSON.stringify(transcript);
   if (Buffer.byteLength(body) > MAX_TRANSCRIPT_UPLOAD_BYTES) {
@@ -273,6 +293,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       policy: deps.policy,
       resolver: deps.resolver,
       upload: job.source === "upload" ? { url: callbackUrl(config.callbackBase, jobId, "source"), token: job.token } : undefined,
+      platformCookies: () => readPlatformCookies(reporter, jobId),
     }).catch((error: unknown) => {
       arriving.fail(error);
       throw error;

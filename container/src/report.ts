@@ -248,6 +248,27 @@ export class JobReporter {
   }
 
   /**
+   * Reads the account's cookies file for the platform of the job's video
+   * from the job channel, or null when there is none (404) or the Worker's
+   * token does not open the route (401: a Worker from before cookies existed).
+   * The text is written to the job's work directory for yt-dlp only; it is
+   * never logged.
+   */
+  async getCookies(maxBytes: number): Promise<string | null> {
+    return this.withRetries(async (signal) => {
+      const answer = await this.send("GET", "cookies", {}, signal, async (req) => {
+        req.end();
+      }, maxBytes);
+      if (answer.status === 404 || answer.status === 401) return null;
+      if (answer.status === 200 && answer.bytes.length > maxBytes) throw new CallbackError(`the cookies file is over ${maxBytes} bytes`, 200);
+      if (answer.status === 409 || answer.status >= 300 || answer.status < 200) {
+        this.parse(answer, CallbackAck); // throws the matching error (409 silences the job)
+      }
+      return answer.bytes.toString("utf8");
+    });
+  }
+
+  /**
    * PUTs a file streamed from disk; onBytes sees each chunk's size as it goes
    * out. `stop` ends the upload (and its retries) at once with its reason: the
    * clip pipeline stops an upload when a render fails.

@@ -1,4 +1,4 @@
-import { chmod, writeFile } from "node:fs/promises";
+import { chmod, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { JobFailure } from "../src/errors.ts";
@@ -152,6 +152,59 @@ describe("a platform download refused by the platform", () => {
     expect((failure as JobFailure).message).toContain(`${platform.name} said: \u201c${words}\u201d`);
     expect((failure as JobFailure).message).not.toMatch(/--cookies|github\.com/);
     if (code === "source_sign_in_required") expect((failure as JobFailure).message).toContain(`PUT /api/v1/cookies/${id}`);
+  });
+});
+
+describe("the account's cookies file", () => {
+  const youtube = platformById("youtube");
+  const FILE = "# Netscape HTTP Cookie File\n.youtube.com\tTRUE\t/\tTRUE\t4102444800\tSID\tsession-value\n";
+
+  async function run(dir: string, script: string, cookies: string | null) {
+    const ytdlp = path.join(dir, "yt-dlp");
+    await writeFile(ytdlp, `#!/bin/sh\n${script}\n`);
+    await chmod(ytdlp, 0o755);
+    return downloadWithYtdlp({
+      ytdlpPath: ytdlp,
+      url: new URL("https://www.youtube.com/watch?v=dQw4w9WgXcQ"),
+      platform: youtube,
+      workDir: dir,
+      maxBytes: 1_000_000,
+      tooLargeMessage: "too large",
+      maxSeconds: 600,
+      timeoutMs: 20_000,
+      signal: new AbortController().signal,
+      policy: publicOnlyPolicy,
+      resolver: systemResolver,
+      cookies,
+    }).then(
+      () => {
+        throw new Error("expected a failure");
+      },
+      (e: unknown) => e as JobFailure,
+    );
+  }
+
+  it("reaches yt-dlp as --cookies, a file only the engine's user can read", async () => {
+    const dir = await osTempDir("ytdlp-cookies");
+    // The stand-in records the file --cookies names, its mode, then refuses as YouTube does.
+    const script = [
+      `while [ $# -gt 0 ]; do if [ "$1" = "--cookies" ]; then cp "$2" "${dir}/seen.txt"; stat -c %a "$2" > "${dir}/mode.txt"; fi; shift; done`,
+      `echo "ERROR: [youtube] dQw4w9WgXcQ: Sign in to confirm you\u2019re not a bot. ${YOUTUBE_COOKIE_HINT}" >&2`,
+      "exit 1",
+    ].join("\n");
+    const failure = await run(dir, script, FILE);
+    expect(await readFile(path.join(dir, "seen.txt"), "utf8")).toBe(FILE);
+    expect((await readFile(path.join(dir, "mode.txt"), "utf8")).trim()).toBe("600");
+    // Signed in and still refused: the message says the stored file did not get through, not to store one.
+    expect(failure.code).toBe("source_sign_in_required");
+    expect(failure.message).toMatch(/cookies file stored for your account did not get through/);
+  });
+
+  it("is not passed when the account has none", async () => {
+    const dir = await osTempDir("ytdlp-no-cookies");
+    const failure = await run(dir, `printf '%s\\n' "$@" > "${dir}/argv.txt"\necho "ERROR: [youtube] x: Private video. Sign in if you've been granted access to this video" >&2\nexit 1`, null);
+    expect(await readFile(path.join(dir, "argv.txt"), "utf8")).not.toContain("--cookies");
+    expect(failure.code).toBe("source_private");
   });
 });
 

@@ -31,6 +31,8 @@ export interface FetchSourceRequest {
   resolver?: Resolver;
   /** An upload job (StartJob.source "upload"): read the source from the Worker's job channel instead of videoUrl. */
   upload?: { url: string; token: string };
+  /** Reads the account's cookies file for the video's platform (the job channel), or null; asked only for a platform download. */
+  platformCookies?: () => Promise<string | null>;
 }
 
 export interface FetchedSource {
@@ -124,6 +126,7 @@ export async function fetchSource(req: FetchSourceRequest): Promise<FetchedSourc
       policy: req.policy ?? policyFor(req.allowPrivateHosts),
       resolver: req.resolver ?? systemResolver,
       onProgress: req.onProgress,
+      cookies: req.platformCookies && req.ytdlpPath ? await req.platformCookies() : null,
     });
     return result;
   }

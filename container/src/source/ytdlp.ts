@@ -1,4 +1,4 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { JobFailure } from "../errors.ts";
 import { childEnvironment, ProcessTimeoutError, runProcess } from "../spawn.ts";
@@ -10,6 +10,8 @@ import { classifyYtdlpError, refusalAdvice } from "./ytdlp-failures.ts";
 
 /** The file name (without extension) yt-dlp writes the source to. */
 const OUTPUT_STEM = "source";
+/** The account's cookies file, when it has one for the platform. */
+const COOKIES_FILE = "platform-cookies.txt";
 
 export interface YtdlpDownloadRequest {
   ytdlpPath: string | null;
@@ -26,6 +28,8 @@ export interface YtdlpDownloadRequest {
   policy: AddressPolicy;
   resolver: Resolver;
   onProgress?: (fraction: number) => void;
+  /** The account's cookies file for this platform (Netscape format), or null: written for yt-dlp only, in the work dir. */
+  cookies?: string | null;
 }
 
 export interface YtdlpDownloadResult {
@@ -41,6 +45,8 @@ export interface YtdlpArgsRequest {
   maxBytes: number;
   maxSeconds: number;
   proxyUrl: string;
+  /** Path of the cookies file yt-dlp reads, when the account stored one for the platform. */
+  cookiesPath?: string | null;
 }
 
 /** The argument array for one download: one video, one platform, bounded, through the egress proxy. */
@@ -63,6 +69,7 @@ export function buildYtdlpArgs(req: YtdlpArgsRequest): string[] {
     `!is_live & duration <=? ${Math.floor(req.maxSeconds)}`,
     "--proxy",
     req.proxyUrl,
+    ...(req.cookiesPath ? ["--cookies", req.cookiesPath] : []),
     // yt-dlp's own HLS/DASH downloader (through --proxy), not an ffmpeg fetching on its own.
     "--downloader",
     "native",
@@ -134,6 +141,9 @@ export async function downloadWithYtdlp(req: YtdlpDownloadRequest): Promise<Ytdl
       `${req.platform.name} links need the platform downloader (yt-dlp), which this engine does not have installed. Use a direct link to the video file instead.`,
     );
   }
+  // Readable by the engine's user only; removed with the work dir (yt-dlp may write refreshed cookies back to it).
+  const cookiesPath = req.cookies ? path.join(req.workDir, COOKIES_FILE) : null;
+  if (cookiesPath && req.cookies) await writeFile(cookiesPath, req.cookies, { mode: 0o600 });
   const proxy = await startEgressProxy({ policy: req.policy, resolver: req.resolver });
   // Stops the download from inside (the byte cap) as well as from outside (cancel, shutdown).
   const local = new AbortController();
@@ -146,7 +156,7 @@ export async function downloadWithYtdlp(req: YtdlpDownloadRequest): Promise<Ytdl
   try {
     result = await runProcess({
       command: req.ytdlpPath,
-      args: buildYtdlpArgs({ ...req, proxyUrl: proxy.url }),
+      args: buildYtdlpArgs({ ...req, proxyUrl: proxy.url, cookiesPath }),
       env: proxyEnvironment(proxy.url),
       processGroup: true,
       timeoutMs: req.timeoutMs,
@@ -189,7 +199,9 @@ export async function downloadWithYtdlp(req: YtdlpDownloadRequest): Promise<Ytdl
     }
     const refused = classifyYtdlpError(errorLines.join("\n"));
     if (refused) {
-      const advice = refusalAdvice(refused.code, req.platform.name, req.platform.id);
+      const advice = cookiesPath && (refused.code === "source_sign_in_required" || refused.code === "source_age_restricted")
+        ? `The ${req.platform.name} cookies file stored for your account did not get through: it may have expired or been signed out; export a fresh one from a signed-in browser.`
+        : refusalAdvice(refused.code, req.platform.name, req.platform.id);
       throw new JobFailure(refused.code, `${req.platform.name} said: \u201c${refused.words}\u201d${advice ? ` ${advice}` : ""}`);
     }
     throw new JobFailure("source_unreachable", `The ${req.platform.name} video could not be downloaded${tail ? `: ${tail.slice(0, 200)}` : "."}`);
