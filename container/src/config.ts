@@ -1,3 +1,4 @@
+import { parseUpstreamProxy, type UpstreamProxy } from "./source/upstream-proxy.ts";
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,6 +12,8 @@ export interface EngineConfig {
   workDir: string;
   /** Absolute path of yt-dlp, or null when it is not installed. */
   ytdlpPath: string | null;
+  /** PLATFORM_PROXY_URL: platform downloads leave through this proxy (still to checked addresses only). */
+  platformProxy: UpstreamProxy | null;
   /** A download that delivers no byte for this long is abandoned. */
   downloadStallTimeoutMs: number;
   maxRedirects: number;
@@ -119,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EngineConfig {
     // never reach another engine's running jobs on the same machine.
     workDir: path.resolve(env.WORK_DIR?.trim() || path.join(os.tmpdir(), `clipjobs-engine-${port}`)),
     ytdlpPath: findYtdlp(env),
+    platformProxy: parseUpstreamProxy(env.PLATFORM_PROXY_URL),
     downloadStallTimeoutMs: positiveNumber(env, "DOWNLOAD_STALL_TIMEOUT_SECONDS", 30) * 1000,
     maxRedirects: positiveNumber(env, "MAX_REDIRECTS", 5),
     callbackAttempts: positiveNumber(env, "CALLBACK_ATTEMPTS", 5),

@@ -294,6 +294,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       resolver: deps.resolver,
       upload: job.source === "upload" ? { url: callbackUrl(config.callbackBase, jobId, "source"), token: job.token } : undefined,
       platformCookies: () => readPlatformCookies(reporter, jobId),
+      platformProxy: config.platformProxy,
     }).catch((error: unknown) => {
       arriving.fail(error);
       throw error;

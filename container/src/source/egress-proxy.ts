@@ -4,6 +4,7 @@ import net from "node:net";
 import { JobFailure, errorMessage } from "../errors.ts";
 import type { AddressPolicy, Resolver } from "./address-policy.ts";
 import { checkedAddress } from "./safe-fetch.ts";
+import { tunnelThrough, type UpstreamProxy } from "./upstream-proxy.ts";
 
 /**
  * A forward proxy on loopback, one per platform download, through which all of
@@ -26,6 +27,8 @@ export interface EgressProxy {
 export interface EgressProxyOptions {
   policy: AddressPolicy;
   resolver: Resolver;
+  /** The operator's proxy (PLATFORM_PROXY_URL): connections leave through it, to the checked addresses. */
+  upstream?: UpstreamProxy | null;
 }
 
 const HOP_BY_HOP = ["proxy-connection", "proxy-authorization", "connection", "keep-alive", "te", "trailer", "upgrade"];
@@ -77,12 +80,16 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     }
     const headers = { ...req.headers };
     for (const name of HOP_BY_HOP) delete headers[name];
+    const targetPort = target.port === "" ? 80 : Number(target.port);
+    const via = options.upstream;
+    // Through the operator's proxy: the absolute form, naming the checked address (the Host header keeps the name).
+    const pinnedHost = net.isIPv6(checked.address) ? `[${checked.address}]` : checked.address;
     const upstream = http.request({
-      host: checked.address,
-      port: target.port === "" ? 80 : Number(target.port),
+      host: via ? via.host : checked.address,
+      port: via ? via.port : targetPort,
       method: req.method,
-      path: `${target.pathname}${target.search}`,
-      headers: { ...headers, host: target.host },
+      path: via ? `http://${pinnedHost}:${targetPort}${target.pathname}${target.search}` : `${target.pathname}${target.search}`,
+      headers: { ...headers, host: target.host, ...(via?.authorization ? { "proxy-authorization": via.authorization } : {}) },
       agent: false,
     });
     upstream.on("socket", track);
@@ -114,6 +121,28 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     const checked = await check(target);
     if (checked.address === null) {
       refuse(client, 403, checked.refusal);
+      return;
+    }
+    if (options.upstream) {
+      let tunnel;
+      try {
+        tunnel = await tunnelThrough(options.upstream, checked.address, port);
+      } catch (error) {
+        refusals.push(errorMessage(error));
+        refuse(client, 502, errorMessage(error));
+        return;
+      }
+      const upstream = tunnel.socket;
+      track(upstream);
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      if (tunnel.rest.length > 0) client.write(tunnel.rest);
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+      upstream.on("error", () => client.destroy());
+      client.on("error", () => upstream.destroy());
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
       return;
     }
     const upstream = net.connect({ host: checked.address, port });

@@ -4,6 +4,7 @@ import { JobFailure } from "../errors.ts";
 import type { AddressPolicy, Resolver } from "./address-policy.ts";
 import { policyFor, systemResolver } from "./address-policy.ts";
 import { classifySourceUrl } from "./platforms.ts";
+import type { UpstreamProxy } from "./upstream-proxy.ts";
 import { checkUrlForm, safeDownload } from "./safe-fetch.ts";
 import { readUploadedSource } from "./upload.ts";
 import { downloadWithYtdlp } from "./ytdlp.ts";
@@ -33,6 +34,8 @@ export interface FetchSourceRequest {
   upload?: { url: string; token: string };
   /** Reads the account's cookies file for the video's platform (the job channel), or null; asked only for a platform download. */
   platformCookies?: () => Promise<string | null>;
+  /** The operator's proxy for platform downloads (PLATFORM_PROXY_URL), or none. */
+  platformProxy?: UpstreamProxy | null;
 }
 
 export interface FetchedSource {
@@ -127,6 +130,7 @@ export async function fetchSource(req: FetchSourceRequest): Promise<FetchedSourc
       resolver: req.resolver ?? systemResolver,
       onProgress: req.onProgress,
       cookies: req.platformCookies && req.ytdlpPath ? await req.platformCookies() : null,
+      upstreamProxy: req.platformProxy ?? null,
     });
     return result;
   }

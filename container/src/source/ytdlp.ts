@@ -4,6 +4,7 @@ import { JobFailure } from "../errors.ts";
 import { childEnvironment, ProcessTimeoutError, runProcess } from "../spawn.ts";
 import type { AddressPolicy, Resolver } from "./address-policy.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
+import type { UpstreamProxy } from "./upstream-proxy.ts";
 import type { Platform } from "./platforms.ts";
 import { watchWrittenBytes } from "./written-bytes.ts";
 import { classifyYtdlpError, refusalAdvice } from "./ytdlp-failures.ts";
@@ -27,6 +28,8 @@ export interface YtdlpDownloadRequest {
   /** The download rules every connection of yt-dlp is held to (through the egress proxy). */
   policy: AddressPolicy;
   resolver: Resolver;
+  /** The operator's proxy for platform downloads (PLATFORM_PROXY_URL), or none. */
+  upstreamProxy?: UpstreamProxy | null;
   onProgress?: (fraction: number) => void;
   /** The account's cookies file for this platform (Netscape format), or null: written for yt-dlp only, in the work dir. */
   cookies?: string | null;
@@ -144,7 +147,7 @@ export async function downloadWithYtdlp(req: YtdlpDownloadRequest): Promise<Ytdl
   // Readable by the engine's user only; removed with the work dir (yt-dlp may write refreshed cookies back to it).
   const cookiesPath = req.cookies ? path.join(req.workDir, COOKIES_FILE) : null;
   if (cookiesPath && req.cookies) await writeFile(cookiesPath, req.cookies, { mode: 0o600 });
-  const proxy = await startEgressProxy({ policy: req.policy, resolver: req.resolver });
+  const proxy = await startEgressProxy({ policy: req.policy, resolver: req.resolver, upstream: req.upstreamProxy ?? null });
   // Stops the download from inside (the byte cap) as well as from outside (cancel, shutdown).
   const local = new AbortController();
   const signal = AbortSignal.any([req.signal, local.signal]);

@@ -38,6 +38,7 @@ export function testConfig(workDir: string, settings: EngineSettings = {}): Engi
     host: "127.0.0.1",
     workDir,
     ytdlpPath: null,
+    platformProxy: null,
     downloadStallTimeoutMs: 5_000,
     maxRedirects: 5,
     callbackAttempts: 3,
