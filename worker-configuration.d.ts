@@ -27,6 +27,8 @@ declare namespace Cloudflare {
 		ENGINE_SIGNING_KEY: string;
 		CALLBACK_TOKEN_SECRET: string;
 		COOKIES_KEY: string;
+		/** Optional secret: the operator's http proxy for platform downloads, handed to the engine. */
+		PLATFORM_PROXY_URL?: string;
 		ENGINE_URL: string;
 		CALLBACK_BASE: string;
 		CDN_URL: string;

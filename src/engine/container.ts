@@ -22,11 +22,14 @@ import { callbackBase, engineVerifyKey, INTERNAL_CALLBACK_HOST } from "../settin
  * reaches it.
  */
 export async function engineEnvironment(env: Env): Promise<Record<string, string>> {
+  // The operator's proxy for platform downloads, when set (a secret: its URL may hold credentials).
+  const platformProxy = env.PLATFORM_PROXY_URL?.trim() ?? "";
   return {
     ENGINE_VERIFY_KEY: await engineVerifyKey(env),
     CALLBACK_BASE: callbackBase(env),
     ALLOW_PRIVATE_SOURCES: "false",
     HOST: "0.0.0.0",
+    ...(platformProxy === "" ? {} : { PLATFORM_PROXY_URL: platformProxy }),
   };
 }
 

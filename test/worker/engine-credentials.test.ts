@@ -55,6 +55,12 @@ describe("an engine given everything in its environment", () => {
     await expect(importVerifyKey(engineEnv.ENGINE_VERIFY_KEY!)).resolves.toBeTruthy();
   });
 
+  it("gets the operator's platform proxy when one is set, and nothing of the cookies key", async () => {
+    const engineEnv = await engineEnvironment({ ...env, PLATFORM_PROXY_URL: " http://user:pw@proxy.example:3128 " });
+    expect(engineEnv.PLATFORM_PROXY_URL).toBe("http://user:pw@proxy.example:3128");
+    expect(JSON.stringify(engineEnv)).not.toContain(env.COOKIES_KEY);
+  });
+
   it("cannot produce a token the Worker accepts for another job (it tries)", async () => {
     const mine = await startJob(await createAccount(), engine);
     const victimAccount = await createAccount();
