@@ -402,6 +402,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cookies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's stored platform cookies (descriptions only) */
+        get: operations["listPlatformCookies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cookies/{platform}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Describe the account's cookies file for a platform (never the file itself) */
+        get: operations["getPlatformCookies"];
+        /**
+         * Store or replace the account's cookies file for a platform
+         * @description The body is a cookies file in the Netscape (cookies.txt) format, as browser export extensions write it, at most 100 KiB. Only the cookies of the platform's own domains are kept; they are stored encrypted and used only for this account's jobs whose video is on that platform. No answer contains the file. 201 for the first file, 200 when it replaced one.
+         */
+        put: operations["putPlatformCookies"];
+        post?: never;
+        /**
+         * Delete the account's cookies file for a platform
+         * @description Jobs that start afterwards download without it.
+         */
+        delete: operations["deletePlatformCookies"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -413,7 +455,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_time_range" | "unknown_font" | "invalid_color" | "unsupported_language" | "invalid_logo" | "logo_too_large" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_completed" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_limit_reached" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "translation_failed" | "transcription_unavailable" | "translation_unavailable" | "embedding_failed" | "embedding_unavailable" | "ai_scope_exceeded" | "completion_in_progress" | "service_unavailable" | "service_misconfigured";
+            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_time_range" | "unknown_font" | "invalid_color" | "unsupported_language" | "invalid_logo" | "invalid_cookies" | "cookies_too_large" | "logo_too_large" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_completed" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_limit_reached" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "translation_failed" | "transcription_unavailable" | "translation_unavailable" | "embedding_failed" | "embedding_unavailable" | "ai_scope_exceeded" | "completion_in_progress" | "service_unavailable" | "service_misconfigured";
             request_id: string;
             errors?: {
                 path: string;
@@ -754,7 +796,7 @@ export interface components {
             title?: string;
             error: {
                 /** @enum {string} */
-                code: "source_unreachable" | "source_not_video" | "source_too_large" | "source_too_long" | "unsupported_platform" | "insufficient_credits" | "no_clips_found" | "processing_timeout" | "queue_timeout" | "internal_error" | "captions_invalid" | "prompt_needs_transcript" | "time_range_outside_source";
+                code: "source_unreachable" | "source_not_video" | "source_too_large" | "source_too_long" | "unsupported_platform" | "insufficient_credits" | "no_clips_found" | "processing_timeout" | "queue_timeout" | "internal_error" | "captions_invalid" | "prompt_needs_transcript" | "time_range_outside_source" | "source_sign_in_required" | "source_private" | "source_unavailable" | "source_geo_blocked" | "source_age_restricted" | "source_live";
                 message: string;
             };
             /**
@@ -1009,6 +1051,32 @@ export interface components {
             size_bytes: number;
             /** @description Hex SHA-256 of the image; also the ETag of GET /api/v1/logo/image */
             sha256: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC
+             */
+            updated_at: string;
+        };
+        PlatformCookiesList: {
+            cookies: components["schemas"]["PlatformCookies"][];
+        };
+        PlatformCookies: {
+            /** @enum {string} */
+            platform: "youtube" | "vimeo" | "tiktok" | "twitch" | "dailymotion" | "streamable";
+            /** @description Cookies kept: only the platform's own domains are stored */
+            cookie_count: number;
+            /** @description Size of the stored (filtered) file */
+            size_bytes: number;
+            /**
+             * Format: date-time
+             * @description When the last of its cookies expires; null when all are session cookies
+             */
+            expires_at: string | null;
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -4843,6 +4911,487 @@ export interface operations {
                 content: {
                     "image/png": string;
                     "image/jpeg": string;
+                };
+            };
+            /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `not_found`: Unknown route, or a resource that does not exist or belongs to another account. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description - `internal_error`: Something unexpected failed on our side; quote the request_id when reporting it. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listPlatformCookies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One entry per platform with a stored file */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformCookiesList"];
+                };
+            };
+            /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description - `internal_error`: Something unexpected failed on our side; quote the request_id when reporting it. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getPlatformCookies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                platform: "youtube" | "vimeo" | "tiktok" | "twitch" | "dailymotion" | "streamable";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored file's description */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformCookies"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `not_found`: Unknown route, or a resource that does not exist or belongs to another account. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description - `internal_error`: Something unexpected failed on our side; quote the request_id when reporting it. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    putPlatformCookies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                platform: "youtube" | "vimeo" | "tiktok" | "twitch" | "dailymotion" | "streamable";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "text/plain": string;
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformCookies"];
+                };
+            };
+            /** @description Stored */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformCookies"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `cookies_too_large`: The cookies file is over 100 KiB. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "cookies_too_large";
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: Request bodies must be Content-Type: application/json (upload PATCH bodies: application/offset+octet-stream). */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description - `invalid_cookies`: The cookies file is not in the Netscape (cookies.txt) format, or none of its cookies is for the platform it is stored for. */
+            422: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_cookies";
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description - `internal_error`: Something unexpected failed on our side; quote the request_id when reporting it. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    deletePlatformCookies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                platform: "youtube" | "vimeo" | "tiktok" | "twitch" | "dailymotion" | "streamable";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description - `invalid_request`: Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
                 };
             };
             /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
