@@ -59,7 +59,7 @@ export default defineConfig(async () => {
             name: "node",
             environment: "node",
             // test/browser: the dashboard in headless Chromium, on the same shared stack as test/e2e.
-            include: ["client/test/**/*.test.ts", "container/test/**/*.test.ts", "test/architecture/**/*.test.ts", "test/parsers/**/*.test.ts", "test/export/**/*.test.ts", "test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"],
+            include: ["client/test/**/*.test.ts", "container/test/**/*.test.ts", "test/architecture/**/*.test.ts", "test/parsers/**/*.test.ts", "test/export/**/*.test.ts", "test/deploy/**/*.test.ts", "test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"],
             testTimeout: 120_000,
             hookTimeout: 180_000,
             // Opens a control server only; the e2e stack starts when an e2e file asks for it.
