@@ -97,7 +97,7 @@ function backendNote(runner: FfmpegRunner): string {
 
 function clipReport(clip: RenderedClip): ClipReport {
   const reasons = clip.candidate.reasons
-    .map((r) => r.trim().slice(0, 60))
+    .map((r) => r.trim().slice(0, 120))
     .filter((r) => r !== "")
     .slice(0, 8);
   return {
@@ -111,13 +111,18 @@ function clipReport(clip: RenderedClip): ClipReport {
     reframe: clip.plan.used,
     faces_count: clip.plan.facesCount,
     text: clip.captions.text,
-    title: clip.captions.title,
+    // The model's post title when it wrote one (in the captions' language), else one of the clip's own lines.
+    title: clip.candidate.judged?.title ?? clip.captions.title,
     captions_burned: clip.captions.captionsBurned,
     sidecars: clip.captions.vttPath !== null && clip.captions.srtPath !== null,
     prompt_match: clip.promptMatch,
     removed: clip.removal.removed,
     ...(clip.removal.kept.length > 1 ? { duration_seconds: Math.round(keptSeconds(clip.removal) * 1000) / 1000 } : {}),
     framing: clip.framing,
+    scores: clip.candidate.judged?.scores ?? null,
+    judged_by: clip.candidate.judged ? "model" : "signals",
+    description: clip.candidate.judged?.description ?? null,
+    hashtags: clip.candidate.judged?.hashtags ?? [],
   };
 }
 

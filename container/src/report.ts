@@ -149,7 +149,8 @@ export class JobReporter {
     return this.postJson("probe", report, ProbeAck);
   }
 
-  complete(report: CompleteReport): Promise<void> {
+  /** The schema's input: members with defaults (judgement, chapters) may be left out. */
+  complete(report: z.input<typeof CompleteReport>): Promise<void> {
     return this.postJson("complete", report, CallbackAck).then(() => undefined);
   }
 

@@ -309,6 +309,8 @@ export const callbacks = new Hono<CallbackEnv>()
         transcript: report.transcript,
         transcriptUnavailableReason: report.transcript_unavailable_reason,
         translation: report.translation,
+        judgement: report.judgement,
+        chapters: report.chapters,
         chargedSeconds,
       });
     } catch (err) {
