@@ -25,6 +25,7 @@
  *   POST {callback_base}/internal/v1/jobs/:id/similarity  SimilarityRequest -> SimilarityResult | 503 | 502
  *   POST {callback_base}/internal/v1/jobs/:id/translate   TranslateRequest -> TranslateResult | 503 | 502
  *   GET  {callback_base}/internal/v1/jobs/:id/logo        -> the account's logo (image/png | image/jpeg) | 404
+ *   POST {callback_base}/internal/v1/jobs/:id/judge       JudgeRequest -> JudgeResult (always 200; judgement.ts)
  *   POST {callback_base}/internal/v1/jobs/:id/complete  CompleteReport -> CallbackAck | 503 completion_in_progress
  *        (idempotent: a repeat after the job completed is answered 200; 503 with
  *        COMPLETION_IN_PROGRESS means the clips are still being published: send it again)
