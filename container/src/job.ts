@@ -4,7 +4,9 @@ import { startEarlyAnalysis, type EarlyAnalysis } from "./analyse/early.ts";
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
 import type { MeasurePlan, SpeechPcm } from "./analyse/measure.ts";
 import { loadSpeechModel, type SpeechModelLoad } from "./analyse/speech-model.ts";
-import { SENTENCE_SNAPPED_TYPES, snapToSentences } from "./analyse/sentence-cuts.ts";
+import { SENTENCE_SNAPPED_TYPES } from "./analyse/sentence-cuts.ts";
+import { proposeCandidates } from "./judge/candidates.ts";
+import { judgeStage } from "./judge/stage.ts";
 import { prepareBrand } from "./brand/prepare.ts";
 import { prepareClipCaptions, type ClipCaptions } from "./captions/index.ts";
 import type { EngineConfig } from "./config.ts";
@@ -354,7 +356,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         ...(wholeSource ? { onPcm: (pcm: SpeechPcm) => (speechPcm = pcm) } : {}),
         onQuiet: (stretches) => (quiet = stretches ? toSourceSpans(stretches, window) : null),
         onKeyframes: (times) => (keyframes = times ? times.map((t) => t + window.start) : null),
-        ...(prompt ? { onWindows: (scored: ScoredWindow[]) => (windows = toSourceSpans(scored, window)) } : {}),
+        // Every window the strategy scored: a prompt's ranking, and the candidates judgement chooses among.
+        onWindows: (scored: ScoredWindow[]) => (windows = toSourceSpans(scored, window)),
         // What the early analysis measured is the whole source: a time_range's window is measured from the file.
         ...(early && wholeSource ? { measured: (plan: MeasurePlan, onSeconds: (seconds: number) => void) => early!.measured(plan, onSeconds) } : {}),
       }),
@@ -411,13 +414,21 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       candidates = matched.candidates;
       promptMatches = matched.matches;
     } else {
-      candidates = transcript && SENTENCE_SNAPPED_TYPES.has(job.video_type) ? snapToSentences(analysed, transcript, limits, quiet) : analysed;
+      // Several times the clips asked, for judgement to choose among (judge/candidates.ts).
+      candidates = proposeCandidates({ analysed, windows, transcript, snapped: SENTENCE_SNAPPED_TYPES.has(job.video_type), limits, quiet, clipsWanted: job.config.max_clips });
     }
     // Snapped edges never leave the time_range.
     candidates = candidates
       .map((c) => ({ ...c, start: Math.max(c.start, window.start), end: Math.min(c.end, window.end) }))
       .filter((c) => c.end - c.start > 0);
     if (candidates.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
+    // A language model judges the candidates' words; signals when none can (docs/judgement.md).
+    const heardForJudge = transcript;
+    const judged = await clock.time("judge", () =>
+      judgeStage({ job, reporter, pool: candidates, transcript: heardForJudge, limits: { min: limits.min, max: limits.max, from: window.start, to: window.end }, sourceSeconds: source.durationSeconds, transcriptReason }),
+    );
+    if (prompt) promptMatches = judged.order.map((i) => promptMatches[i] ?? 0);
+    candidates = judged.candidates;
     const pauses = pausesBetween(speechSpans, window);
     log.info("job_transcript", { job_id: jobId, source: transcript?.source ?? null, words: transcript?.words.length ?? 0, reason: transcriptReason });
 
@@ -501,6 +512,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         translation: brand.translation,
         videoTitle: source.title,
         hookTop: brand.hookTop,
+        emphasis: candidate.judged?.emphasis ?? [],
+        postTitle: candidate.judged?.title ?? null,
       });
       const size = await renderClipVideo(runner, {
         source,
@@ -590,6 +603,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       transcript: summary,
       transcript_unavailable_reason: reason,
       translation: brand.translationOutcome,
+      judgement: judged.judgement,
+      chapters: judged.chapters,
       timings: { ...(job.timeline ? { timeline: job.timeline } : {}), engine_started_at: started, stages: clock.timings().slice(0, 64) },
     });
     endComplete();
