@@ -7,10 +7,11 @@
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { HASHTAG_PATTERN, JudgeResult, MAX_POST_TITLE_CHARS, type JudgeCandidate, type JudgeRequest } from "#contract";
+import { DEFAULT_CLIP_CONFIG, HASHTAG_PATTERN, JudgeResult, MAX_POST_TITLE_CHARS, type JudgeCandidate, type JudgeRequest } from "#contract";
 import { judgeCandidates, JUDGE_MAX_CALLS_PER_JOB } from "../../src/engine/judge";
 import { JUDGE_MAX_ANSWER_TOKENS, JUDGE_WINDOW_INPUT_TOKENS, estimateTokens } from "../../src/engine/judge-prompt";
 import { DEFAULT_JUDGE_MODEL } from "../../src/settings";
+import { JobCard } from "../../src/dashboard/components/job-card";
 import worker from "../../src/index";
 import { TextGenerationStandIn, type TextGenerationOutcome } from "../stand-ins/text-generation";
 import { type EngineClient, FakeEngine } from "./engine-stub";
@@ -198,5 +199,36 @@ describe("POST /internal/v1/jobs/:id/judge", () => {
     expect((await judge(client, { ...request(), candidates: [] }, ai)).status).toBe(400);
     expect((await judge(client, request({ candidates: [PLAIN, { ...HOOKED, id: 0 }] }), ai)).status).toBe(400);
     expect(ai.calls).toHaveLength(0);
+  });
+});
+
+describe("the judged post on the dashboard", () => {
+  it("is drawn as text: a model's title, description and hashtags cannot add markup", async () => {
+    const now = "2026-11-22T10:00:00.000Z";
+    const html = (
+      await JobCard({
+        job: {
+          id: "job_post", accountId: "acc", status: "completed", progress: 100, step: "Done", videoUrl: "https://example.com/v.mp4", videoType: "podcast", configName: null, config: DEFAULT_CLIP_CONFIG,
+          title: "Talk", sourceDurationSeconds: 900, creditsReserved: 0, creditsCharged: 15, errorCode: null, errorMessage: null, lastReportAt: now, restarts: 0, uploadId: null, captionsUrl: null, timeRange: null,
+          transcript: null, transcriptUnavailableReason: null, translation: null, createdAt: now, updatedAt: now, completedAt: now,
+          judgement: { judged_by: "model", model: DEFAULT_JUDGE_MODEL, fallback_reason: null },
+          chapters: [{ title: "<img src=x onerror=alert(1)>", start_seconds: 0 }],
+        },
+        clips: [
+          {
+            jobId: "job_post", index: 0, objectKey: "k.mp4", thumbnailKey: "k.jpg", startSeconds: 10, endSeconds: 40, score: 0.8, reasons: ["Opens on <b>a</b> question.", "speech_density"], width: 1080, height: 1920,
+            reframe: "center", facesCount: 0, text: null, title: "<script>alert(1)</script>", captionsBurned: false, sidecars: false, vttKey: null, srtKey: null, promptMatch: null, removed: [], durationSeconds: null,
+            scores: { hook: 90, payoff: 80, standalone: 70, energy: 60 }, judgedBy: "model", description: "Read <em>this</em>.", hashtags: ["#talk"],
+          },
+        ],
+        cdnBase: "https://cdn.example.com",
+      }).toString()
+    ).replace(/\s+/g, " ");
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(html).toContain("Read &lt;em&gt;this&lt;/em&gt;.");
+    expect(html).toContain("&lt;img src=x onerror=alert(1)&gt;");
+    expect(html).not.toMatch(/<script>|<em>|<img src=x/);
+    expect(html).toContain("hook 90, payoff 80, stands alone 70, energy 60");
+    expect(html).toContain("#talk");
   });
 });
