@@ -15,8 +15,9 @@ import { JobCard } from "../../src/dashboard/components/job-card";
 import worker from "../../src/index";
 import { TextGenerationStandIn, type TextGenerationOutcome } from "../stand-ins/text-generation";
 import { type EngineClient, FakeEngine } from "./engine-stub";
+import { clipReport, expectAck } from "./engine-stub";
 import { createAccount } from "./helpers";
-import { startJob } from "./jobs-helpers";
+import { getJob, startJob } from "./jobs-helpers";
 
 let engine: FakeEngine;
 beforeEach(() => {
@@ -230,5 +231,33 @@ describe("the judged post on the dashboard", () => {
     expect(html).not.toMatch(/<script>|<em>|<img src=x/);
     expect(html).toContain("hook 90, payoff 80, stands alone 70, energy 60");
     expect(html).toContain("#talk");
+  });
+});
+
+describe("a judged job's completion", () => {
+  it("stores and serves each clip's sub-scores, judge and post, and the job's judgement and chapters", async () => {
+    const account = await createAccount("unmetered");
+    const client = await startJob(account, engine, { video_url: "https://videos.example.com/t.mp4", video_type: "podcast" });
+    await client.probe({ duration_seconds: 1200 });
+    await client.uploadClip(0);
+    await client.uploadClip(1);
+    const scores = { hook: 95, payoff: 90, standalone: 85, energy: 70 };
+    await expectAck(
+      await client.complete({
+        title: "Talk",
+        source_duration_seconds: 1200,
+        clips: [
+          clipReport(0, { scores, judged_by: "model", title: "Why startups fail", description: "The real reason. Told plainly.", hashtags: ["#startups", "#money"], reasons: ["Opens on a question and lands the answer.", "speech_density"] }),
+          clipReport(1),
+        ],
+        judgement: { judged_by: "model", model: DEFAULT_JUDGE_MODEL, fallback_reason: "1 of 6 candidates were ranked by signals alone." },
+        chapters: [{ title: "Intro", start_seconds: 0 }, { title: "Money", start_seconds: 600.25 }],
+      }),
+    );
+    const job = (await getJob(account, client.jobId)) as unknown as Record<string, unknown> & { clips: Record<string, unknown>[] };
+    expect(job.clips[0]).toMatchObject({ scores, judged_by: "model", title: "Why startups fail", description: "The real reason. Told plainly.", hashtags: ["#startups", "#money"], reasons: ["Opens on a question and lands the answer.", "speech_density"] });
+    expect(job.clips[1]).toMatchObject({ scores: null, judged_by: "signals", description: null, hashtags: [] });
+    expect(job.judgement).toEqual({ judged_by: "model", model: DEFAULT_JUDGE_MODEL, fallback_reason: "1 of 6 candidates were ranked by signals alone." });
+    expect(job.chapters).toEqual([{ title: "Intro", start_seconds: 0 }, { title: "Money", start_seconds: 600.25 }]);
   });
 });
