@@ -1,5 +1,5 @@
 import { rm, stat, writeFile } from "node:fs/promises";
-import { MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipFraming, type ClipReport, type StartJob, type Transcript } from "#contract";
+import { JUDGE_CANDIDATES_PER_CLIP, JUDGE_MAX_CANDIDATES, MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipFraming, type ClipReport, type StartJob, type Transcript } from "#contract";
 import { startEarlyAnalysis, type EarlyAnalysis } from "./analyse/early.ts";
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
 import type { MeasurePlan, SpeechPcm } from "./analyse/measure.ts";
@@ -406,7 +406,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       const heardText = transcript;
       const matched = await clock.time("prompt", () =>
         promptClips(
-          { prompt, transcript: heardText, limits: { min: limits.min, max: limits.max, from: window.start, to: window.end }, maxClips: job.config.max_clips, windows, reporter, jobId },
+          { prompt, transcript: heardText, limits: { min: limits.min, max: limits.max, from: window.start, to: window.end }, maxClips: Math.min(JUDGE_MAX_CANDIDATES, job.config.max_clips * JUDGE_CANDIDATES_PER_CLIP), windows, reporter, jobId },
           (method) => progress.enter("transcribe", method === "meaning" ? "Matching the prompt by meaning" : "Matching the prompt by words (no text embeddings on this deployment)"),
         ),
       );

@@ -151,7 +151,8 @@ describe("the judgement stage", () => {
     ];
     const none = await judgeStage({ job: job(), reporter: worker(), pool, transcript: null, limits: LIMITS, sourceSeconds: 100, transcriptReason: "No speech." });
     expect(none.judgement).toEqual({ judged_by: "signals", model: null, fallback_reason: "No transcript to judge the clips from. No speech." });
-    expect(none.candidates.map((c) => c.start)).toEqual([50, 0]);
+    // The pool's own order (best signal first), as without judgement.
+    expect(none.candidates.map((c) => c.start)).toEqual([0, 50]);
     const lost = await judgeStage({ job: job(), reporter: { judge: async () => null }, pool, transcript: transcript(20), limits: LIMITS, sourceSeconds: 100, transcriptReason: null });
     expect(lost.judgement.fallback_reason).toBe("The judgement request got no answer.");
     expect(lost.candidates.every((c) => c.judged === undefined)).toBe(true);

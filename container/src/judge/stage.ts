@@ -34,9 +34,10 @@ export interface JudgeStageResult {
   chapters: Chapter[];
 }
 
+/** The pool is best signal first already (the analysis's picks, then the next windows; a prompt's matches in their ranking): its head. */
 function signals(pool: Candidate[], count: number, reason: string, chapters: Chapter[] = []): JudgeStageResult {
-  const ranked = pool.map((candidate, index) => ({ candidate, index })).sort((a, b) => b.candidate.score - a.candidate.score || a.candidate.start - b.candidate.start).slice(0, count);
-  return { candidates: ranked.map((r) => r.candidate), order: ranked.map((r) => r.index), judgement: { judged_by: "signals", model: null, fallback_reason: reason.slice(0, 300) }, chapters };
+  const head = pool.slice(0, count);
+  return { candidates: head, order: head.map((_, index) => index), judgement: { judged_by: "signals", model: null, fallback_reason: reason.slice(0, 300) }, chapters };
 }
 
 /** Chapter titles: the model's, else the section's first words. */
