@@ -119,3 +119,18 @@ export function engineStartBudgetSeconds(env: Env): number {
 export function engineStopGraceSeconds(env: Env): number {
   return Math.floor(positiveNumber(env.ENGINE_STOP_GRACE_SECONDS, 16 * 60));
 }
+
+/**
+ * The Workers AI text-generation model that judges clips (docs/judgement.md):
+ * JUDGE_MODEL, default Llama 3.3 70B (fp8, fast), whose model page documents
+ * JSON mode (`response_format: {type: "json_schema", json_schema}`) and a
+ * 24,000-token context. Another model must take the same messages input and
+ * JSON mode; a value not shaped like a Workers AI model name is ignored.
+ */
+export const DEFAULT_JUDGE_MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";
+const MODEL_NAME = /^@(cf|hf)\/[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/;
+
+export function judgeModel(env: Env): string {
+  const configured = env.JUDGE_MODEL?.trim() ?? "";
+  return MODEL_NAME.test(configured) ? configured : DEFAULT_JUDGE_MODEL;
+}

@@ -113,8 +113,10 @@ function clipTable(job: Job): string {
   if (job.clips.length === 0) return "No clips.";
   // With a prompt, how well each clip matches it.
   const prompted = job.clips.some((clip) => clip.prompt_match !== null);
-  return table(
-    ["#", "start", "end", "length", "score", ...(prompted ? ["match"] : []), "reasons", "url"],
+  // A model's sub-scores (hook/payoff/standalone/energy) and title, when a model judged the clips.
+  const judged = job.clips.some((clip) => clip.judged_by === "model");
+  const clips = table(
+    ["#", "start", "end", "length", "score", ...(prompted ? ["match"] : []), ...(judged ? ["h/p/s/e", "title"] : []), "reasons", "url"],
     job.clips.map((clip, i) => [
       String(i + 1),
       clock(clip.start_seconds),
@@ -122,10 +124,14 @@ function clipTable(job: Job): string {
       `${clip.duration_seconds.toFixed(1)}s`,
       clip.score.toFixed(2),
       ...(prompted ? [clip.prompt_match === null ? "" : clip.prompt_match.toFixed(2)] : []),
+      ...(judged ? [clip.scores ? `${clip.scores.hook}/${clip.scores.payoff}/${clip.scores.standalone}/${clip.scores.energy}` : "", clip.title ?? ""] : []),
       clip.reasons.join(", "),
       clip.url,
     ]),
   );
+  const judgement = job.judgement ? `judged by ${job.judgement.judged_by === "model" ? (job.judgement.model ?? "a model") : "signals"}${job.judgement.fallback_reason ? ` (${job.judgement.fallback_reason})` : ""}` : "";
+  const chapters = job.chapters.map((chapter) => `  ${clock(chapter.start_seconds)}  ${chapter.title}`);
+  return [clips, ...(judgement ? ["", judgement] : []), ...(chapters.length > 0 ? ["", "chapters", ...chapters] : [])].join("\n");
 }
 
 function describeJob(job: Job): string {

@@ -531,6 +531,11 @@ export interface components {
              */
             caption_language: "af" | "am" | "ar" | "ast" | "az" | "ba" | "be" | "bg" | "bn" | "br" | "bs" | "ca" | "ceb" | "cs" | "cy" | "da" | "de" | "el" | "en" | "es" | "et" | "fa" | "ff" | "fi" | "fr" | "fy" | "ga" | "gd" | "gl" | "gu" | "ha" | "he" | "hi" | "hr" | "ht" | "hu" | "hy" | "id" | "ig" | "ilo" | "is" | "it" | "ja" | "jv" | "ka" | "kk" | "km" | "kn" | "ko" | "lb" | "lg" | "ln" | "lo" | "lt" | "lv" | "mg" | "mk" | "ml" | "mn" | "mr" | "ms" | "my" | "ne" | "nl" | "no" | "ns" | "oc" | "or" | "pa" | "pl" | "ps" | "pt" | "ro" | "ru" | "sd" | "si" | "sk" | "sl" | "so" | "sq" | "sr" | "ss" | "su" | "sv" | "sw" | "ta" | "th" | "tl" | "tn" | "tr" | "uk" | "ur" | "uz" | "vi" | "wo" | "xh" | "yi" | "yo" | "zh" | "zu" | null;
             /**
+             * @description keywords: a model-judged clip's up to three key words are drawn in caption_highlight_color (burned captions) and marked <b> in the VTT; off: none
+             * @enum {string}
+             */
+            caption_emphasis: "off" | "keywords";
+            /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
              */
@@ -734,6 +739,20 @@ export interface components {
                 status: "translated" | "not_needed" | "unavailable" | "failed" | "skipped";
                 detail: string | null;
             } | null;
+            /** @description What chose and ranked the clips (docs/judgement.md); null for jobs completed before clips were judged */
+            judgement: {
+                /** @enum {string} */
+                judged_by: "model" | "signals";
+                /** @description The Workers AI model that judged the clips; null on signals */
+                model: string | null;
+                /** @description Why some or all clips were judged by signals alone (no model on this deployment, a timeout, the model's quota, an answer that did not fit the schema); null when the model judged them all */
+                fallback_reason: string | null;
+            } | null;
+            /** @description Chapters of a source longer than ten minutes (title and start, in order); [] otherwise */
+            chapters: {
+                title: string;
+                start_seconds: number;
+            }[];
             /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
@@ -909,6 +928,26 @@ export interface components {
                 /** @enum {string} */
                 kind: "silence" | "filler";
             }[];
+            /** @description A language model's sub-scores (0-100) from the clip's words; null when signals alone judged the clip */
+            scores: {
+                /** @description The first seconds make a viewer stay */
+                hook: number;
+                /** @description It ends on a resolution, an answer or a punchline */
+                payoff: number;
+                /** @description It makes sense without what came before */
+                standalone: number;
+                /** @description Energy and emotion */
+                energy: number;
+            } | null;
+            /**
+             * @description model: a language model read the clip's words and ranked it with the signals (its reason is the first of `reasons`); signals: the signal heuristics alone (see the job's `judgement.fallback_reason`)
+             * @enum {string}
+             */
+            judged_by: "model" | "signals";
+            /** @description The post: one to three sentences for the clip, in its caption language, written by the model; null on signals */
+            description: string | null;
+            /** @description The post: up to 5 hashtags written by the model; [] on signals */
+            hashtags: string[];
         };
         WebhookList: {
             webhooks: components["schemas"]["Webhook"][];
@@ -1520,6 +1559,11 @@ export interface operations {
                      * @enum {string|null}
                      */
                     caption_language?: "af" | "am" | "ar" | "ast" | "az" | "ba" | "be" | "bg" | "bn" | "br" | "bs" | "ca" | "ceb" | "cs" | "cy" | "da" | "de" | "el" | "en" | "es" | "et" | "fa" | "ff" | "fi" | "fr" | "fy" | "ga" | "gd" | "gl" | "gu" | "ha" | "he" | "hi" | "hr" | "ht" | "hu" | "hy" | "id" | "ig" | "ilo" | "is" | "it" | "ja" | "jv" | "ka" | "kk" | "km" | "kn" | "ko" | "lb" | "lg" | "ln" | "lo" | "lt" | "lv" | "mg" | "mk" | "ml" | "mn" | "mr" | "ms" | "my" | "ne" | "nl" | "no" | "ns" | "oc" | "or" | "pa" | "pl" | "ps" | "pt" | "ro" | "ru" | "sd" | "si" | "sk" | "sl" | "so" | "sq" | "sr" | "ss" | "su" | "sv" | "sw" | "ta" | "th" | "tl" | "tn" | "tr" | "uk" | "ur" | "uz" | "vi" | "wo" | "xh" | "yi" | "yo" | "zh" | "zu" | null;
+                    /**
+                     * @default keywords
+                     * @enum {string}
+                     */
+                    caption_emphasis?: "off" | "keywords";
                 };
             };
         };

@@ -1,10 +1,12 @@
 import { rm, stat, writeFile } from "node:fs/promises";
-import { MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipFraming, type ClipReport, type StartJob, type Transcript } from "#contract";
+import { JUDGE_CANDIDATES_PER_CLIP, JUDGE_MAX_CANDIDATES, MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipFraming, type ClipReport, type StartJob, type Transcript } from "#contract";
 import { startEarlyAnalysis, type EarlyAnalysis } from "./analyse/early.ts";
 import { NoClipsFoundError, analyse } from "./analyse/index.ts";
 import type { MeasurePlan, SpeechPcm } from "./analyse/measure.ts";
 import { loadSpeechModel, type SpeechModelLoad } from "./analyse/speech-model.ts";
-import { SENTENCE_SNAPPED_TYPES, snapToSentences } from "./analyse/sentence-cuts.ts";
+import { SENTENCE_SNAPPED_TYPES } from "./analyse/sentence-cuts.ts";
+import { proposeCandidates } from "./judge/candidates.ts";
+import { judgeStage } from "./judge/stage.ts";
 import { prepareBrand } from "./brand/prepare.ts";
 import { prepareClipCaptions, type ClipCaptions } from "./captions/index.ts";
 import type { EngineConfig } from "./config.ts";
@@ -97,7 +99,7 @@ function backendNote(runner: FfmpegRunner): string {
 
 function clipReport(clip: RenderedClip): ClipReport {
   const reasons = clip.candidate.reasons
-    .map((r) => r.trim().slice(0, 60))
+    .map((r) => r.trim().slice(0, 120))
     .filter((r) => r !== "")
     .slice(0, 8);
   return {
@@ -111,13 +113,18 @@ function clipReport(clip: RenderedClip): ClipReport {
     reframe: clip.plan.used,
     faces_count: clip.plan.facesCount,
     text: clip.captions.text,
-    title: clip.captions.title,
+    // The model's post title when it wrote one (in the captions' language), else one of the clip's own lines.
+    title: clip.candidate.judged?.title ?? clip.captions.title,
     captions_burned: clip.captions.captionsBurned,
     sidecars: clip.captions.vttPath !== null && clip.captions.srtPath !== null,
     prompt_match: clip.promptMatch,
     removed: clip.removal.removed,
     ...(clip.removal.kept.length > 1 ? { duration_seconds: Math.round(keptSeconds(clip.removal) * 1000) / 1000 } : {}),
     framing: clip.framing,
+    scores: clip.candidate.judged?.scores ?? null,
+    judged_by: clip.candidate.judged ? "model" : "signals",
+    description: clip.candidate.judged?.description ?? null,
+    hashtags: clip.candidate.judged?.hashtags ?? [],
   };
 }
 
@@ -371,7 +378,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         ...(wholeSource ? { onPcm: (pcm: SpeechPcm) => (speechPcm = pcm) } : {}),
         onQuiet: (stretches) => (quiet = stretches ? toSourceSpans(stretches, window) : null),
         onKeyframes: (times) => (keyframes = times ? times.map((t) => t + window.start) : null),
-        ...(prompt ? { onWindows: (scored: ScoredWindow[]) => (windows = toSourceSpans(scored, window)) } : {}),
+        // Every window the strategy scored: a prompt's ranking, and the candidates judgement chooses among.
+        onWindows: (scored: ScoredWindow[]) => (windows = toSourceSpans(scored, window)),
         // What the early analysis measured is the whole source: a time_range's window is measured from the file.
         ...(early && wholeSource ? { measured: (plan: MeasurePlan, onSeconds: (seconds: number) => void) => early!.measured(plan, onSeconds) } : {}),
       }),
@@ -420,7 +428,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       const heardText = transcript;
       const matched = await clock.time("prompt", () =>
         promptClips(
-          { prompt, transcript: heardText, limits: { min: limits.min, max: limits.max, from: window.start, to: window.end }, maxClips: job.config.max_clips, windows, reporter, jobId },
+          { prompt, transcript: heardText, limits: { min: limits.min, max: limits.max, from: window.start, to: window.end }, maxClips: Math.min(JUDGE_MAX_CANDIDATES, job.config.max_clips * JUDGE_CANDIDATES_PER_CLIP), windows, reporter, jobId },
           (method) => progress.enter("transcribe", method === "meaning" ? "Matching the prompt by meaning" : "Matching the prompt by words (no text embeddings on this deployment)"),
         ),
       );
@@ -428,13 +436,21 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       candidates = matched.candidates;
       promptMatches = matched.matches;
     } else {
-      candidates = transcript && SENTENCE_SNAPPED_TYPES.has(job.video_type) ? snapToSentences(analysed, transcript, limits, quiet) : analysed;
+      // Several times the clips asked, for judgement to choose among (judge/candidates.ts).
+      candidates = proposeCandidates({ analysed, windows, transcript, snapped: SENTENCE_SNAPPED_TYPES.has(job.video_type), limits, quiet, clipsWanted: job.config.max_clips });
     }
     // Snapped edges never leave the time_range.
     candidates = candidates
       .map((c) => ({ ...c, start: Math.max(c.start, window.start), end: Math.min(c.end, window.end) }))
       .filter((c) => c.end - c.start > 0);
     if (candidates.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
+    // A language model judges the candidates' words; signals when none can (docs/judgement.md).
+    const heardForJudge = transcript;
+    const judged = await clock.time("judge", () =>
+      judgeStage({ job, reporter, pool: candidates, transcript: heardForJudge, limits: { min: limits.min, max: limits.max, from: window.start, to: window.end }, sourceSeconds: source.durationSeconds, transcriptReason }),
+    );
+    if (prompt) promptMatches = judged.order.map((i) => promptMatches[i] ?? 0);
+    candidates = judged.candidates;
     const pauses = pausesBetween(speechSpans, window);
     log.info("job_transcript", { job_id: jobId, source: transcript?.source ?? null, words: transcript?.words.length ?? 0, reason: transcriptReason });
 
@@ -525,6 +541,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
         translation: brand.translation,
         videoTitle: source.title,
         hookTop: brand.hookTop,
+        emphasis: candidate.judged?.emphasis ?? [],
+        postTitle: candidate.judged?.title ?? null,
       });
       const size = await renderClipVideo(runner, {
         source,
@@ -614,6 +632,8 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
       transcript: summary,
       transcript_unavailable_reason: reason,
       translation: brand.translationOutcome,
+      judgement: judged.judgement,
+      chapters: judged.chapters,
       timings: { ...(job.timeline ? { timeline: job.timeline } : {}), engine_started_at: started, stages: clock.timings().slice(0, 64) },
     });
     endComplete();

@@ -9,6 +9,8 @@ import {
   CHUNK_START_HEADER,
   COMPLETION_IN_PROGRESS,
   CallbackAck,
+  JudgeResult,
+  type JudgeRequest,
   ProbeAck,
   SimilarityResult,
   TranscribeResult,
@@ -149,7 +151,8 @@ export class JobReporter {
     return this.postJson("probe", report, ProbeAck);
   }
 
-  complete(report: CompleteReport): Promise<void> {
+  /** The schema's input: members with defaults (judgement, chapters) may be left out. */
+  complete(report: z.input<typeof CompleteReport>): Promise<void> {
     return this.postJson("complete", report, CallbackAck).then(() => undefined);
   }
 
@@ -226,6 +229,34 @@ export class JobReporter {
       if (texts.length !== request.texts.length) throw new CallbackError("the translation answered a different number of texts", answer.status);
       return { kind: "ok", texts } as const;
     });
+  }
+
+  /**
+   * Asks the Worker to judge candidate clips (docs/judgement.md). One attempt
+   * only: the Worker already retried the model, and a retry here would spend
+   * the job's judgement budget again. Null when no answer came (a Worker
+   * without the route, an error, a timeout): the engine ranks on signals.
+   */
+  async judge(request: JudgeRequest): Promise<JudgeResult | null> {
+    const payload = Buffer.from(JSON.stringify(request));
+    if (this.silence.signal.aborted) throw new JobAborted("inactive");
+    const signal = AbortSignal.any([this.silence.signal, AbortSignal.timeout(this.opts.timeoutMs)]);
+    let answer: RawAnswer;
+    try {
+      answer = await this.send("POST", "judge", { "content-type": "application/json", "content-length": String(payload.length) }, signal, async (req) => {
+        req.end(payload);
+      });
+    } catch (error) {
+      if (this.silence.signal.aborted) throw new JobAborted("inactive");
+      return null;
+    }
+    if (answer.status === 409) this.parse(answer, CallbackAck); // silences the job and throws
+    if (answer.status !== 200) return null;
+    try {
+      return this.parse(answer, JudgeResult);
+    } catch {
+      return null;
+    }
   }
 
   /**

@@ -1,4 +1,5 @@
 /** Types shared inside the engine, between the pipeline stages. */
+import type { ClipScores } from "#contract";
 
 /** One subtitle stream of the source (SourceInfo.subtitleStreams). */
 export interface SubtitleStreamInfo {
@@ -60,6 +61,19 @@ export interface Candidate {
   reasons: string[];
   /** For reframe=auto: one crop position per scene inside the clip. */
   crop?: CropSegment[];
+  /** What a language model made of it (judge/, docs/judgement.md); absent: the signals alone judged it. */
+  judged?: Judged;
+}
+
+/** A model's verdict on one clip, every part checked against its bounds. */
+export interface Judged {
+  scores: ClipScores;
+  /** The post; null or empty where the model gave nothing usable. */
+  title: string | null;
+  description: string | null;
+  hashtags: string[];
+  /** Up to three words or phrases of the clip to emphasise in its captions. */
+  emphasis: string[];
 }
 
 /** Progress callback for one stage: fraction of that stage done, 0-1. */

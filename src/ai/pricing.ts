@@ -20,6 +20,8 @@ export const MODEL_PRICES: Record<string, ModelPrice> = {
   "@cf/meta/m2m100-1.2b": { neuronsPerMillionInputTokens: 31_050, neuronsPerMillionOutputTokens: 31_050 },
   // $0.012 per million input tokens.
   "@cf/baai/bge-m3": { neuronsPerMillionInputTokens: 1_075 },
+  // The default judge (docs/judgement.md): $0.293 per million input tokens, $2.253 per million output tokens.
+  "@cf/meta/llama-3.3-70b-instruct-fp8-fast": { neuronsPerMillionInputTokens: 26_636, neuronsPerMillionOutputTokens: 204_818 },
 };
 
 export function estimateNeurons(model: string, tokensIn: number, tokensOut: number, audioSeconds: number): number {

@@ -9,9 +9,11 @@ import {
   CaptionFont,
   CaptionLanguage,
   ClipConfig,
+  CAPTION_EMPHASIS_MODES,
   FailureCode,
   PLATFORM_IDS,
   HexColor,
+  JUDGED_BY,
   LogoPosition,
   REFRAME_USED,
   REMOVE_SILENCE_MODES,
@@ -100,6 +102,18 @@ export const ClipDetail = z.object({
       }),
     )
     .describe("Pauses (silence) and filler words cut out of the clip, in seconds of the source; duration_seconds is the clip's real length after them"),
+  scores: z
+    .object({
+      hook: z.number().int().min(0).max(100).describe("The first seconds make a viewer stay"),
+      payoff: z.number().int().min(0).max(100).describe("It ends on a resolution, an answer or a punchline"),
+      standalone: z.number().int().min(0).max(100).describe("It makes sense without what came before"),
+      energy: z.number().int().min(0).max(100).describe("Energy and emotion"),
+    })
+    .nullable()
+    .describe("A language model's sub-scores (0-100) from the clip's words; null when signals alone judged the clip"),
+  judged_by: z.enum(JUDGED_BY).describe("model: a language model read the clip's words and ranked it with the signals (its reason is the first of `reasons`); signals: the signal heuristics alone (see the job's `judgement.fallback_reason`)"),
+  description: z.string().nullable().describe("The post: one to three sentences for the clip, in its caption language, written by the model; null on signals"),
+  hashtags: z.array(z.string()).max(5).describe("The post: up to 5 hashtags written by the model; [] on signals"),
 }).openapi("ClipDetail");
 
 const ActiveJob = z.object({
@@ -132,6 +146,17 @@ const CompletedJob = z.object({
     .describe(
       "Null unless caption_language was asked for. status: translated (captions, sidecars and clip text are in `language`), not_needed (already spoken in it), unavailable (this deployment cannot translate, e.g. the local stack), failed (the model kept failing), skipped (no transcript, or its language is unknown); otherwise they stay in the spoken language and `detail` says why",
     ),
+  judgement: z
+    .object({
+      judged_by: z.enum(JUDGED_BY),
+      model: z.string().nullable().describe("The Workers AI model that judged the clips; null on signals"),
+      fallback_reason: z.string().nullable().describe("Why some or all clips were judged by signals alone (no model on this deployment, a timeout, the model's quota, an answer that did not fit the schema); null when the model judged them all"),
+    })
+    .nullable()
+    .describe("What chose and ranked the clips (docs/judgement.md); null for jobs completed before clips were judged"),
+  chapters: z
+    .array(z.object({ title: z.string(), start_seconds: z.number() }))
+    .describe("Chapters of a source longer than ten minutes (title and start, in order); [] otherwise"),
   completed_at: Timestamp,
   credits_charged: z.number().int(),
 });
@@ -211,6 +236,7 @@ export const SavedConfig = z.object({
   hook_title_seconds: z.number().int().describe("Seconds the clip's title shows from its start; 0: no hook title"),
   language: SpeechLanguage.nullable().describe("Spoken language hint (ISO 639-1); null: detected"),
   caption_language: CaptionLanguage.nullable().describe("Language captions, sidecars and clip text are translated into; null: the spoken language"),
+  caption_emphasis: z.enum(CAPTION_EMPHASIS_MODES).describe("keywords: a model-judged clip's up to three key words are drawn in caption_highlight_color (burned captions) and marked <b> in the VTT; off: none"),
   created_at: Timestamp,
   updated_at: Timestamp,
 }).openapi("SavedConfig");

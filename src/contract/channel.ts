@@ -25,6 +25,7 @@
  *   POST {callback_base}/internal/v1/jobs/:id/similarity  SimilarityRequest -> SimilarityResult | 503 | 502
  *   POST {callback_base}/internal/v1/jobs/:id/translate   TranslateRequest -> TranslateResult | 503 | 502
  *   GET  {callback_base}/internal/v1/jobs/:id/logo        -> the account's logo (image/png | image/jpeg) | 404
+ *   POST {callback_base}/internal/v1/jobs/:id/judge       JudgeRequest -> JudgeResult (always 200; judgement.ts)
  *   POST {callback_base}/internal/v1/jobs/:id/complete  CompleteReport -> CallbackAck | 503 completion_in_progress
  *        (idempotent: a repeat after the job completed is answered 200; 503 with
  *        COMPLETION_IN_PROGRESS means the clips are still being published: send it again)
@@ -39,6 +40,7 @@
  */
 import { z } from "zod";
 import { CaptionLanguage } from "./languages.ts";
+import { Chapter, ClipScores, Hashtag, JobJudgement, JudgedBy, MAX_CHAPTERS, MAX_HASHTAGS, MAX_POST_DESCRIPTION_CHARS } from "./judgement.ts";
 import { ClipConfig, FailureCode, REFRAME_USED, RemovedSpan, TimeRange, VideoType } from "./vocabulary.ts";
 
 export const ENGINE_PORT = 8788;
@@ -318,7 +320,8 @@ export const ClipReport = z.object({
   start_seconds: z.number().nonnegative(),
   end_seconds: z.number().positive(),
   score: z.number().min(0).max(1),
-  reasons: z.array(z.string().min(1).max(60)).min(1).max(8),
+  /** Signal names, and the model's one-line reason first when a model judged the clip. */
+  reasons: z.array(z.string().min(1).max(120)).min(1).max(8),
   width: z.number().int().positive(),
   height: z.number().int().positive(),
   // Faces: what the crop followed and how many faces were seen (0 when none were looked for).
@@ -339,6 +342,12 @@ export const ClipReport = z.object({
   duration_seconds: z.number().positive().optional(),
   /** The crop over the clip (absent from an older engine). */
   framing: ClipFraming.optional(),
+  /** The model's sub-scores; null when signals alone judged the clip. */
+  scores: ClipScores.nullable().default(null),
+  judged_by: JudgedBy.default("signals"),
+  /** The post: the model's description and hashtags (title is `title`); null and [] on signals. */
+  description: z.string().max(MAX_POST_DESCRIPTION_CHARS).nullable().default(null),
+  hashtags: z.array(Hashtag).max(MAX_HASHTAGS).default([]),
 });
 export type ClipReport = z.infer<typeof ClipReport>;
 
@@ -372,6 +381,10 @@ export const CompleteReport = z.object({
   translation: TranslationOutcome.nullable().default(null),
   /** Stage timings (absent from an older engine): the Worker logs them with its own stages at completion. */
   timings: JobTimings.optional(),
+  /** What judged the clips; absent from an older engine. */
+  judgement: JobJudgement.nullable().default(null),
+  /** Sources longer than ten minutes: their chapters, in order. */
+  chapters: z.array(Chapter).max(MAX_CHAPTERS).default([]),
 });
 export type CompleteReport = z.infer<typeof CompleteReport>;
 

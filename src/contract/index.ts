@@ -8,6 +8,7 @@
 export * from "./vocabulary.ts";
 export * from "./brand.ts";
 export * from "./languages.ts";
+export * from "./judgement.ts";
 export * from "./channel.ts";
 export * from "./signing.ts";
 export * from "./platforms.ts";

@@ -58,6 +58,11 @@ export const REMOVE_SILENCE_MODES = ["off", "pauses", "tight"] as const;
 export const RemoveSilence = z.enum(REMOVE_SILENCE_MODES);
 export type RemoveSilence = z.infer<typeof RemoveSilence>;
 
+/** Whether a model-judged clip's captions set its key words in the highlight colour (docs/judgement.md). */
+export const CAPTION_EMPHASIS_MODES = ["off", "keywords"] as const;
+export const CaptionEmphasis = z.enum(CAPTION_EMPHASIS_MODES);
+export type CaptionEmphasis = z.infer<typeof CaptionEmphasis>;
+
 /** Longest prompt, in characters (UTF-16 code units, as JavaScript counts them). */
 export const MAX_PROMPT_CHARS = 500;
 /** A topic to clip, in any language the transcript may be in; it must hold more than spaces. */
@@ -124,6 +129,8 @@ export const ClipConfig = z
     language: SpeechLanguage.nullable().default(null),
     /** Captions, sidecars and clip text translated into this language; null: the spoken language. */
     caption_language: CaptionLanguage.nullable().default(null),
+    /** A model-judged clip's up to three key words in caption_highlight_color (burned) and <b> (VTT); off: none. */
+    caption_emphasis: CaptionEmphasis.default("keywords"),
   })
   .strict()
   .refine((c) => c.max_clip_seconds >= c.min_clip_seconds, {

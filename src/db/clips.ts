@@ -1,5 +1,5 @@
 /** Every SQL statement on the `clips` table. */
-import { ClipFraming, type REFRAME_USED, type RemovedSpan } from "#contract";
+import { ClipFraming, ClipScores, type JudgedBy, type REFRAME_USED, type RemovedSpan } from "#contract";
 
 export type ClipReframe = (typeof REFRAME_USED)[number];
 
@@ -34,6 +34,12 @@ export interface Clip {
   srtKey: string | null;
   /** How the clip was cropped from its source; null from an engine that did not report it. */
   framing: ClipFraming | null;
+  /** The model's sub-scores; null when signals alone judged the clip (and for clips stored before judgement). */
+  scores: ClipScores | null;
+  judgedBy: JudgedBy;
+  /** The post (docs/judgement.md): description and hashtags; the title is `title`. */
+  description: string | null;
+  hashtags: string[];
 }
 
 interface ClipRow {
@@ -59,6 +65,17 @@ interface ClipRow {
   vtt_key: string | null;
   srt_key: string | null;
   framing_json?: string | null;
+  scores_json?: string | null;
+  judged_by?: string | null;
+  description?: string | null;
+  hashtags_json?: string | null;
+}
+
+/** Written only from a ClipReport that passed the contract schema; parsed again so a stored value is typed. */
+function scoresOf(row: ClipRow): ClipScores | null {
+  if (!row.scores_json) return null;
+  const parsed = ClipScores.safeParse(JSON.parse(row.scores_json));
+  return parsed.success ? parsed.data : null;
 }
 
 function toClip(row: ClipRow): Clip {
@@ -87,6 +104,10 @@ function toClip(row: ClipRow): Clip {
     vttKey: row.vtt_key ?? null,
     srtKey: row.srt_key ?? null,
     framing: parseFraming(row.framing_json ?? null),
+    scores: scoresOf(row),
+    judgedBy: row.judged_by === "model" ? "model" : "signals",
+    description: row.description ?? null,
+    hashtags: JSON.parse(row.hashtags_json ?? "[]") as string[],
   };
 }
 
@@ -105,8 +126,9 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
   return db
     .prepare(
       `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
-         reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key, prompt_match, removed_json, duration_seconds, framing_json)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22
+         reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key, prompt_match, removed_json, duration_seconds, framing_json,
+         scores_json, judged_by, description, hashtags_json)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26
        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
     )
     .bind(
@@ -132,6 +154,10 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
       JSON.stringify(clip.removed),
       clip.durationSeconds,
       clip.framing === null ? null : JSON.stringify(clip.framing),
+      clip.scores ? JSON.stringify(clip.scores) : null,
+      clip.judgedBy,
+      clip.description,
+      JSON.stringify(clip.hashtags),
     );
 }
 

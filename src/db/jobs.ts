@@ -4,7 +4,8 @@
  * watchdog, the engine's callbacks, duplicate queue deliveries) resolve to one
  * outcome: the statement that matched a row won, the others changed nothing.
  */
-import { ClipConfig, TranslationOutcome, type FailureCode, type TimeRange, type TranscriptSource, type TranscriptSummary, type VideoType } from "#contract";
+import { z } from "zod";
+import { Chapter, ClipConfig, JobJudgement, TranslationOutcome, type FailureCode, type TimeRange, type TranscriptSource, type TranscriptSummary, type VideoType } from "#contract";
 
 export const JOB_STATUSES = ["queued", "processing", "completed", "failed", "canceled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -46,6 +47,9 @@ export interface Job {
   translation: TranslationOutcome | null;
   /** The Workers AI usage the job caused (src/ai/usage.ts); absent on a job read from its Durable Object. */
   aiUsage?: AiUsageTotals;
+  /** Set at completion: what judged the clips (null for jobs completed before judgement existed) and the chapters. */
+  judgement: JobJudgement | null;
+  chapters: Chapter[];
 }
 
 /** What a job spent on Workers AI, summed over its model calls. */
@@ -94,6 +98,21 @@ interface JobRow {
   ai_tokens_out?: number | null;
   ai_audio_seconds?: number | null;
   ai_neurons?: number | null;
+  judged_by?: string | null;
+  judge_model?: string | null;
+  judge_fallback_reason?: string | null;
+  chapters_json?: string | null;
+}
+
+/** Written only from a CompleteReport that passed the contract schema; a row from before the judgement migration has none. */
+function judgementOf(row: JobRow): JobJudgement | null {
+  const parsed = JobJudgement.safeParse({ judged_by: row.judged_by, model: row.judge_model ?? null, fallback_reason: row.judge_fallback_reason ?? null });
+  return parsed.success ? parsed.data : null;
+}
+
+function chaptersOf(row: JobRow): Chapter[] {
+  const parsed = z.array(Chapter).safeParse(JSON.parse(row.chapters_json ?? "[]"));
+  return parsed.success ? parsed.data : [];
 }
 
 /** The stored outcome; a row written before migration 0029, or without a translation asked for, has none. */
@@ -147,6 +166,8 @@ function toJob(row: JobRow): Job {
       audioSeconds: row.ai_audio_seconds ?? 0,
       neurons: row.ai_neurons ?? 0,
     },
+    judgement: judgementOf(row),
+    chapters: chaptersOf(row),
   };
 }
 
@@ -197,6 +218,8 @@ export function queuedJob(job: NewJob): Job {
     transcript: null,
     transcriptUnavailableReason: null,
     translation: null,
+    judgement: null,
+    chapters: [],
   };
 }
 
@@ -420,6 +443,13 @@ export function recordTranscriptWhileProcessing(
       translation?.detail ?? null,
       jobId,
     );
+}
+
+/** What judged a completing job's clips, and its chapters; for the completion batch, like the transcript's. */
+export function recordJudgementWhileProcessing(db: D1Database, jobId: string, judgement: JobJudgement | null, chapters: Chapter[]): D1PreparedStatement {
+  return db
+    .prepare(`UPDATE jobs SET judged_by = ?, judge_model = ?, judge_fallback_reason = ?, chapters_json = ? WHERE id = ? AND status = 'processing'`)
+    .bind(judgement?.judged_by ?? null, judgement?.model ?? null, judgement?.fallback_reason ?? null, chapters.length > 0 ? JSON.stringify(chapters) : null, jobId);
 }
 
 /** The step text of a job that ended without completing. */

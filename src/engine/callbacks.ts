@@ -38,6 +38,7 @@ import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from 
 import { similarityChannel } from "./similarity-channel";
 import { rememberJobAccount } from "./job-accounts";
 import { brandChannel } from "./brand-channel";
+import { judgeChannel } from "./judge-channel";
 import { speechChannel, speechUploadKeys } from "./speech-channel";
 import { scopeOf } from "./scopes";
 import { readBodyCapped } from "../http/capped-body";
@@ -273,6 +274,7 @@ export const callbacks = new Hono<CallbackEnv>()
   .route("/", speechChannel)
   .route("/", similarityChannel)
   .route("/", brandChannel) // POST /:job_id/translate, GET /:job_id/logo
+  .route("/", judgeChannel) // POST /:job_id/judge (docs/judgement.md)
   .put("/:job_id/clips/:index", validate("param", ClipIndexParam), async (c) => {
     const { job_id: jobId, index } = c.req.valid("param");
     await storeClip(c.env, jobId, index, c.req.raw);
@@ -321,6 +323,8 @@ export const callbacks = new Hono<CallbackEnv>()
         transcript: report.transcript,
         transcriptUnavailableReason: report.transcript_unavailable_reason,
         translation: report.translation,
+        judgement: report.judgement,
+        chapters: report.chapters,
         chargedSeconds,
       });
     } catch (err) {

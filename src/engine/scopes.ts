@@ -24,6 +24,8 @@ export const SCOPES = {
   similarity: (job: Pick<Job, "config">) => (job.config.prompt ?? null) !== null,
   /** caption translation (Workers AI m2m100): only a job with a caption_language asks. */
   translate: (job: Pick<Job, "config">) => (job.config.caption_language ?? null) !== null,
+  /** clip judgement by a language model (Workers AI, docs/judgement.md): every job may ask, within its own budget (judge-budget.ts). */
+  judge: () => true,
   /** the account's logo, from the private bucket: only a job whose configuration places one. Jobs stored before brand settings existed have no logo_position. */
   logo: (job: Pick<Job, "config">) => (job.config.logo_position ?? "off") !== "off",
   /** the account's cookies file for the platform of the job's video: only a job whose video is on a platform. */
@@ -59,6 +61,7 @@ export const CHANNEL_ROUTES: readonly ChannelRoute[] = [
   { method: "POST", path: /^translate$/, scope: "translate" },
   { method: "GET", path: /^logo$/, scope: "logo" },
   { method: "GET", path: /^cookies$/, scope: "cookies" },
+  { method: "POST", path: /^judge$/, scope: "judge" },
 ];
 
 /** The scopes a job's token carries. */

@@ -11,7 +11,7 @@
  *                              and in its account's object, its token signed
  *     dispatch: StartJob       StartJob built -> the engine took the job (its
  *                              signature, an instance start included)
- *   download, probe, analysis, transcript, prompt, brand, render N, upload N,
+ *   download, probe, analysis, transcript, prompt, judge, brand, render N, upload N,
  *   upload transcript   the engine's (StageTiming), overlapping
  *   publish   the complete call arriving -> the job completed in D1 (clips
  *             copied to the public bucket, credits charged)

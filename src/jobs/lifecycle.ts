@@ -10,7 +10,7 @@
  * can lose the event or keep a hold for good.
  */
 import { accountState } from "../account/stub";
-import type { ClipReport, FailureCode, TranscriptSummary, TranslationOutcome } from "#contract";
+import type { Chapter, ClipReport, FailureCode, JobJudgement, TranscriptSummary, TranslationOutcome } from "#contract";
 import { maxQueueSeconds } from "../settings";
 import { insertClipWhileProcessing, type Clip } from "../db/clips";
 import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
@@ -25,6 +25,7 @@ import {
   RESTART_STEP,
   type Job,
   type JobStatus,
+  recordJudgementWhileProcessing,
 } from "../db/jobs";
 import { requeueInFleet } from "../fleet/capacity";
 import { engineGone, repairQueuedJob, waitingPastDeadline } from "../fleet/repair";
@@ -56,6 +57,9 @@ export interface Completion {
   /** Seconds the job is charged for when nothing was reserved (a time_range's length); default the source's. */
   chargedSeconds?: number;
   translation?: TranslationOutcome | null;
+  /** What judged the clips (null from an engine that does not say) and the source's chapters. */
+  judgement?: JobJudgement | null;
+  chapters?: Chapter[];
 }
 
 function clipRow(jobId: string, clip: ClipReport, published: PublishedClip): Clip {
@@ -82,6 +86,10 @@ function clipRow(jobId: string, clip: ClipReport, published: PublishedClip): Cli
     removed: clip.removed,
     durationSeconds: clip.duration_seconds ?? null,
     framing: clip.framing ?? null,
+    scores: clip.scores,
+    judgedBy: clip.judged_by,
+    description: clip.description,
+    hashtags: clip.hashtags,
   };
 }
 
@@ -129,11 +137,14 @@ export async function completeJob(env: Env, job: Job, done: Completion): Promise
     transcript: done.transcript,
     transcriptUnavailableReason: done.transcript ? null : done.transcriptUnavailableReason,
     translation: done.translation ?? null,
+    judgement: done.judgement ?? null,
+    chapters: done.chapters ?? [],
   };
   const results = await env.DB.batch([
     chargeJobCredits(env.DB, job.id, fallbackCharge),
     ...clips.map((clip) => insertClipWhileProcessing(env.DB, clip)),
     recordTranscriptWhileProcessing(env.DB, job.id, done.transcript, done.transcriptUnavailableReason, done.translation ?? null),
+    recordJudgementWhileProcessing(env.DB, job.id, done.judgement ?? null, done.chapters ?? []),
     finishCompleted(env.DB, job.id, done.title, done.sourceDurationSeconds, fallbackCharge, now, transitionId),
     jobEventStatement(env, { id: transitionId, type: "job.completed", job: completed, clips, at: now }),
   ]);

@@ -46,6 +46,11 @@ function presentClip(cdnBase: string, clip: Clip) {
       end_seconds: round3(span.end_seconds),
       kind: span.kind,
     })),
+    // Judgement (docs/judgement.md): the model's sub-scores and post, or signals alone.
+    scores: clip.scores,
+    judged_by: clip.judgedBy,
+    description: clip.description,
+    hashtags: clip.hashtags,
   };
 }
 
@@ -57,6 +62,8 @@ function speechFields(job: Job) {
     language: job.transcript?.language ?? null,
     // What became of caption_language (null when none was asked for).
     translation: job.translation ?? null,
+    judgement: job.judgement,
+    chapters: job.chapters.map((chapter) => ({ title: chapter.title, start_seconds: round3(chapter.start_seconds) })),
   };
 }
 

@@ -13,6 +13,8 @@ const REASON_WORDS: Record<string, string> = {
   replay_cuts: "replay cuts",
   pause_bounded: "starts and ends in a pause",
   prompt_match: "words that match the prompt",
+  best_available: "the best span of a video where nothing stood out more",
+  complete_thought: "a complete thought",
 };
 
 /** One reason in words; a name the engine adds later still reads ("new_signal" -> "new signal"). */

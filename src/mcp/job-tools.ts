@@ -52,7 +52,8 @@ export const getJobTool = defineTool({
   title: "Get a job",
   description:
     "A job's status and details. While queued or processing: progress (0-100) and step (what it is doing now). " +
-    "When completed: clips, best first, each with url (MP4), thumbnail_url, start_seconds/end_seconds in the source, score, reasons, title and text (the words spoken in it), caption links, prompt_match (0-1, when the job had a prompt) and what was cut out of it (removed). " +
+    "When completed: clips, best first, each with url (MP4), thumbnail_url, start_seconds/end_seconds in the source, score, reasons, title and text (the words spoken in it), caption links, prompt_match (0-1, when the job had a prompt), what was cut out of it (removed), judged_by (model or signals), scores (a language model's hook, payoff, standalone and energy, 0-100; null on signals) and the post: title, description, hashtags. " +
+    "The job's judgement {judged_by, model, fallback_reason} says what ranked the clips and why signals did, and chapters [{title, start_seconds}] are given for sources longer than ten minutes. " +
     "When failed: error.code and error.message (no credits are charged for a failed job). " +
     "A job that asked for caption_language has translation {language, status, detail} once completed: status translated means captions and clip text are in that language; otherwise they stay in the spoken language and detail says why.",
   input: z.strictObject({

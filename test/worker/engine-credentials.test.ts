@@ -127,13 +127,13 @@ describe("the scope list", () => {
       .filter((route) => scopeOf(route.method, route.sub) === null);
     expect(channel.length).toBeGreaterThanOrEqual(CHANNEL_ROUTES.length);
     expect(missing).toEqual([]);
-    for (const sub of ["translate", "logo", "cookies", "similarity", "source", "transcribe"]) expect(channel.map((r) => r.path)).toContain(prefix + sub);
+    for (const sub of ["translate", "logo", "cookies", "similarity", "source", "transcribe", "judge"]) expect(channel.map((r) => r.path)).toContain(prefix + sub);
   });
 
   it("grants each job only the scopes its configuration needs", () => {
     const config = (over: Record<string, unknown>) => ({ prompt: null, caption_language: null, logo_position: "off", ...over }) as unknown as Job["config"];
     const plain = { uploadId: null, videoType: "podcast", config: config({}), videoUrl: "https://cdn.example.com/talk.mp4" } as Pick<Job, "uploadId" | "videoType" | "config" | "videoUrl">;
-    expect(grantedScopes(plain).sort()).toEqual(["report", "transcribe", "upload"]);
+    expect(grantedScopes(plain).sort()).toEqual(["judge", "report", "transcribe", "upload"]);
     expect(grantedScopes({ ...plain, uploadId: "upl_1" })).toContain("source");
     expect(grantedScopes({ ...plain, config: config({ prompt: "why" }) })).toContain("similarity");
     expect(grantedScopes({ ...plain, config: config({ caption_language: "fr" }) })).toContain("translate");
@@ -142,7 +142,7 @@ describe("the scope list", () => {
     expect(grantedScopes({ ...plain, videoUrl: "https://www.youtube.com/watch?v=abc" })).toContain("cookies");
     expect(grantedScopes({ ...plain, uploadId: "upl_1", videoUrl: "upload://upl_1/a.mp4" })).not.toContain("cookies");
     // A job stored before the steering and brand settings existed (no such members) asks for none of them.
-    expect(grantedScopes({ ...plain, config: {} as unknown as Job["config"] }).sort()).toEqual(["report", "transcribe", "upload"]);
+    expect(grantedScopes({ ...plain, config: {} as unknown as Job["config"] }).sort()).toEqual(["judge", "report", "transcribe", "upload"]);
   });
 });
 

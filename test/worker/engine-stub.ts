@@ -211,7 +211,7 @@ export class EngineClient {
 
   /** The speech fields default to "no transcript", as the engine reports a source without speech. */
   complete(report: StubCompleteReport): Promise<Response> {
-    const full: CompleteReport = { ...report, transcript: report.transcript ?? null, transcript_unavailable_reason: report.transcript_unavailable_reason ?? null, translation: report.translation ?? null };
+    const full: CompleteReport = { ...report, transcript: report.transcript ?? null, transcript_unavailable_reason: report.transcript_unavailable_reason ?? null, translation: report.translation ?? null, judgement: report.judgement ?? null, chapters: report.chapters ?? [] };
     return this.postJson("complete", full);
   }
 
@@ -220,8 +220,8 @@ export class EngineClient {
   }
 }
 
-export type StubCompleteReport = Omit<CompleteReport, "transcript" | "transcript_unavailable_reason" | "translation"> &
-  Partial<Pick<CompleteReport, "transcript" | "transcript_unavailable_reason" | "translation">>;
+export type StubCompleteReport = Omit<CompleteReport, "transcript" | "transcript_unavailable_reason" | "translation" | "judgement" | "chapters"> &
+  Partial<Pick<CompleteReport, "transcript" | "transcript_unavailable_reason" | "translation" | "judgement" | "chapters">>;
 
 export function clipReport(index: number, overrides: Partial<ClipReport> = {}): ClipReport {
   return {
@@ -240,6 +240,10 @@ export function clipReport(index: number, overrides: Partial<ClipReport> = {}): 
     sidecars: false,
     prompt_match: null,
     removed: [],
+    scores: null,
+    judged_by: "signals",
+    description: null,
+    hashtags: [],
     ...overrides,
   };
 }

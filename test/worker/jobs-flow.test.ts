@@ -261,8 +261,14 @@ describe("engine callbacks", () => {
       captions_burned: false,
       prompt_match: null,
       removed: [],
+      // An engine that judged nothing: signals.
+      scores: null,
+      judged_by: "signals",
+      description: null,
+      hashtags: [],
     });
     expect(job.clips?.[1]).toMatchObject({ reframe: "center", faces_count: 0 });
+    expect(job).toMatchObject({ judgement: null, chapters: [] });
     expect(job.credits_charged).toBe(3);
     expect(job.completed_at).toBeTruthy();
     expect(job.error).toBeUndefined();

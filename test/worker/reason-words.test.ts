@@ -20,12 +20,12 @@ describe("clip reasons in words", () => {
     const job: Job = {
       id: "job_words", accountId: "acc", status: "completed", progress: 100, step: "Done", videoUrl: "https://example.com/v.mp4",
       videoType: "gaming", configName: null, config: DEFAULT_CLIP_CONFIG, title: "Finals", sourceDurationSeconds: 90,
-      creditsReserved: 0, creditsCharged: 2, errorCode: null, errorMessage: null, lastReportAt: now, restarts: 0, uploadId: null, captionsUrl: null, timeRange: null, transcript: null, transcriptUnavailableReason: null, translation: null, createdAt: now, updatedAt: now, completedAt: now,
+      creditsReserved: 0, creditsCharged: 2, errorCode: null, errorMessage: null, lastReportAt: now, restarts: 0, uploadId: null, captionsUrl: null, timeRange: null, transcript: null, transcriptUnavailableReason: null, translation: null, judgement: null, chapters: [], createdAt: now, updatedAt: now, completedAt: now,
     };
     const clip: Clip = {
       jobId: job.id, index: 0, objectKey: "clips/job_words/0.mp4", thumbnailKey: "clips/job_words/0.jpg",
       startSeconds: 10, endSeconds: 40, score: 0.8, reasons: ["loudness_peak", "motion_burst"], width: 1080, height: 1920, reframe: "center", facesCount: 0, text: null, title: null, captionsBurned: false, sidecars: false, vttKey: null, srtKey: null,
-      promptMatch: null, removed: [], durationSeconds: null, framing: null,
+      promptMatch: null, removed: [], durationSeconds: null, framing: null, scores: null, judgedBy: "signals", description: null, hashtags: [],
     };
     const html = (await JobCard({ job, clips: [clip], cdnBase: "https://cdn.example.com" }).toString()).replace(/\s+/g, " ");
     const shown = />\s*Chosen for ([^<]*)</.exec(html)?.[1]?.trim();

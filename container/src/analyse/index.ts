@@ -129,6 +129,21 @@ function followsActivity(config: Pick<ClipConfig, "reframe">): boolean {
   return config.reframe === "auto" || config.reframe === "faces";
 }
 
+/**
+ * A source with speech that is long enough for a clip but where nothing
+ * stood out (a short recording of continuous talk): its best span anyway,
+ * ranked low and saying so, rather than no clip. With no window at all (no
+ * pause to cut in), its opening max_clip_seconds.
+ */
+export function bestAvailable(windows: ScoredWindow[], limits: { min: number; max: number; duration: number }): ScoredWindow {
+  const best = pickBest(windows, 1, 0)[0];
+  const span = best ?? { start: 0, end: Math.min(limits.duration, limits.max), score: 0, reasons: [] };
+  return { start: span.start, end: span.end, score: Math.min(span.score, MIN_SCORE / 2), reasons: [BEST_AVAILABLE_REASON, ...span.reasons.filter((r) => r !== BEST_AVAILABLE_REASON)] };
+}
+
+/** The reason of a clip that is only the best span of a source where nothing stood out. */
+export const BEST_AVAILABLE_REASON = "best_available";
+
 function isSilentAndStatic(features: Features): boolean {
   const moving = features.motion.values.some((m) => m >= STATIC_MOTION);
   return !features.audible && !moving && features.sceneChanges.length === 0;
@@ -205,7 +220,8 @@ export async function analyse(
   const limits = { min: config.min_clip_seconds, max: config.max_clip_seconds, duration };
   const windows: ScoredWindow[] = strategy.windows(features, limits);
   opts.onWindows?.(windows);
-  const picked = pickBest(windows, config.max_clips, MIN_SCORE);
+  let picked = pickBest(windows, config.max_clips, MIN_SCORE);
+  if (picked.length === 0 && hasSpeech(features)) picked = [bestAvailable(windows, limits)];
   if (picked.length === 0) {
     throw new NoClipsFoundError(`No moment in the video stood out enough for a ${videoType} clip.`);
   }

@@ -173,7 +173,8 @@ export function buildAss(req: AssRequest): string {
   const escapedLine = (line: CaptionPage["lines"][number], current: unknown) =>
     line.reduce((out, w, i) => {
       const gap = i === 0 || joinsWithoutSpace(line[i - 1]!.text, w.text) ? "" : " ";
-      const word = w === current ? `{\\c${highlight}}${escapeAssText(w.text)}{\\c${plain}}` : escapeAssText(w.text);
+      // The word being said, and the clip's key words (emphasis.ts), in the highlight colour.
+      const word = w === current || w.emphasis === true ? `{\\c${highlight}}${escapeAssText(w.text)}{\\c${plain}}` : escapeAssText(w.text);
       return `${out}${gap}${word}`;
     }, "");
   for (const page of req.pages) {

@@ -14,6 +14,7 @@ import type { ClipConfig, Transcript, TranscriptWord } from "#contract";
 import { isFiller, keptSeconds, toClipTime, type RemovalPlan } from "../steer/removals.ts";
 import { clipText, clipTitle, MAX_TITLE_CHARS } from "../transcript/title.ts";
 import { buildAss, type CaptionBrand, type HookTitle } from "./ass.ts";
+import { markEmphasis } from "./emphasis.ts";
 import { captionMetrics, clipWords, layoutPages, sentencePages, type CaptionPage, type TimedText } from "./layout.ts";
 import { joinPieces } from "./script.ts";
 import { buildSrt, buildVtt } from "./sidecar.ts";
@@ -60,6 +61,9 @@ export interface ClipCaptionsRequest {
    * text, title and captions; caption times follow the cut clip.
    */
   removal?: { plan: RemovalPlan; fillers: boolean };
+  /** A model-judged clip (docs/judgement.md): its key words to emphasise (empty: none) and its post title, for the hook title. */
+  emphasis?: readonly string[];
+  postTitle?: string | null;
 }
 
 const MAX_TEXT_CHARS = 10_000;
@@ -128,10 +132,11 @@ export async function prepareClipCaptions(req: ClipCaptionsRequest): Promise<Cli
       }
     }
   }
+  if (req.emphasis && req.emphasis.length > 0) pages = markEmphasis(pages, req.emphasis);
   const burn = (config.captions === "burned" || config.captions === "both") && req.canBurn && pages.length > 0;
   // The clip's own title, else the video's (without a file name's extension).
   const videoTitle = req.videoTitle?.replace(/\.(?:mp4|m4v|mov|mkv|webm|avi|ts|flv)$/i, "").trim() || null;
-  const hookText = config.hook_title_seconds > 0 && req.canBurn ? (result.title ?? videoTitle) : null;
+  const hookText = config.hook_title_seconds > 0 && req.canBurn ? (req.postTitle ?? result.title ?? videoTitle) : null;
   const hookTitle: HookTitle | null = hookText
     ? { text: hookText, seconds: Math.min(config.hook_title_seconds, renderedSeconds), top: Math.max(Math.round(req.height * 0.08), req.hookTop ?? 0) }
     : null;

@@ -25,6 +25,8 @@ export interface PageWord {
   /** Seconds from the clip's start. */
   start: number;
   end: number;
+  /** One of the clip's key words (emphasis.ts): drawn in the highlight colour, <b> in WebVTT. */
+  emphasis?: boolean;
 }
 
 export interface CaptionPage {

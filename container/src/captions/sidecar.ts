@@ -3,7 +3,8 @@
  * use, timed from the clip's start. Cue text is escaped for each format so a
  * transcript can never add markup a player would interpret.
  */
-import { pageText, type CaptionPage } from "./layout.ts";
+import { pageText, type CaptionPage, type PageWord } from "./layout.ts";
+import { joinsWithoutSpace } from "./script.ts";
 
 function stamp(seconds: number, separator: "." | ","): string {
   const ms = Math.max(0, Math.round(seconds * 1000));
@@ -23,8 +24,16 @@ function srtText(text: string): string {
   return text.replace(/</g, "‹").replace(/>/g, "›").replace(/\{/g, "(").replace(/\}/g, ")");
 }
 
+/** A line in WebVTT: escaped words, the clip's key words (emphasis.ts) in <b>. */
+function vttLine(line: readonly PageWord[]): string {
+  return line.reduce((out, w, i) => {
+    const gap = i === 0 || joinsWithoutSpace(line[i - 1]!.text, w.text) ? "" : " ";
+    return `${out}${gap}${w.emphasis === true ? `<b>${vttText(w.text)}</b>` : vttText(w.text)}`;
+  }, "");
+}
+
 export function buildVtt(pages: CaptionPage[]): string {
-  const cues = pages.map((page, i) => `${i + 1}\n${stamp(page.start, ".")} --> ${stamp(page.end, ".")}\n${vttText(pageText(page, "\n"))}`);
+  const cues = pages.map((page, i) => `${i + 1}\n${stamp(page.start, ".")} --> ${stamp(page.end, ".")}\n${page.lines.some((line) => line.some((w) => w.emphasis === true)) ? page.lines.map(vttLine).join("\n") : vttText(pageText(page, "\n"))}`);
   return `WEBVTT\n\n${cues.join("\n\n")}\n`;
 }
 

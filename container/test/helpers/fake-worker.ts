@@ -12,7 +12,7 @@ import { CALLBACK_PREFIX, CHUNK_START_HEADER, type ProbeAck } from "#contract";
  */
 export interface RecordedCall {
   jobId: string;
-  /** progress, probe, complete, fail, interrupted, clip, thumbnail, captions_vtt, captions_srt, transcript, transcribe, translate, logo */
+  /** progress, probe, complete, fail, interrupted, clip, thumbnail, captions_vtt, captions_srt, transcript, transcribe, translate, judge, logo */
   kind: string;
   index?: number;
   body?: unknown;
@@ -46,6 +46,11 @@ export interface FakeWorkerBehaviour {
    * the Worker answers without an AI binding (local development).
    */
   translate?: (call: { jobId: string; body: unknown }) => Promise<{ status: number; body: unknown }>;
+  /**
+   * The judgement route (docs/judgement.md). Default: what the Worker answers
+   * without an AI binding: 200, judged by signals, saying so.
+   */
+  judge?: (call: { jobId: string; body: unknown }) => Promise<{ status: number; body: unknown }>;
   /** The logo route: the image and its type, or none (404). */
   logo?: (jobId: string) => { bytes: Buffer; contentType: string } | null;
   /**
@@ -84,7 +89,7 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
     for (const wake of waiters) wake();
   };
   const behaviour: FakeWorkerBehaviour = {};
-  const route = new RegExp(`^${CALLBACK_PREFIX}/([^/]+)/(progress|probe|complete|fail|interrupted|transcript|transcribe|translate|logo|clips/(\\d+)(/thumbnail|/captions\\.vtt|/captions\\.srt)?)$`);
+  const route = new RegExp(`^${CALLBACK_PREFIX}/([^/]+)/(progress|probe|complete|fail|interrupted|transcript|transcribe|translate|judge|logo|clips/(\\d+)(/thumbnail|/captions\\.vtt|/captions\\.srt)?)$`);
 
   const server = http.createServer((req, res) => {
     void (async () => {
@@ -153,6 +158,18 @@ export async function startFakeWorker(tokens: Map<string, string>, uploadDir: st
         const answer = (await behaviour.translate?.({ jobId, body: call.body })) ?? {
           status: 503,
           body: { type: "/docs/errors#translation_unavailable", title: "Translation unavailable", status: 503, code: "translation_unavailable" },
+        };
+        res.writeHead(answer.status, { "content-type": answer.status === 200 ? "application/json" : "application/problem+json" }).end(JSON.stringify(answer.body));
+        return;
+      }
+      if (kind === "judge") {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        call.body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        calls.push(call);
+        const answer = (await behaviour.judge?.({ jobId, body: call.body })) ?? {
+          status: 200,
+          body: { judged_by: "signals", model: null, fallback_reason: "No Workers AI is configured on this deployment.", verdicts: [], chapters: [], usage: { calls: 0, tokens_in: 0, tokens_out: 0 } },
         };
         res.writeHead(answer.status, { "content-type": answer.status === 200 ? "application/json" : "application/problem+json" }).end(JSON.stringify(answer.body));
         return;

@@ -173,6 +173,11 @@ export function ConfigForm({ name, values, errors, general, csrf, typedName = ""
             <Select id="config-remove_silence" name="remove_silence" invalid={Boolean(errors.remove_silence)} value={values.remove_silence} options={REMOVE_SILENCE_MODES.map((m) => [m, REMOVE_SILENCE_LABELS[m]])} describedBy={describedBy} />
           )}
         </Field>
+        <Field id="config-caption_emphasis" label="Key words" hint="Clips judged by a model: their up to three key words in the highlight colour (burned) and bold (WebVTT)." error={errors.caption_emphasis}>
+          {(describedBy) => (
+            <Select id="config-caption_emphasis" name="caption_emphasis" invalid={Boolean(errors.caption_emphasis)} value={values.caption_emphasis} options={[["keywords", "Emphasise them"], ["off", "Off"]]} describedBy={describedBy} />
+          )}
+        </Field>
         <Field id="config-remove_fillers" label="Filler words" hint="Cuts um, uh, erm and the like (needs a transcript)." error={errors.remove_fillers}>
           {(describedBy) => (
             <Select id="config-remove_fillers" name="remove_fillers" invalid={Boolean(errors.remove_fillers)} value={values.remove_fillers} options={[["false", "Keep them"], ["true", "Cut them"]]} describedBy={describedBy} />

@@ -38,6 +38,13 @@ function ClipView({ cdnBase, clip, position, language }: { cdnBase: string; clip
         Chosen for {reasonsInWords(clip.reasons)}
       </p>
       {clip.promptMatch !== null ? <p class="meta" data-prompt-match>Matches the prompt: {Math.round(clip.promptMatch * 100)}%</p> : null}
+      {clip.scores ? (
+        <p class="meta" data-judged-by={clip.judgedBy}>
+          Judged by a model: hook {clip.scores.hook}, payoff {clip.scores.payoff}, stands alone {clip.scores.standalone}, energy {clip.scores.energy}
+        </p>
+      ) : null}
+      {clip.description ? <p class="meta" data-post>Post: {clip.description}</p> : null}
+      {clip.hashtags.length > 0 ? <p class="meta" data-hashtags>{clip.hashtags.join(" ")}</p> : null}
       {cut ? <p class="meta" data-removed>Cut out: {cut}</p> : null}
       {clip.text ? <p class="meta">Says: {clip.text}</p> : null}
       <p class="meta">
@@ -181,6 +188,24 @@ export function JobCard({ job, clips, cdnBase }: { job: Job; clips: Clip[]; cdnB
                 ? `Captions in ${languageName(job.translation.language)}.`
                 : `Captions not in ${languageName(job.translation.language)}${job.translation.detail ? `: ${job.translation.detail}` : "."}`}
             </p>
+          ) : null}
+          {job.judgement ? (
+            <p class="meta" data-judgement={job.judgement.judged_by}>
+              {job.judgement.judged_by === "model" ? `Clips judged by ${job.judgement.model ?? "a model"} and the signals` : "Clips ranked by signals alone"}
+              {job.judgement.fallback_reason ? `: ${job.judgement.fallback_reason}` : "."}
+            </p>
+          ) : null}
+          {job.chapters.length > 0 ? (
+            <details class="meta" data-chapters>
+              <summary>Chapters ({job.chapters.length})</summary>
+              <ol>
+                {job.chapters.map((chapter) => (
+                  <li>
+                    {seconds(chapter.start_seconds)} {chapter.title}
+                  </li>
+                ))}
+              </ol>
+            </details>
           ) : null}
           <ol class="clips">
             {clips.map((clip) => (
