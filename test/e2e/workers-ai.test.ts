@@ -5,13 +5,16 @@
  * the REST stand-in server (scripts/local-stack/ai-stand-in.ts). A real job
  * on a source without subtitles gets its transcript from speech-to-text over
  * HTTP: the stand-in receives whisper requests carrying the bearer token and
- * base64 WAV audio, and the words it heard are the job's transcript.
+ * base64 WAV audio, and the words it heard are the job's transcript. The
+ * same job's clips are judged by the text-generation model over the same
+ * REST path: the verdict the stand-in gives is the clip's title and scores.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startAiStandIn, type RunningAiStandIn } from "../../scripts/local-stack/ai-stand-in.ts";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
 import { startLocalStack, type LocalStack } from "../../scripts/local-stack/stack.ts";
-import { WHISPER } from "../stand-ins/workers-ai-rest.ts";
+import { answerJudgement, type TextGenerationInput, type TextGenerationOutput } from "../stand-ins/text-generation.ts";
+import { JUDGE_MODEL, WHISPER } from "../stand-ins/workers-ai-rest.ts";
 import { newAccount } from "./harness/accounts.ts";
 import { TALK_20S, talkSource } from "./harness/media.ts";
 import { stackOptions } from "./harness/shared-stack-config.ts";
@@ -25,9 +28,16 @@ let ai: RunningAiStandIn;
 let stack: LocalStack;
 let sources: SourceServer;
 let talkUrl: string;
+/** Every answer the judge stand-in gave, in order. */
+const judgements: TextGenerationOutput[] = [];
 
 beforeAll(async () => {
   ai = await startAiStandIn({ accountId: ACCOUNT, token: TOKEN, script: SCRIPT });
+  ai.standIn.setHandler(JUDGE_MODEL, async (input) => {
+    const answer = answerJudgement(JUDGE_MODEL, input as TextGenerationInput);
+    judgements.push(answer);
+    return answer;
+  });
   const options = stackOptions("workers-ai", { WORKERS_AI_ACCOUNT_ID: ACCOUNT, WORKERS_AI_TOKEN: TOKEN, WORKERS_AI_BASE_URL: ai.baseUrl });
   const [started, server, talk] = await Promise.all([startLocalStack(options), startSourceServer(), talkSource(TALK_20S)]);
   stack = started;
@@ -57,5 +67,31 @@ describe("the local stack with Workers AI over REST", TEST_TIMEOUT, () => {
     expect(transcript.status).toBe(200);
     const words = (transcript.body as { words: { text: string }[] }).words.map((w) => w.text.toLowerCase());
     for (const word of SCRIPT.split(" ")) expect(words).toContain(word);
+  });
+
+  test("the same REST path judges the clips: the stand-in's verdict is the first clip's title and scores", async () => {
+    const account = await newAccount({ workerUrl: stack.workerUrl, adminToken: stack.adminToken });
+    const before = judgements.length;
+    const submitted = await account.client.submit({ video_url: talkUrl, video_type: "podcast" });
+    const job = await account.client.waitForJob(submitted.job_id, { timeoutMs: 240_000 });
+    expect(job.status, JSON.stringify(job)).toBe("completed");
+
+    const calls = ai.standIn.requestsFor(JUDGE_MODEL);
+    expect(calls.length).toBeGreaterThan(0);
+    for (const call of calls) {
+      expect(call).toMatchObject({ accountId: ACCOUNT, authorization: `Bearer ${TOKEN}`, status: 200 });
+      expect((call.input as { response_format?: { type?: string } }).response_format?.type).toBe("json_schema");
+    }
+    const answers = judgements.slice(before);
+    expect(answers.length).toBeGreaterThan(0);
+    const verdicts = answers.flatMap((a) => (JSON.parse(a.response as string) as { clips: { title: string; hook: number; payoff: number; standalone: number; energy: number }[] }).clips);
+
+    const detail = job as unknown as { judgement: { judged_by: string } | null; clips: { title: string; judged_by: string; scores: { hook: number; payoff: number; standalone: number; energy: number } | null }[] };
+    expect(detail.judgement?.judged_by).toBe("model");
+    const first = detail.clips[0]!;
+    expect(first.judged_by).toBe("model");
+    const its = verdicts.find((v) => v.title === first.title);
+    expect(its, `${first.title} among ${verdicts.map((v) => v.title).join(" | ")}`).toBeDefined();
+    expect(first.scores).toEqual({ hook: its!.hook, payoff: its!.payoff, standalone: its!.standalone, energy: its!.energy });
   });
 });

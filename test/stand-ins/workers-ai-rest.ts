@@ -24,10 +24,12 @@ import { inspectWav } from "../../src/engine/wav.ts";
 import { whisperOutput, type SpokenWord } from "../worker/whisper-stand-in.ts";
 import { M2M100StandIn, type PhraseBook } from "../worker/m2m100-stand-in.ts";
 import { BgeM3StandIn } from "../worker/bge-m3-stand-in.ts";
+import { answerJudgement, type TextGenerationInput } from "./text-generation.ts";
 
 export const WHISPER = "@cf/openai/whisper-large-v3-turbo";
 export const M2M100 = "@cf/meta/m2m100-1.2b";
 export const BGE_M3 = "@cf/baai/bge-m3";
+export const JUDGE_MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";
 
 export interface ApiError {
   code: number;
@@ -120,6 +122,8 @@ export class WorkersAiRestStandIn {
     });
     this.setHandler(M2M100, (input, signal) => asFailure(() => m2m100.run(M2M100, input, { signal })));
     this.setHandler(BGE_M3, (input) => asFailure(() => bge.run(BGE_M3, input)));
+    // The default judge: a text-generation model answering in its documented shape (text-generation.ts).
+    this.setHandler(JUDGE_MODEL, (input) => asFailure(() => Promise.resolve(answerJudgement(JUDGE_MODEL, input as TextGenerationInput))));
   }
 
   setHandler(model: string, handler: ModelHandler): void {
