@@ -15,7 +15,7 @@ const root = path.resolve(import.meta.dirname, "..", "..");
 
 /** Where an issue reference may not appear: folders searched whole, and single files. */
 const CHECKED_DIRS = ["src", "container", "client", "scripts", "bench", "test", "docs", ".ci"];
-const CHECKED_FILES = ["README.md", "wrangler.toml", "package.json"];
+const CHECKED_FILES = ["README.md", "wrangler.toml", "package.json", "vitest.config.ts", "tsconfig.json", "tsconfig.node.json"];
 /** Folders that hold what the project does not write: installed packages, builds, generated media, run state. */
 const SKIPPED_DIRS = new Set(["node_modules", "dist", ".tmp", ".wrangler", "test-output", ".git", "results"]);
 
