@@ -8,13 +8,16 @@
  *   its turn and never starves newer ones;
  * - job events still undispatched: dispatched (webhooks/outbox.ts);
  * - deliveries whose first attempt was never queued: queued again;
- * - transcripts stored in the public bucket under the older layout: moved to the private one.
+ * - transcripts stored in the public bucket under the older layout: moved to the private one;
+ * - deleted jobs' publication keys, once no completion attempt can still be
+ *   writing: every key they derive deleted (deleted-publications.ts).
  *
  * The ages below leave the transition's own attempt time to finish first, so
  * the sweep only takes over what was truly left behind.
  */
 import { listUnsettledJobs, markSettleAttempted } from "../db/jobs";
 import { dispatchStaleEvents, requeueUnsentDeliveries } from "../webhooks/outbox";
+import { clearDeletedPublications } from "./deleted-publications";
 import { moveLegacyTranscripts } from "./job-objects";
 import { settleEndedJob } from "./settle";
 
@@ -35,11 +38,12 @@ export interface SweepReport {
   dispatched: number;
   requeued: number;
   movedTranscripts: number;
+  clearedPublications: number;
   failures: string[];
 }
 
 export async function runSweep(env: Env, nowMs: number = Date.now(), batch: number = SWEEP_BATCH): Promise<SweepReport> {
-  const report: SweepReport = { settled: 0, unsettled: 0, dispatched: 0, requeued: 0, movedTranscripts: 0, failures: [] };
+  const report: SweepReport = { settled: 0, unsettled: 0, dispatched: 0, requeued: 0, movedTranscripts: 0, clearedPublications: 0, failures: [] };
   const at = (offsetMs: number) => new Date(nowMs - offsetMs).toISOString();
   const part = async (name: string, work: () => Promise<void>) => {
     try {
@@ -66,6 +70,9 @@ export async function runSweep(env: Env, nowMs: number = Date.now(), batch: numb
   });
   await part("moving old transcripts to the private bucket", async () => {
     report.movedTranscripts = await moveLegacyTranscripts(env, batch);
+  });
+  await part("clearing deleted jobs' publications", async () => {
+    report.clearedPublications = await clearDeletedPublications(env, nowMs, batch);
   });
   return report;
 }

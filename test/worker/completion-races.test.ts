@@ -12,7 +12,9 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { app } from "../../src/app";
 import { findJob, findPublicationKey } from "../../src/db/jobs";
 import { cancelJob, failJob } from "../../src/jobs/lifecycle";
-import { publishedKeys } from "../../src/jobs/publication";
+import { PUBLISH_RACE_MS } from "../../src/jobs/job-objects";
+import { publishedKeys, publishStaged } from "../../src/jobs/publication";
+import { runSweep } from "../../src/jobs/sweep";
 import { keysOf } from "../../src/jobs/unclaimed-publication";
 import type { CompleteReport } from "#contract";
 import { clipReport, expectAck, FakeEngine, type EngineClient } from "./engine-stub";
@@ -65,6 +67,12 @@ async function completeWith(client: EngineClient, bindings: Partial<Env>): Promi
   );
   await waitOnExecutionContext(ctx);
   return res;
+}
+
+/** The publication key DELETE kept for the sweep, if it is still kept. */
+async function keptPublication(jobId: string): Promise<string | null> {
+  const row = await env.DB.prepare(`SELECT publication_key FROM deleted_publications WHERE job_id = ?`).bind(jobId).first<{ publication_key: string }>();
+  return row?.publication_key ?? null;
 }
 
 async function cdnStatus(key: string): Promise<number> {
@@ -225,5 +233,35 @@ describe("a completion still writing when its canceled job is deleted", () => {
     await expectProblem(await completion, 409, "job_not_active");
     for (const key of keys) expect(await cdnStatus(key), key).toBe(404);
     expect(added(before, await publicKeys())).toEqual([]);
+  });
+
+  it("when the attempt's Worker stops before its check, the sweep removes what it wrote once no attempt can still run", async () => {
+    const account = await createAccount();
+    const before = await publicKeys();
+    const client = await processingJob(engine, account);
+    await renderTwo(client);
+    const publicationKey = (await findPublicationKey(env.DB, client.jobId))!;
+    const keys = keysOf(await publishedKeys(publicationKey, REPORT.clips));
+    const gate = new Gate();
+    // Only the attempt's copies, not its check after them: as if its Worker stopped once they landed.
+    const copies = publishStaged({ ...env, CLIPS: holdPuts(env.CLIPS, gate) }, client.jobId, await publishedKeys(publicationKey, REPORT.clips)).catch(
+      (err: unknown) => err,
+    );
+    await gate.reached;
+    expect((await api(account, `/api/v1/jobs/${client.jobId}/cancel`, { method: "POST" })).status).toBe(200);
+    expect((await api(account, `/api/v1/jobs/${client.jobId}`, { method: "DELETE" })).status).toBe(204);
+    gate.release();
+    await copies;
+    const leftBehind = added(before, await publicKeys());
+    expect(leftBehind.length).toBeGreaterThan(0);
+    expect(keys).toEqual(expect.arrayContaining(leftBehind));
+    // Too early: an attempt could still be writing.
+    await runSweep(env, Date.now());
+    expect(await keptPublication(client.jobId)).toBe(publicationKey);
+    expect(added(before, await publicKeys())).toEqual(leftBehind);
+    // Once no attempt can still run, every key the job could have published is deleted, and so is the record.
+    await runSweep(env, Date.now() + PUBLISH_RACE_MS + 1000);
+    expect(added(before, await publicKeys())).toEqual([]);
+    expect(await keptPublication(client.jobId)).toBeNull();
   });
 });
