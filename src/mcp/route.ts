@@ -43,9 +43,9 @@ function isRequestMessage(message: unknown): boolean {
 /**
  * How many requests a POST counts as in the window: the JSON-RPC requests of
  * a batch (notifications and responses do no work), at least one. Read from
- * a copy of the body, so the SDK still reads (and caps, and answers on) the
- * original; a body that is too large or not JSON counts one, and the SDK
- * refuses it.
+ * a copy of the body, so the original is still read (and capped) once the
+ * request is admitted; a body that is too large or not JSON counts one, and is
+ * refused there or by the SDK.
  */
 async function requestCost(request: Request): Promise<number> {
   if (request.method !== "POST" || !request.body) return 1;
