@@ -23,7 +23,8 @@ export default defineConfig(async () => {
               miniflare: {
                 bindings: {
                   TEST_MIGRATIONS: migrations,
-                  ADMIN_TOKEN: "test-admin-token",
+                  // At least 32 characters: the operator API refuses a shorter token (src/admin/guard.ts).
+                  ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
                   // The Worker's engine keys (docs/architecture.md "Engine credentials"): an Ed25519 private key (PKCS#8, base64) and the callback token secret.
                   ENGINE_SIGNING_KEY: "MC4CAQAwBQYDK2VwBCIEIG+/Cp5HI/Pqo8otdoFlUhQKHHQZz9Q8z2OEXFmxriNu",
                   CALLBACK_TOKEN_SECRET: "test-callback-token-secret-0123456789abcdef",

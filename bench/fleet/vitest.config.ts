@@ -49,7 +49,8 @@ export default defineConfig(async () => {
           ),
           bindings: {
             TEST_MIGRATIONS: migrations,
-            ADMIN_TOKEN: "bench-admin-token",
+            // At least 32 characters: the operator API refuses a shorter token (src/admin/guard.ts).
+            ADMIN_TOKEN: "bench-admin-token-0123456789abcdef",
             // The Worker's engine keys (docs/architecture.md "Engine credentials"): an Ed25519 private key (PKCS#8, base64) and the callback token secret.
             ENGINE_SIGNING_KEY: "MC4CAQAwBQYDK2VwBCIEINIBHIrBPWTIDIv+izQzLRzmQESvxaiBolup+xAyI9QZ",
             CALLBACK_TOKEN_SECRET: "test-callback-token-secret-0123456789abcdef",

@@ -12,7 +12,7 @@ import { PlanLimits } from "./plan-limits";
 import { RequestWindow, type HitResult } from "./request-window";
 import * as watchdog from "./watchdog";
 
-export type AdmitResult = { revoked: true } | ({ revoked: false } & HitResult & { job?: live.LiveJobView });
+export type AdmitResult = { revoked: true } | ({ revoked: false } & HitResult & { granted: number; job?: live.LiveJobView });
 
 /** A job read rides on the request's admission: the job's view comes back in the same call. */
 export interface JobReadRequest {
@@ -86,15 +86,18 @@ export class AccountState extends DurableObject<Env> {
    * otherwise counts the request against the window. The limit set by the
    * last plan change wins over the caller's (possibly cached) plan limit.
    * With `read`, an admitted request also gets the job's view (live-jobs.ts),
-   * so a job read costs this one call and no D1 query.
+   * so a job read costs this one call and no D1 query. `cost` is how many
+   * requests it counts as (an MCP batch: one per message, default 1): as many
+   * as the window has room for are counted, and `granted` says how many.
    */
-  admit(request: { accountId: string; keyId: string; requestsPerMinute: number; read?: JobReadRequest }): AdmitResult {
+  admit(request: { accountId: string; keyId: string; requestsPerMinute: number; read?: JobReadRequest; cost?: number }): AdmitResult {
     this.init(request.accountId);
     if (this.revocations.isRevoked(request.keyId)) return { revoked: true };
-    const counted = this.countRequest(this.limits.requestsPerMinute(request.requestsPerMinute));
-    if (!counted.allowed || !request.read) return { revoked: false, ...counted };
+    const limit = this.limits.requestsPerMinute(request.requestsPerMinute);
+    const { granted, result } = this.requestWindow.take(limit, Date.now(), Math.max(1, Math.floor(request.cost ?? 1)));
+    if (!result.allowed || !request.read) return { revoked: false, ...result, granted };
     const job = live.viewJob(this.ctx.storage.sql, request.read.jobId, request.read.cdnBase);
-    return { revoked: false, ...counted, job };
+    return { revoked: false, ...result, granted, job };
   }
 
   revokeKey(keyId: string): void {

@@ -79,37 +79,55 @@ export class RequestWindow {
   }
 
   hit(limit: number, nowMs: number): HitResult {
+    return this.take(limit, nowMs, 1).result;
+  }
+
+  /**
+   * Counts up to `wanted` requests at once (an MCP batch counts each of its
+   * messages): as many as the window has room for, all in this second.
+   * `granted` is how many were counted; the result is allowed when at least
+   * one was, and its retry-after (when fewer than `wanted` were) is the wait
+   * for one more.
+   */
+  take(limit: number, nowMs: number, wanted: number): { granted: number; result: HitResult } {
     const nowSecond = Math.floor(nowMs / 1000);
     const expiredUpTo = nowSecond - WINDOW_SECONDS;
     for (const second of this.buckets.keys()) if (second <= expiredUpTo) this.buckets.delete(second);
-    const seconds = [...this.buckets.keys()].sort((a, b) => a - b);
-    const used = seconds.reduce((sum, second) => sum + this.buckets.get(second)!, 0);
-    const oldest = seconds[0] ?? nowSecond;
-
-    if (used < limit) {
-      this.persistAhead(limit, used, nowSecond);
-      this.buckets.set(nowSecond, (this.buckets.get(nowSecond) ?? 0) + 1);
-      return { allowed: true, limit, remaining: limit - used - 1, resetSeconds: secondsUntilExpiry(oldest, nowMs), retryAfterSeconds: 0 };
+    const used = this.used();
+    const oldest = Math.min(...this.buckets.keys(), nowSecond);
+    const granted = Math.max(0, Math.min(Math.floor(wanted), limit - used));
+    if (granted > 0) {
+      this.persistAhead(limit, used, nowSecond, granted);
+      this.buckets.set(nowSecond, (this.buckets.get(nowSecond) ?? 0) + granted);
     }
-
-    // Refused (not counted): wait until enough old buckets leave for one request.
-    let freed = 0;
-    let retryAfter = WINDOW_SECONDS;
-    for (const second of seconds) {
-      freed += this.buckets.get(second)!;
-      if (used - freed < limit) {
-        retryAfter = secondsUntilExpiry(second, nowMs);
-        break;
-      }
-    }
-    return { allowed: false, limit, remaining: 0, resetSeconds: secondsUntilExpiry(oldest, nowMs), retryAfterSeconds: retryAfter };
+    const resetSeconds = secondsUntilExpiry(oldest, nowMs);
+    const retryAfterSeconds = granted === wanted ? 0 : this.secondsUntilRoom(limit, nowMs);
+    return { granted, result: { allowed: granted > 0, limit, remaining: limit - used - granted, resetSeconds, retryAfterSeconds } };
   }
 
-  /** Makes sure the request about to be accepted is already in storage (or in a stored reservation). */
-  private persistAhead(limit: number, used: number, nowSecond: number): void {
+  private used(): number {
+    let used = 0;
+    for (const hits of this.buckets.values()) used += hits;
+    return used;
+  }
+
+  /** Seconds until enough old buckets leave the window for one more request (refused requests are not counted). */
+  private secondsUntilRoom(limit: number, nowMs: number): number {
+    const used = this.used();
+    if (used < limit) return 0;
+    let freed = 0;
+    for (const second of [...this.buckets.keys()].sort((a, b) => a - b)) {
+      freed += this.buckets.get(second)!;
+      if (used - freed < limit) return secondsUntilExpiry(second, nowMs);
+    }
+    return WINDOW_SECONDS;
+  }
+
+  /** Makes sure the `count` requests about to be accepted are already in storage (or in a stored reservation). */
+  private persistAhead(limit: number, used: number, nowSecond: number, count: number): void {
     const current = this.reservation;
-    if (current && current.left > 0 && nowSecond <= current.second) {
-      current.left -= 1;
+    if (current && current.left >= count && nowSecond <= current.second) {
+      current.left -= count;
       return;
     }
     // One synchronous group of statements: SQLite commits them together.
@@ -117,7 +135,8 @@ export class RequestWindow {
       // The old reservation's unused rest was never used: give it back.
       this.sql.exec(`UPDATE request_window SET hits = hits - ? WHERE second = ?`, current.left, current.second);
     }
-    const size = reservationSize(limit, limit - used);
+    // At least the requests being accepted (count <= limit - used, the room left).
+    const size = Math.max(count, reservationSize(limit, limit - used));
     const second = nowSecond + RESERVE_SECONDS - 1;
     this.sql.exec(
       `INSERT INTO request_window (second, hits) VALUES (?, ?) ON CONFLICT (second) DO UPDATE SET hits = hits + excluded.hits`,
@@ -126,6 +145,6 @@ export class RequestWindow {
     );
     this.sql.exec(`DELETE FROM request_window WHERE second <= ? OR hits <= 0`, nowSecond - WINDOW_SECONDS);
     this.writes += 1;
-    this.reservation = { second, size, left: size - 1 };
+    this.reservation = { second, size, left: size - count };
   }
 }

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { accountState } from "../account/stub";
 import { deleteClipsOfJob } from "../db/clips";
+import { rememberDeletedPublication } from "../db/deleted-publications";
 import { ACTIVE_STATUSES, deleteFinishedJob, JOB_STATUSES } from "../db/jobs";
 import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app";
 import { AppError } from "../http/errors";
@@ -171,7 +172,13 @@ export const jobs = apiApp()
     // Objects first (the published ones stop being served at once, up to the CDN's cache time):
     // if anything fails, the job still exists and DELETE can be retried.
     await deleteAllJobObjects(c.env, job.id);
-    const [, deleted] = await c.env.DB.batch([deleteClipsOfJob(c.env.DB, job.id), deleteFinishedJob(c.env.DB, accountId, job.id)]);
+    // The publication key outlives the row, for the sweep (src/jobs/deleted-publications.ts): a completion attempt
+    // still writing may add objects after the clean-up above.
+    const [, , deleted] = await c.env.DB.batch([
+      rememberDeletedPublication(c.env.DB, accountId, job.id, new Date().toISOString()),
+      deleteClipsOfJob(c.env.DB, job.id),
+      deleteFinishedJob(c.env.DB, accountId, job.id),
+    ]);
     if ((deleted?.results.length ?? 0) === 0) throw jobNotFound(job.id);
     return c.body(null, 204);
   });

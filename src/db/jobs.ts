@@ -492,16 +492,30 @@ export async function markSettled(db: D1Database, jobId: string, now: string): P
   await db.prepare(`UPDATE jobs SET settled_at = ? WHERE id = ? AND settled_at IS NULL AND status IN ('completed', 'failed', 'canceled')`).bind(now, jobId).run();
 }
 
-/** Ended jobs whose releases are not all done, that ended between `after` and `before`, oldest first. */
+/**
+ * Ended jobs whose releases are not all done, that ended between `after` and
+ * `before`: those the sweep has not tried yet first (oldest end first), then
+ * those it tried least recently. A job whose releases keep failing goes to
+ * the back once tried, so it never holds a place a newer job needs.
+ */
 export async function listUnsettledJobs(db: D1Database, after: string, before: string, limit: number): Promise<Job[]> {
   const { results } = await db
     .prepare(
       `SELECT * FROM jobs WHERE settled_at IS NULL AND status IN ('completed', 'failed', 'canceled') AND updated_at > ? AND updated_at < ?
-       ORDER BY updated_at LIMIT ?`,
+       ORDER BY settle_attempted_at IS NOT NULL, settle_attempted_at, updated_at LIMIT ?`,
     )
     .bind(after, before, limit)
     .all<JobRow>();
   return results.map(toJob);
+}
+
+/** Records that the sweep is trying to settle these jobs now (one statement for the whole run). */
+export async function markSettleAttempted(db: D1Database, jobIds: readonly string[], now: string): Promise<void> {
+  if (jobIds.length === 0) return;
+  await db
+    .prepare(`UPDATE jobs SET settle_attempted_at = ? WHERE id IN (${jobIds.map(() => "?").join(", ")})`)
+    .bind(now, ...jobIds)
+    .run();
 }
 
 /**

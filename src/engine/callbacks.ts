@@ -329,11 +329,16 @@ export const callbacks = new Hono<CallbackEnv>()
       });
     } catch (err) {
       if (!(err instanceof StagedObjectMissing)) throw err;
-      // Deleted between the check above and the copy: by a cancel's clean-up (409), or never stored (400).
-      if ((await findJob(c.env.DB, job.id))?.status !== "processing") throw notActive(job.id);
+      // Deleted between the check above and the copy: by the clean-up of another attempt's completion
+      // (answered as that completion), of a cancel (409), or never stored (400).
+      const status = (await findJob(c.env.DB, job.id))?.status;
+      if (status === "completed") return c.json(ACK);
+      if (status !== "processing") throw notActive(job.id);
       throw uploadsMissing([err.message]);
     }
     if (outcome === "inactive") throw notActive(job.id);
+    // Overtaken by another attempt of the same completion (the engine's retry): answered as that one was.
+    if (outcome === "completed_by_another") return c.json(ACK);
     if (outcome === "completed") {
       // Where the job's time went, one line per completed job (container/README.md "Where a job's time goes").
       const times = completionTimes(Date.parse(job.createdAt), report.timings, { start: arrived, end: Date.now() });

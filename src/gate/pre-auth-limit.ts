@@ -8,6 +8,10 @@
  * An isolate remembers a refusal until its Retry-After, so an address that
  * keeps hammering costs no Durable Object call either.
  *
+ * The operator API (/admin/v1) counts every request the same way, at the same
+ * limit, in a window of its own per address (ADMIN_ADDRESS_POLICY), so
+ * guessing at the admin token is throttled like guessing at API keys.
+ *
  * The address is the edge's CF-Connecting-IP. A request without one never
  * came through Cloudflare's edge (local development, tests) and is not gated.
  */
@@ -28,40 +32,51 @@ export function preAuthLimit(env: Env): number {
 export const PRE_AUTH_POLICY = "client";
 const MAX_REMEMBERED = 10_000;
 
+/** One per-address window: its RateLimit policy name, its Durable Object names' prefix, what its refusal says is counted. */
+export interface AddressPolicy {
+  name: string;
+  keyPrefix: string;
+  counted: string;
+}
+
+const API_ADDRESS_POLICY: AddressPolicy = { name: PRE_AUTH_POLICY, keyPrefix: "", counted: "requests without a valid API key" };
+/** The operator API's window: every /admin/v1 request, per address, at the pre-authentication limit. */
+export const ADMIN_ADDRESS_POLICY: AddressPolicy = { name: "admin", keyPrefix: "admin:", counted: "operator API requests" };
+
 /** client key -> epoch ms until which this isolate refuses it without asking. */
 const refusedUntil = new Map<string, number>();
 
-function refusal(limit: number, retryAfterSeconds: number): AppError {
+function refusal(policy: AddressPolicy, limit: number, retryAfterSeconds: number): AppError {
   return new AppError(
     "rate_limited",
-    `Too many requests without a valid API key from this client address (limit ${limit} per ${WINDOW_SECONDS} seconds).`,
+    `Too many ${policy.counted} from this client address (limit ${limit} per ${WINDOW_SECONDS} seconds).`,
     { headers: { "Retry-After": String(retryAfterSeconds) }, extra: { retry_after_seconds: retryAfterSeconds } },
   );
 }
 
-function setHeaders(c: Context<AppEnv>, limit: number, remaining: number, resetSeconds: number): void {
-  c.header("RateLimit-Policy", `"${PRE_AUTH_POLICY}";q=${limit};w=${WINDOW_SECONDS}`);
-  c.header("RateLimit", `"${PRE_AUTH_POLICY}";r=${remaining};t=${resetSeconds}`);
+function setHeaders(c: Context<AppEnv>, policy: AddressPolicy, limit: number, remaining: number, resetSeconds: number): void {
+  c.header("RateLimit-Policy", `"${policy.name}";q=${limit};w=${WINDOW_SECONDS}`);
+  c.header("RateLimit", `"${policy.name}";r=${remaining};t=${resetSeconds}`);
 }
 
-/** Counts the request against its client address; throws 429 over the limit. */
-export async function admitClientAddress(c: Context<AppEnv>): Promise<void> {
+/** Counts the request against its client address in `policy`'s window; throws 429 over the limit. */
+export async function admitClientAddress(c: Context<AppEnv>, policy: AddressPolicy = API_ADDRESS_POLICY): Promise<void> {
   const address = c.req.header("CF-Connecting-IP");
   if (!address) return;
-  const key = clientKey(address);
+  const key = `${policy.keyPrefix}${clientKey(address)}`;
   const limit = preAuthLimit(c.env);
   const now = Date.now();
   const until = refusedUntil.get(key);
   if (until !== undefined) {
     if (until > now) {
       const wait = Math.max(1, Math.ceil((until - now) / 1000));
-      setHeaders(c, limit, 0, wait);
-      throw refusal(limit, wait);
+      setHeaders(c, policy, limit, 0, wait);
+      throw refusal(policy, limit, wait);
     }
     refusedUntil.delete(key);
   }
   const result = await clientGate(c.env, key).hit(limit);
-  setHeaders(c, limit, result.remaining, result.resetSeconds);
+  setHeaders(c, policy, limit, result.remaining, result.resetSeconds);
   if (result.allowed) return;
   if (refusedUntil.size >= MAX_REMEMBERED) {
     // Refusals that are over go first; only then the oldest one still running.
@@ -70,5 +85,5 @@ export async function admitClientAddress(c: Context<AppEnv>): Promise<void> {
     if (oldest !== undefined) refusedUntil.delete(oldest);
   }
   refusedUntil.set(key, now + result.retryAfterSeconds * 1000);
-  throw refusal(limit, result.retryAfterSeconds);
+  throw refusal(policy, limit, result.retryAfterSeconds);
 }

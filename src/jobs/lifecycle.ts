@@ -30,7 +30,7 @@ import {
 import { requeueInFleet } from "../fleet/capacity";
 import { engineGone, repairQueuedJob, waitingPastDeadline } from "../fleet/repair";
 import { newPublicationKey, publishedKeys, publishStaged, type PublishedClip } from "./publication";
-import { deleteKeys } from "./storage";
+import { dropUnclaimedPublication } from "./unclaimed-publication";
 import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
 import { settleEndedJob, type SettleOptions } from "./settle";
 
@@ -94,28 +94,45 @@ function clipRow(jobId: string, clip: ClipReport, published: PublishedClip): Cli
 }
 
 /**
- * What a completion attempt came to: the job completed (now, or by an
- * earlier attempt whose answer was lost); it is no longer processing; or its
- * clips are still being published (the engine calls again, and the next
- * attempt goes on where this one stopped).
+ * What a completion attempt came to: the job completed by this attempt;
+ * another attempt completed it (an earlier one whose answer was lost, or a
+ * retry that overtook this one); it ended otherwise or is gone; or its clips
+ * are still being published (the engine calls again, and the next attempt
+ * goes on where this one stopped).
  */
-export type CompletionOutcome = "completed" | "inactive" | "publishing";
+export type CompletionOutcome = "completed" | "completed_by_another" | "inactive" | "publishing";
+
+/** What an attempt that did not commit answers, by the job's status once it cleaned up (unclaimed-publication.ts). */
+function unfinishedOutcome(status: JobStatus | null, stillProcessing: CompletionOutcome): CompletionOutcome {
+  if (status === "completed") return "completed_by_another";
+  return status === "processing" ? stillProcessing : "inactive";
+}
 
 /**
  * processing -> completed, in the step that charges: publishes the staged
  * clips (publication.ts) under keys nothing has revealed, then one D1 batch
  * charges the reservation, writes the clip rows with those keys (which
  * reveals them) and the transition with its event. `job` is the processing
- * job as last read, its reservation included. A completion that loses its
- * transition (the job was canceled or failed meanwhile) deletes what it
+ * job as last read, its reservation included. An attempt that does not
+ * commit (it lost its transition, ran out of budget or found an upload gone)
+ * removes only what the job, as D1 has it after the attempt's last write, does
+ * not name (unclaimed-publication.ts): never what a winning completion
  * published. Throws StagedObjectMissing when an upload the report names is
  * not staged.
  */
 export async function completeJob(env: Env, job: Job, done: Completion): Promise<CompletionOutcome> {
   const publicationKey = await claimPublicationKey(env.DB, job.id, newPublicationKey());
-  if (publicationKey === null) return "inactive";
+  if (publicationKey === null) return unfinishedOutcome((await findJob(env.DB, job.id))?.status ?? null, "inactive");
   const published = await publishedKeys(publicationKey, done.clips);
-  if ((await publishStaged(env, job.id, published)) === "more") return "publishing";
+  let progress: "done" | "more";
+  try {
+    progress = await publishStaged(env, job.id, published);
+  } catch (err) {
+    // Every copy has settled (publishStaged waits for all of them before it throws).
+    await dropUnclaimedPublication(env, job.id, published);
+    throw err;
+  }
+  if (progress === "more") return unfinishedOutcome(await dropUnclaimedPublication(env, job.id, published), "publishing");
 
   const now = new Date().toISOString();
   const transitionId = newTransitionId();
@@ -148,13 +165,7 @@ export async function completeJob(env: Env, job: Job, done: Completion): Promise
     finishCompleted(env.DB, job.id, done.title, done.sourceDurationSeconds, fallbackCharge, now, transitionId),
     jobEventStatement(env, { id: transitionId, type: "job.completed", job: completed, clips, at: now }),
   ]);
-  if (!wonTransition(results.at(-2))) {
-    // Never revealed (no clip row points at them); the end's own clean-up also repeats this for a while.
-    await deleteKeys(env.CLIPS, published.flatMap((p) => [p.clip, p.thumbnail, p.vtt, p.srt]).filter((k): k is string => k !== null)).catch(
-      (err: unknown) => console.error(`removing what the lost completion of ${job.id} published failed; the sweep removes it`, err),
-    );
-    return "inactive";
-  }
+  if (!wonTransition(results.at(-2))) return unfinishedOutcome(await dropUnclaimedPublication(env, job.id, published), "inactive");
   await afterEnd(env, completed, eventWritten(results.at(-1)), { engineReported: true });
   return "completed";
 }

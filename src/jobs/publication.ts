@@ -15,8 +15,9 @@
  * completion that runs out of its time budget answers "in progress" so the
  * engine calls again and the next attempt goes on where this one stopped.
  * Nothing is revealed until the completion's D1 batch commits (the clip rows
- * carry the public keys); a completion that loses its transition deletes what
- * it published.
+ * carry the public keys). Every attempt publishes under the same keys, so an
+ * attempt that does not commit removes only what the job, as it then stands,
+ * does not name (unclaimed-publication.ts).
  */
 import type { ClipReport } from "#contract";
 import { base62 } from "../keys/random";

@@ -9,7 +9,7 @@
  *     per (job, clip, kind), so an engine retry overwrites.
  *   - `transcripts/{job_id}.json`: the whole transcript, served only by the
  *     authenticated API and dashboard; never published.
- *   - `logos/{account_id}/{sha256}`: each account's logo
+ *   - `logos/{account_id}/{sha256}-{write id}`: each account's logo
  *     (src/logos/service.ts), read by its owner and by its jobs' engine channel.
  * - Public bucket (CLIPS, served at CDN_URL): `c/{id}/clip.mp4|thumbnail.jpg|
  *   captions.vtt|captions.srt`, published there at completion

@@ -3,16 +3,21 @@
  * a crash or a failing dependency left after a committed transition. Each
  * part is idempotent, bounded per run, and runs whatever the others did:
  *
- * - ended jobs not yet settled: their releases again (settle.ts);
+ * - ended jobs not yet settled: their releases again (settle.ts), those
+ *   least recently tried first, so a job whose releases keep failing takes
+ *   its turn and never starves newer ones;
  * - job events still undispatched: dispatched (webhooks/outbox.ts);
  * - deliveries whose first attempt was never queued: queued again;
- * - transcripts stored in the public bucket under the older layout: moved to the private one.
+ * - transcripts stored in the public bucket under the older layout: moved to the private one;
+ * - deleted jobs' publication keys, once no completion attempt can still be
+ *   writing: every key they derive deleted (deleted-publications.ts).
  *
  * The ages below leave the transition's own attempt time to finish first, so
  * the sweep only takes over what was truly left behind.
  */
-import { listUnsettledJobs } from "../db/jobs";
+import { listUnsettledJobs, markSettleAttempted } from "../db/jobs";
 import { dispatchStaleEvents, requeueUnsentDeliveries } from "../webhooks/outbox";
+import { clearDeletedPublications } from "./deleted-publications";
 import { moveLegacyTranscripts } from "./job-objects";
 import { settleEndedJob } from "./settle";
 
@@ -24,7 +29,8 @@ export const SETTLE_GIVE_UP_MS = 24 * 3600_000;
 export const DISPATCH_AFTER_MS = 60_000;
 /** A first attempt not made this long after it was due: its queue message was lost. */
 export const REQUEUE_AFTER_MS = 5 * 60_000;
-const BATCH = 50;
+/** Rows each part of a run handles at most. */
+export const SWEEP_BATCH = 50;
 
 export interface SweepReport {
   settled: number;
@@ -32,11 +38,12 @@ export interface SweepReport {
   dispatched: number;
   requeued: number;
   movedTranscripts: number;
+  clearedPublications: number;
   failures: string[];
 }
 
-export async function runSweep(env: Env, nowMs: number = Date.now()): Promise<SweepReport> {
-  const report: SweepReport = { settled: 0, unsettled: 0, dispatched: 0, requeued: 0, movedTranscripts: 0, failures: [] };
+export async function runSweep(env: Env, nowMs: number = Date.now(), batch: number = SWEEP_BATCH): Promise<SweepReport> {
+  const report: SweepReport = { settled: 0, unsettled: 0, dispatched: 0, requeued: 0, movedTranscripts: 0, clearedPublications: 0, failures: [] };
   const at = (offsetMs: number) => new Date(nowMs - offsetMs).toISOString();
   const part = async (name: string, work: () => Promise<void>) => {
     try {
@@ -47,19 +54,25 @@ export async function runSweep(env: Env, nowMs: number = Date.now()): Promise<Sw
     }
   };
   await part("settling ended jobs", async () => {
-    for (const job of await listUnsettledJobs(env.DB, at(SETTLE_GIVE_UP_MS), at(SETTLE_AFTER_MS), BATCH)) {
+    const jobs = await listUnsettledJobs(env.DB, at(SETTLE_GIVE_UP_MS), at(SETTLE_AFTER_MS), batch);
+    // Before trying: a job whose releases crash the run also goes to the back.
+    await markSettleAttempted(env.DB, jobs.map((job) => job.id), new Date(nowMs).toISOString());
+    for (const job of jobs) {
       if (await settleEndedJob(env, job, { engineReported: false })) report.settled += 1;
       else report.unsettled += 1;
     }
   });
   await part("dispatching events", async () => {
-    report.dispatched = await dispatchStaleEvents(env, at(DISPATCH_AFTER_MS), BATCH);
+    report.dispatched = await dispatchStaleEvents(env, at(DISPATCH_AFTER_MS), batch);
   });
   await part("queueing unsent deliveries", async () => {
-    report.requeued = await requeueUnsentDeliveries(env, at(REQUEUE_AFTER_MS), new Date(nowMs).toISOString(), BATCH);
+    report.requeued = await requeueUnsentDeliveries(env, at(REQUEUE_AFTER_MS), new Date(nowMs).toISOString(), batch);
   });
   await part("moving old transcripts to the private bucket", async () => {
-    report.movedTranscripts = await moveLegacyTranscripts(env, BATCH);
+    report.movedTranscripts = await moveLegacyTranscripts(env, batch);
+  });
+  await part("clearing deleted jobs' publications", async () => {
+    report.clearedPublications = await clearDeletedPublications(env, nowMs, batch);
   });
   return report;
 }

@@ -16,7 +16,7 @@ const INSTRUCTIONS = [
   "clipjobs cuts long videos (podcasts, lectures, streams, vlogs) into short, captioned, well-framed clips.",
   `Typical use: submit_job with a video_url (or create_upload, send the file's bytes, then submit_job with upload_id); call get_job with wait_seconds ${GET_JOB_MAX_WAIT_SECONDS} (it answers as soon as the job ends) until the job is completed, failed or canceled;`,
   "then give the user the clips (title, url, what is said in them) and, if asked, get_transcript, or export_job for a video editor.",
-  "Every tool call counts in the account's request window (e.g. 60 a minute on the free plan): poll calmly. Errors carry a code (e.g. not_found, rate_limited, insufficient_credits) and a detail saying what to do.",
+  "Every tool call counts in the account's request window (e.g. 60 a minute on the free plan), each call of a JSON-RPC batch too: poll calmly. Errors carry a code (e.g. not_found, rate_limited, insufficient_credits) and a detail saying what to do.",
 ].join(" ");
 
 export const TOOLS: readonly ToolRegistration[] = [

@@ -13,8 +13,27 @@ import { AppError } from "../http/errors";
 import { toolInput } from "./tool-input";
 import { toolError, unexpectedToolError } from "./tool-result";
 
-/** Who called, as the HTTP layer resolved it: admitted, or the problem that stops every tool. */
-export type McpCaller = { ok: true; auth: AuthInfo } | { ok: false; error: AppError };
+/**
+ * The tool calls one HTTP request may run: what the request window granted
+ * it (one for a single message, up to one per message of a batch, route.ts).
+ * Each tool call takes one; once none is left, `refusal` answers it.
+ */
+export interface ToolPermits {
+  left: number;
+  refusal: AppError | null;
+}
+
+/** Who called, as the HTTP layer resolved it: admitted (with its permits), or the problem that stops every tool. */
+export type McpCaller = { ok: true; auth: AuthInfo; permits: ToolPermits } | { ok: false; error: AppError };
+
+/** Takes one permit; the refusal when none is left. */
+function takePermit(permits: ToolPermits): AppError | null {
+  if (permits.left > 0) {
+    permits.left -= 1;
+    return null;
+  }
+  return permits.refusal ?? new AppError("rate_limited", "This request's share of the request window is spent.");
+}
 
 /** Everything a tool call may use: the Worker's bindings and the HTTP request it came in. */
 export interface McpCall {
@@ -48,6 +67,8 @@ export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolRe
       { title: tool.title, description: tool.description, inputSchema: toolInput(tool.input, tool.name), annotations: tool.annotations },
       async (parsed) => {
         if (!call.caller.ok) return toolError(call.caller.error, call.requestId);
+        const refused = takePermit(call.caller.permits);
+        if (refused) return toolError(refused, call.requestId);
         if (!parsed.ok) return toolError(parsed.error, call.requestId);
         try {
           return await tool.run(parsed.args, { ...call, auth: call.caller.auth });

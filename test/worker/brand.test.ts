@@ -125,7 +125,7 @@ describe("the account's logo", () => {
     // Never in the bucket served on {cdn_url}, and not reachable there or by another account.
     expect((await env.CLIPS.list({ prefix: "logos/" })).objects).toHaveLength(0);
     const stored = (await env.UPLOADS.list({ prefix: `logos/${account.accountId}/` })).objects.map((o) => o.key);
-    expect(stored).toEqual([`logos/${account.accountId}/${logo.sha256}`]);
+    expect(stored).toEqual([expect.stringMatching(new RegExp(`^logos/${account.accountId}/${logo.sha256}-[0-9a-f]{16}$`))]);
     expect((await SELF.fetch(`${BASE}/cdn/${stored[0]}`)).status).toBe(404);
     await expectProblem(await api(await createAccount(), "/api/v1/logo/image"), 404, "not_found");
     expect((await SELF.fetch(`${BASE}/api/v1/logo/image`)).status).toBe(401);

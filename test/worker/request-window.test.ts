@@ -107,6 +107,26 @@ describe("rolling request window (explicit clock)", () => {
     });
   });
 
+  it("takes several requests at once: as many as there is room for, exact across a restart", async () => {
+    const stub = accountState(env, `acct_window_${crypto.randomUUID()}`);
+    await runInDurableObject(stub, (_instance: AccountState, state) => {
+      let window = new RequestWindow(state.storage.sql);
+      expect(window.take(60, T0, 25)).toEqual({ granted: 25, result: { allowed: true, limit: 60, remaining: 35, resetSeconds: 60, retryAfterSeconds: 0 } });
+      window = new RequestWindow(state.storage.sql);
+      // After a restart the 25 are still counted (plus at most a reservation's unused rest).
+      const partial = window.take(60, T0 + 1000, 100);
+      expect(partial.granted).toBeLessThanOrEqual(35);
+      expect(partial.granted).toBeGreaterThanOrEqual(35 - (reservationSize(60, 60) - 1));
+      expect(partial.result).toMatchObject({ allowed: true, remaining: 0 });
+      expect(partial.result.retryAfterSeconds).toBeGreaterThan(0);
+      expect(window.take(60, T0 + 2000, 3)).toMatchObject({ granted: 0, result: { allowed: false, remaining: 0 } });
+      window = new RequestWindow(state.storage.sql);
+      expect(window.take(60, T0 + 2000, 1).granted).toBe(0);
+      // Once every stored row has left the window (the reservation's second included), all 60 are free again.
+      expect(window.take(60, T0 + (RESERVE_SECONDS + 60) * 1000, 100).granted).toBe(60);
+    });
+  });
+
   it("the account object keeps its window across a restart of the object", async () => {
     const stub = accountState(env, `acct_window_${crypto.randomUUID()}`);
     const results = await Promise.all(Array.from({ length: 12 }, () => stub.hit(10)));
