@@ -1,4 +1,4 @@
-/** Publication keys of deleted jobs, kept for the sweep (migration 0042, src/jobs/deleted-publications.ts). */
+/** Publication keys of deleted jobs, kept for the sweep (the sweep bookkeeping migration, src/jobs/deleted-publications.ts). */
 
 /**
  * Keeps the job's publication key, if it has one, before its row goes: for

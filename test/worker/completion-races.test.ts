@@ -37,6 +37,8 @@ const REPORT: CompleteReport = {
   transcript: null,
   transcript_unavailable_reason: "no_speech",
   translation: null,
+  judgement: null,
+  chapters: [],
 };
 
 /** Two clips with thumbnails and caption sidecars, staged as an engine leaves them before completing. */
