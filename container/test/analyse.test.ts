@@ -115,7 +115,7 @@ describe("analyse", () => {
   });
 
   it("reframe=center leaves out the crop plan", async () => {
-    const { candidates } = await run(MIXED, "general");
+    const { candidates } = await run(MIXED, "general", { reframe: "center" });
     for (const c of candidates) expect(c.crop).toBeUndefined();
   });
 

@@ -101,7 +101,7 @@ describe("stage timings of a job", () => {
     const clips = report.clips.length;
     expect(clips).toBeGreaterThanOrEqual(1);
     const names = timings.stages.map((s) => s.stage);
-    const expected = ["download", "probe", "analysis", "transcript", "brand", ...Array.from({ length: clips }, (_, i) => [`render ${i}`, `upload ${i}`]).flat()];
+    const expected = ["download", "probe", "analysis", "transcript", "judge", "brand", ...Array.from({ length: clips }, (_, i) => [`render ${i}`, `upload ${i}`]).flat()];
     expect([...names].sort()).toEqual([...expected].sort());
     const at = (stage: string): StageTiming => timings.stages.find((s) => s.stage === stage)!;
     for (const s of timings.stages) expect(s.end_ms, s.stage).toBeGreaterThanOrEqual(s.start_ms);

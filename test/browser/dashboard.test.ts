@@ -213,7 +213,7 @@ describe("the dashboard in Chromium", { timeout: 200_000 }, () => {
     await page.waitForFunction((el) => el instanceof HTMLVideoElement && el.currentTime > 0.2, handle, { timeout: 30_000 });
     expect(await video.evaluate((el) => [(el as HTMLVideoElement).videoWidth, (el as HTMLVideoElement).videoHeight])).toEqual([720, 720]);
 
-    const download = page.locator(`article[data-job="${queued}"] a[download]`);
+    const download = page.locator(`article[data-job="${queued}"] a[download][href$=".mp4"]`);
     await expect(download.getAttribute("href")).resolves.toBe(src);
     await expect(page.locator(`article[data-job="${queued}"]`).textContent()).resolves.toMatch(/score \d\.\d\d/);
     await video.evaluate((el) => (el as HTMLVideoElement).pause());

@@ -125,7 +125,7 @@ describe("clipjobs", TEST_TIMEOUT, () => {
     const client = new ClipjobsClient({ baseUrl: stack.workerUrl, apiKey: key });
     await client.putConfig("one-short", ONE_SHORT_CONFIG);
     const configs = await clipjobs(["configs"], own);
-    expect(configs.stdout).toMatch(/^one-short\s+9:16\s+720p\s+5-10s\s+1\s+center$/m);
+    expect(configs.stdout).toMatch(/^one-short\s+9:16\s+720p\s+5-10s\s+1\s+auto$/m);
 
     // The problem's field errors are printed under its code and detail.
     const invalid = await client.putConfig("bad", { max_clip_seconds: 8 }).catch((error: unknown) => error);

@@ -85,7 +85,7 @@ describe("configurations page", () => {
     expect(html).toContain(`name="min_clip_seconds" type="number" inputmode="numeric" min="5" max="120" step="1" value="${DEFAULT_CLIP_CONFIG.min_clip_seconds}"`);
     expect(html).toContain(`<option value="9:16" selected="">`);
     expect(html).toContain(`<option value="1080" selected="">`);
-    expect(html).toContain(`<option value="center" selected="">`);
+    expect(html).toContain(`<option value="auto" selected="">`);
   });
 
   it("creates, edits and deletes; the API sees the same configuration under config_name", async () => {

@@ -101,6 +101,16 @@ export function parsedBody(body: RawBody): unknown {
   }
 }
 
+/**
+ * Whether the service reads a body as no body: none at all, or JSON
+ * whitespace only (space, tab, LF, CR: RFC 8259), as the body guard does.
+ */
+export function isBlankBody(body: RawBody): boolean {
+  if (body.kind === "none" || body.kind === "empty" || body.payload === undefined) return true;
+  const text = typeof body.payload === "string" ? body.payload : new TextDecoder().decode(body.payload);
+  return /^[ \t\n\r]*$/.test(text);
+}
+
 /** Path segment `index` of a target as the service sees it (after URL parsing), percent-decoded when possible. */
 export function pathSegment(target: string, index: number): string | undefined {
   const segment = new URL(`${ORIGIN}${target}`).pathname.split("/")[index];
