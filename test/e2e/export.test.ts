@@ -6,7 +6,6 @@
  * the render has the clip's frames and size, and every tenth frame matches the
  * published clip (ffmpeg's ssim filter, above 0.9).
  */
-import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -15,6 +14,7 @@ import { newAccount } from "./harness/accounts.ts";
 import { download, scratchDir } from "./harness/cdn.ts";
 import { TALK_40S, talkSource } from "./harness/media.ts";
 import { sharedStack } from "./harness/shared-stack.ts";
+import { run, sampledSsim, videoOf } from "../export/video-check.ts";
 import type { SharedStackInfo } from "./harness/shared-stack-config.ts";
 
 const JOB_TIMEOUT_MS = 200_000;
@@ -26,24 +26,6 @@ let sources: SourceServer;
 let talkPath: string;
 let talkUrl: string;
 const scratch = scratchDir();
-
-function run(command: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`${command} exited ${code}: ${stderr.slice(-2000)}`))));
-  });
-}
-
-async function videoOf(path: string): Promise<{ frames: number; width: number; height: number }> {
-  const { stdout } = await run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames,width,height", "-of", "json", path]);
-  const stream = (JSON.parse(stdout) as { streams: { nb_read_frames: string; width: number; height: number }[] }).streams[0]!;
-  return { frames: Number(stream.nb_read_frames), width: stream.width, height: stream.height };
-}
 
 beforeAll(async () => {
   const [info, server, talk] = await Promise.all([sharedStack(), startSourceServer(), talkSource(TALK_40S)]);
@@ -83,12 +65,7 @@ describe("the MLT export of a completed job", TEST_TIMEOUT, () => {
     expect({ width: melted.width, height: melted.height }).toEqual({ width: published.width, height: published.height });
     expect(Math.abs(melted.frames - published.frames)).toBeLessThanOrEqual(1);
 
-    const { stdout } = await run("ffmpeg", [
-      "-hide_banner", "-i", rendered, "-i", clip, "-filter_complex",
-      "[0:v]select='not(mod(n\\,10))',setpts=N/TB[a];[1:v]select='not(mod(n\\,10))',setpts=N/TB[b];[a][b]ssim=stats_file=-",
-      "-f", "null", "-",
-    ]);
-    const ssim = [...stdout.matchAll(/^n:\d+ .* All:([0-9.]+)/gm)].map((m) => Number(m[1]));
+    const ssim = await sampledSsim(rendered, clip);
     expect(ssim.length).toBeGreaterThan(0);
     console.log(`SSIM melt vs published clip (every tenth frame): ${ssim.map((v) => v.toFixed(3)).join(" ")}`);
     for (const value of ssim) expect(value).toBeGreaterThan(0.9);

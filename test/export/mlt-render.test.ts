@@ -8,7 +8,6 @@
  * above 0.9); a centred crop of the same span does not, so the comparison can
  * tell a wrong crop.
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,20 +16,9 @@ import type { ClipFraming } from "#contract";
 import { reframeGraph } from "../../container/src/reframe/filter.ts";
 import type { CameraPath } from "../../container/src/reframe/path.ts";
 import { writeMlt } from "../../src/jobs/export/mlt.ts";
+import { run, sampledSsim, videoOf } from "./video-check.ts";
 import { cropKeys, frameRate, keptSpans, toFrames, type ExportTimeline } from "../../src/jobs/export/timeline.ts";
 import { cropWindow, framingReport } from "../../container/src/reframe/framing-report.ts";
-
-function run(command: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`${command} exited ${code}: ${stderr.slice(-2000)}`))));
-  });
-}
 
 const SOURCE = { width: 640, height: 360, fps: 30 };
 const OUTPUT = { width: 180, height: 320 };
@@ -42,20 +30,9 @@ const PATH: CameraPath = [
 ];
 
 async function frameCount(path: string): Promise<number> {
-  const { stdout } = await run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames,width,height", "-of", "json", path]);
-  const stream = (JSON.parse(stdout) as { streams: { nb_read_frames: string; width: number; height: number }[] }).streams[0]!;
-  expect({ width: stream.width, height: stream.height }).toEqual(OUTPUT);
-  return Number(stream.nb_read_frames);
-}
-
-/** SSIM (all planes) of every tenth frame of `a` against the same frame of `b`. */
-async function sampledSsim(a: string, b: string): Promise<number[]> {
-  const { stdout } = await run("ffmpeg", [
-    "-hide_banner", "-i", a, "-i", b, "-filter_complex",
-    "[0:v]select='not(mod(n\\,10))',setpts=N/TB[a];[1:v]select='not(mod(n\\,10))',setpts=N/TB[b];[a][b]ssim=stats_file=-",
-    "-f", "null", "-",
-  ]);
-  return [...stdout.matchAll(/^n:\d+ .* All:([0-9.]+)/gm)].map((m) => Number(m[1]));
+  const video = await videoOf(path);
+  expect({ width: video.width, height: video.height }).toEqual(OUTPUT);
+  return video.frames;
 }
 
 describe("MLT export rendered by melt", () => {
