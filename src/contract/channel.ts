@@ -4,7 +4,8 @@
  *
  * Direction 1, Worker -> engine (engine HTTP server, port ENGINE_PORT):
  *   GET  /health                        -> EngineHealth
- *   POST /jobs           StartJob        -> 202 StartJobAccepted (idempotent per job_id)
+ *   POST /jobs           StartJob        -> 202 StartJobAccepted (idempotent per job_id, or per
+ *                                           job_id and clip_edit.edit_id for a clip edit)
  *   POST /jobs/:id/cancel                -> 202 | 404
  * Both POSTs carry an ENGINE_SIGNATURE_HEADER, an Ed25519 signature made with
  * the Worker's ENGINE_SIGNING_KEY (see signEngineRequest), that the engine
@@ -40,6 +41,7 @@
  */
 import { z } from "zod";
 import { CaptionLanguage } from "./languages.ts";
+import { ClipEdit } from "./clip-edit.ts";
 import { Chapter, ClipScores, Hashtag, JobJudgement, JudgedBy, MAX_CHAPTERS, MAX_HASHTAGS, MAX_POST_DESCRIPTION_CHARS } from "./judgement.ts";
 import { ClipConfig, FailureCode, REFRAME_USED, RemovedSpan, TimeRange, VideoType } from "./vocabulary.ts";
 
@@ -92,6 +94,8 @@ export const StartJob = z.object({
   time_range: TimeRange.nullish(),
   /** Absent from an older Worker: the report's timings then start at the engine. */
   timeline: DispatchTimes.optional(),
+  /** Render this one clip again (clip-edit.ts) instead of running the whole job. */
+  clip_edit: ClipEdit.optional(),
 });
 export type StartJob = z.infer<typeof StartJob>;
 

@@ -12,3 +12,4 @@ export * from "./judgement.ts";
 export * from "./channel.ts";
 export * from "./signing.ts";
 export * from "./platforms.ts";
+export * from "./clip-edit.ts";
