@@ -11,10 +11,12 @@ export const engineBundleOptions: BuildOptions = {
   target: "node20",
   sourcemap: false,
   legalComments: "none",
-  // The WebAssembly ffmpeg loads its core from node_modules at run time; the
-  // image runs native ffmpeg and never reaches that code. onnxruntime-node is
-  // a native module: the image installs it beside the bundle.
-  external: ["@ffmpeg/core", "@ffmpeg/ffmpeg", "onnxruntime-node"],
+  // What the bundle loads from node_modules at run time: exactly the engine
+  // package's dependencies and optionalDependencies (container/package.json; a
+  // test keeps the two lists equal). onnxruntime-node is a native module, which
+  // the image installs from the lock beside the bundle; the WebAssembly ffmpeg
+  // loads @ffmpeg/core, optional because the image runs native ffmpeg.
+  external: ["@ffmpeg/core", "onnxruntime-node"],
   // Bundled CommonJS code calls require() and reads __dirname/__filename
   // (TensorFlow.js's wasm loader does): give the ESM bundle all three. The
   // two names are swapped for banner constants rather than declared, so a

