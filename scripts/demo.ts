@@ -18,8 +18,7 @@ import { existsSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AdminClient } from "./lib/admin-client.ts";
-import { ApiClient, ApiError } from "./local-stack/api-client.ts";
-import { JobView } from "./local-stack/api-types.ts";
+import { ApiClient, ApiError, type JobView, type SubmitJobResponse } from "./local-stack/api-client.ts";
 import { portInUse } from "./local-stack/ports.ts";
 import { startSourceServer, type SourceServer } from "./local-stack/source-server.ts";
 import { startLocalStack, type LocalStack } from "./local-stack/stack.ts";
@@ -183,7 +182,7 @@ async function main(): Promise<void> {
 
   console.log(`4/6 Submitting ${source.label} (video_type ${args.videoType}) to POST /api/v1/jobs...`);
   const submitted = await stage("submit", () =>
-    client.expect(201, JobView, "POST", "/api/v1/jobs", {
+    client.expect<SubmitJobResponse>(201, "POST", "/api/v1/jobs", {
       body: { ...source.field, video_type: args.videoType, ...(configName ? { config_name: configName } : {}) },
     }),
   );

@@ -18,8 +18,7 @@
 import path from "node:path";
 import { DEFAULT_CLIP_CONFIG, Transcript } from "#contract";
 import { prepareClipCaptions } from "../../container/src/captions/index.ts";
-import type { ApiClient } from "../../scripts/local-stack/api-client.ts";
-import type { JobView } from "../../scripts/local-stack/api-types.ts";
+import type { ApiClient, JobView } from "../../scripts/local-stack/api-client.ts";
 
 const WORDS = ["so", "today", "we", "look", "at", "how", "the", "engine", "cuts", "long", "videos", "into", "short", "clips", "that", "people", "actually", "watch", "and", "share"];
 /** A cue every CUE_EVERY seconds, lasting CUE_SECONDS, of CUE_WORDS words: about the pace of speech. */

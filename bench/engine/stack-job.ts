@@ -19,8 +19,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { loadavg } from "node:os";
-import type { ApiClient } from "../../scripts/local-stack/api-client.ts";
-import { FINAL_STATUSES, type JobView } from "../../scripts/local-stack/api-types.ts";
+import { FINAL_STATUSES, type ApiClient, type JobView } from "../../scripts/local-stack/api-client.ts";
 import type { LocalStack } from "../../scripts/local-stack/stack.ts";
 import { liveTreeCpuSeconds } from "./cpu.ts";
 

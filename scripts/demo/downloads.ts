@@ -5,7 +5,7 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ClipView } from "../local-stack/api-types.ts";
+import type { ClipView } from "../local-stack/api-client.ts";
 
 async function download(url: string, expectedType: string): Promise<Uint8Array> {
   const response = await fetch(url);

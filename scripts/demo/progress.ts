@@ -2,7 +2,7 @@
  * The job's live progress: one redrawn line on a terminal, plain lines (on
  * each step change or 10-point jump) when the output is a file or a pipe.
  */
-import type { JobView } from "../local-stack/api-types.ts";
+import type { JobView } from "../local-stack/api-client.ts";
 
 const BAR_WIDTH = 28;
 

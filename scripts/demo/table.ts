@@ -1,5 +1,5 @@
 /** The closing table of clips, as plain text that reads well in a terminal or a log. */
-import type { ClipView } from "../local-stack/api-types.ts";
+import type { ClipView } from "../local-stack/api-client.ts";
 
 function clock(seconds: number): string {
   const minutes = Math.floor(seconds / 60);

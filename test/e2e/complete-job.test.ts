@@ -4,7 +4,7 @@
  * configuration shaping the output; another account locked out; delete.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { JobView } from "../../scripts/local-stack/api-types.ts";
+import type { JobView } from "../../scripts/local-stack/api-client.ts";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
 import { newAccount, type TestAccount } from "./harness/accounts.ts";
 import { download, scratchDir, statusOf } from "./harness/cdn.ts";

@@ -17,7 +17,7 @@ import { startSourceServer, type SourceServer } from "../../scripts/local-stack/
 import type { HeldFile } from "../../scripts/local-stack/source-server.ts";
 import { pollUntil } from "../../scripts/local-stack/poll.ts";
 import { startLocalStack, type LocalStack } from "../../scripts/local-stack/stack.ts";
-import type { JobView } from "../../scripts/local-stack/api-types.ts";
+import type { JobView } from "../../scripts/local-stack/api-client.ts";
 import { newAccount } from "./harness/accounts.ts";
 import { TALK_20S, TALK_75S, talkSource } from "./harness/media.ts";
 import { stackOptions } from "./harness/shared-stack-config.ts";

@@ -10,7 +10,7 @@
  * reserved and a clip rendered, and cannot complete before it is canceled.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { JobStatus, JobView, Usage } from "../../scripts/local-stack/api-types.ts";
+import type { JobStatus, JobView, Usage } from "../../scripts/local-stack/api-client.ts";
 import { freePort } from "../../scripts/local-stack/ports.ts";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
 import { newAccount, type TestAccount } from "./harness/accounts.ts";

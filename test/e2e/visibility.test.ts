@@ -7,7 +7,7 @@
  * only; deleting the job takes its published URLs down.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { JobView } from "../../scripts/local-stack/api-types.ts";
+import type { JobView } from "../../scripts/local-stack/api-client.ts";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
 import { newAccount } from "./harness/accounts.ts";
 import { statusOf } from "./harness/cdn.ts";

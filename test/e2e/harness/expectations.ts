@@ -1,7 +1,6 @@
 /** Assertions the e2e files share: problem responses, finished jobs, clip files on the CDN. */
 import { expect } from "vitest";
-import type { ApiResult } from "../../../scripts/local-stack/api-client.ts";
-import type { ClipView, JobView } from "../../../scripts/local-stack/api-types.ts";
+import type { ApiResult, ClipView, JobView } from "../../../scripts/local-stack/api-client.ts";
 import { download, type scratchDir } from "./cdn.ts";
 import { ffprobe } from "./ffprobe.ts";
 
