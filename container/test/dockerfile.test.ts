@@ -46,12 +46,31 @@ describe("container/Dockerfile", () => {
     expect(dockerfile).toMatch(new RegExp(`PORT=${ENGINE_PORT}`));
   });
 
-  it("runs as a non-root user and installs yt-dlp outside the distribution's package", () => {
+  it("runs as a non-root user and installs yt-dlp outside the distribution's package unless a build argument says otherwise", () => {
     const users = [...dockerfile.matchAll(/^USER\s+(\S+)/gm)].map((m) => m[1]);
     expect(users.at(-1)).not.toBe("root");
     expect(users.length).toBeGreaterThan(0);
-    expect(dockerfile).toMatch(/pip install[^\n]*yt-dlp/);
-    expect(dockerfile).not.toMatch(/apt-get install[^\n]*\byt-dlp\b/);
+    // Production builds take the defaults: yt-dlp from PyPI. Debian's package only under YTDLP_SOURCE=debian (npm run test:image offline).
+    const args = Object.fromEntries([...dockerfile.matchAll(/^ARG\s+(\w+)(?:=(.*))?$/gm)].map((m) => [m[1], (m[2] ?? "").replace(/^"|"$/g, "")]));
+    expect(args).toEqual({ YTDLP_VERSION: "", YTDLP_SOURCE: "pypi" });
+    const branches = /if \[ "\$YTDLP_SOURCE" = debian \]; then([\s\S]*?)else([\s\S]*?)fi/.exec(dockerfile);
+    expect(branches, "one if/else on YTDLP_SOURCE").not.toBeNull();
+    expect(branches![1]).toMatch(/apt-get install[^\n]*\byt-dlp\b/);
+    expect(branches![2]).toMatch(/pip install[^\n]*yt-dlp/);
+    expect(branches![2]).not.toMatch(/apt-get install[^\n]*\byt-dlp\b/);
+    expect(dockerfile.replace(branches![0], "")).not.toMatch(/apt-get install[^\n]*\byt-dlp\b/);
+  });
+
+  it("leaves no apt cache and no GPU drivers in its layers, and fails the build if ffmpeg needs what it skipped", () => {
+    const aptRuns = [...dockerfile.matchAll(/^RUN(?:[^\n]*\\\n)*[^\n]*/gm)].map((m) => m[0]).filter((run) => run.includes("apt-get install"));
+    expect(aptRuns).toHaveLength(1);
+    const run = aptRuns[0]!;
+    // Cleaned in the same layer that installs, or the layer keeps them.
+    expect(run).toMatch(/apt-get clean/);
+    expect(run).toMatch(/rm -rf \/var\/lib\/apt\/lists/);
+    for (const skipped of ["/usr/lib/*/dri/*", "/usr/lib/*/libLLVM*", "/usr/share/doc/*"]) expect(run).toContain(`'${skipped}'`);
+    expect(run).toMatch(/path-exclude[\s\S]*\/etc\/dpkg\/dpkg\.cfg\.d\//);
+    expect(run).toMatch(/ldd \/usr\/bin\/ffmpeg \/usr\/bin\/ffprobe \| grep 'not found'; then exit 1/);
   });
 
   it("installs the font burned captions are drawn with", () => {
