@@ -11,14 +11,17 @@
  * the Worker on loopback): PORT is a free port instead of 8788, and
  * ALLOW_PRIVATE_SOURCES is true, since the test's sources are on loopback.
  */
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { compose, PEOPLE } from "../../container/test/helpers/faces-media.ts";
-import type { JobView } from "../../scripts/local-stack/api-types.ts";
+import { ocrBand } from "../../container/test/helpers/pixels.ts";
+import { FINAL_STATUSES, type JobView } from "../../scripts/local-stack/api-types.ts";
 import { newEngineKeys, verifyKeyOf } from "../../scripts/local-stack/engine-keys.ts";
-import { pollUntil } from "../../scripts/local-stack/poll.ts";
+import { PollAborted, pollUntil } from "../../scripts/local-stack/poll.ts";
 import { freePort } from "../../scripts/local-stack/ports.ts";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
 import { startLocalStack, type LocalStack } from "../../scripts/local-stack/stack.ts";
@@ -68,7 +71,12 @@ async function engineHealth(): Promise<{ ok: boolean; backend: string; active_jo
 /** Submits a job and resolves once ffmpeg runs inside the container for it. */
 async function submitAndWaitForRender(name: string, config: string): Promise<string> {
   const submitted = await account.client.submit({ video_url: sources.addFile(name, longPath), video_type: "podcast", config_name: config });
-  await pollUntil(async () => ((await processesInContainer()).includes("ffmpeg") ? true : undefined), {
+  await pollUntil(async () => {
+    if ((await processesInContainer()).includes("ffmpeg")) return true;
+    const job = await account.client.getJob(submitted.job_id);
+    if (FINAL_STATUSES.includes(job.status)) throw new PollAborted(`${submitted.job_id} ended ${job.status} before ffmpeg was seen: ${JSON.stringify(job.error)}`);
+    return undefined;
+  }, {
     timeoutMs: JOB_TIMEOUT_MS,
     intervalMs: 200,
     description: `ffmpeg to run in the container for ${submitted.job_id}`,
@@ -78,12 +86,15 @@ async function submitAndWaitForRender(name: string, config: string): Promise<str
 }
 
 async function startContainer(verifyKey: string): Promise<number> {
+  // Should this process end without its afterAll (interrupted), the container goes with it.
+  process.once("exit", () => void spawnSync("podman", ["rm", "--force", "--volumes", "--time", "0", containerName], { stdio: "ignore" }));
   const started = performance.now();
   await podman([
     "run", "--detach", "--name", containerName, ...RUN_LIMITS,
     "--network", "host",
-    // The image's files are read-only; the engine writes only its work directory (and /tmp).
-    "--read-only", "--tmpfs", "/var/lib/clipjobs/work:rw,mode=1777",
+    // The image's files are read-only; the engine writes only its work directory (a volume
+    // that takes the image's ownership of it, removed with the container) and /tmp.
+    "--read-only", "--volume", "/var/lib/clipjobs/work",
     "--env", `ENGINE_VERIFY_KEY=${verifyKey}`,
     "--env", `CALLBACK_BASE=${stack.workerUrl}`,
     "--env", "ALLOW_PRIVATE_SOURCES=true",
@@ -115,7 +126,8 @@ describe.skipIf(!usable.ok)("the engine image", () => {
     enginePort = port;
     longPath = long.path;
     talkUrl = sources.addFile("talk.mp4", talk.path);
-    const cues = talk.facts.phrases.slice(0, 3).map((p, i) => `${i + 1}\n${srt(p.start)} --> ${srt(p.end)}\nline number ${i + 1}\n`);
+    // A cue over every phrase, so whichever span the clip takes carries words to read back.
+    const cues = talk.facts.phrases.map((p, i) => `${i + 1}\n${srt(p.start)} --> ${srt(p.end)}\nCAPTION NUMBER ${i + 1}\n`);
     captionsUrl = sources.addText("talk.srt", cues.join("\n"), "application/x-subrip");
     const facesPath = join(workDir, "faces.mp4");
     await compose(facesPath, { seconds: 10, width: 640, height: 360, fps: 15, distractor: false, people: [{ person: PEOPLE.anna, width: 130, path: [[0, 120, 120], [10, 400, 130]] }] });
@@ -150,7 +162,7 @@ describe.skipIf(!usable.ok)("the engine image", () => {
   });
 
   afterAll(async () => {
-    await podmanRun(["rm", "--force", "--time", "0", containerName]);
+    await podmanRun(["rm", "--force", "--volumes", "--time", "0", containerName]);
     await stack?.stop();
     await sources?.close();
     const left = await podmanRun(["ps", "--all", "--quiet", "--filter", `name=${containerName}`]);
@@ -162,24 +174,36 @@ describe.skipIf(!usable.ok)("the engine image", () => {
     const users = (await podman(["top", containerName, "user", "comm"])).split("\n").slice(1).filter((line) => line.trim());
     expect(users.length).toBeGreaterThan(0);
     for (const line of users) expect(line.trim().split(/\s+/)[0]).toBe("node");
+    // The image's own HEALTHCHECK passes (podman runs it on demand; its timers need systemd).
+    expect((await podmanRun(["healthcheck", "run", containerName])).code).toBe(0);
     // The image's files cannot be written, even by the engine.
     const write = await podmanRun(["exec", containerName, "touch", "/app/written"]);
     expect(write.code).not.toBe(0);
   });
 
-  test("a captioned job completes: a 1080x1920 clip with captions burned and as files", async () => {
+  test("a captioned job completes: a 1080x1920 clip with captions burned in its fonts and as files", async () => {
     const submitted = await account.client.submit({ video_url: talkUrl, video_type: "podcast", config_name: "captioned", captions_url: captionsUrl });
     const job = await account.client.waitForJob(submitted.job_id, { timeoutMs: JOB_TIMEOUT_MS });
     expect(job.status, JSON.stringify(job.error)).toBe("completed");
-    const clip = job.clips?.[0];
+    const clip = job.clips![0]!;
     expect(clip).toMatchObject({ width: 1080, height: 1920, captions_burned: true });
-    const video = await fetch(clip!.url);
+    const video = await fetch(clip.url);
     expect(video.status).toBe(200);
-    expect((await video.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
-    expect(JSON.stringify(clip)).toMatch(/\.vtt/);
+    const file = join(workDir, `captioned-${process.pid}.mp4`);
+    await writeFile(file, new Uint8Array(await video.arrayBuffer()));
+    // Drawn by libass inside the image with the image's fonts: read back from the frames' lower half.
+    const read: string[] = [];
+    for (let t = 0.5; t < clip.duration_seconds; t += 1.5) {
+      read.push(...(await ocrBand(file, t, { top: 960, bottom: 1920 }, "eng", 1)).map((word) => word.text.toUpperCase()));
+    }
+    await rm(file, { force: true });
+    expect(read).toEqual(expect.arrayContaining(["CAPTION", "NUMBER"]));
+    const files = (clip as { captions?: { vtt_url: string } }).captions;
+    // The caption file carries the same words (cue by cue as they are said).
+    expect((await (await fetch(files!.vtt_url)).text()).toUpperCase()).toMatch(/^WEBVTT[\s\S]*CAPTION[\s\S]*NUMBER/);
   });
 
-  test("a faces job loads the face model inside the image and follows the face", async () => {
+  test("a faces job loads the face model inside the image and finds the face", async () => {
     const submitted = await account.client.submit({ video_url: facesUrl, video_type: "vlog", config_name: "faces" });
     const job: JobView = await account.client.waitForJob(submitted.job_id, { timeoutMs: JOB_TIMEOUT_MS });
     expect(job.status, JSON.stringify(job.error)).toBe("completed");
