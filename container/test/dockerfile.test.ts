@@ -42,7 +42,8 @@ describe("container/Dockerfile", () => {
   it("exposes the contract's ENGINE_PORT and health-checks /health on it", () => {
     const exposed = [...dockerfile.matchAll(/^EXPOSE\s+(\d+)/gm)].map((m) => Number(m[1]));
     expect(exposed).toEqual([ENGINE_PORT]);
-    expect(dockerfile).toMatch(new RegExp(`HEALTHCHECK[\\s\\S]*127\\.0\\.0\\.1:${ENGINE_PORT}/health`));
+    // The port the engine listens on: PORT, ENGINE_PORT without it.
+    expect(dockerfile).toMatch(new RegExp(`HEALTHCHECK[\\s\\S]*127\\.0\\.0\\.1:' \\+ \\(process\\.env\\.PORT \\|\\| ${ENGINE_PORT}\\) \\+ '/health`));
     expect(dockerfile).toMatch(new RegExp(`PORT=${ENGINE_PORT}`));
   });
 
