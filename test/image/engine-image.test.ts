@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { compose, PEOPLE } from "../../container/test/helpers/faces-media.ts";
 import { ocrBand } from "../../container/test/helpers/pixels.ts";
-import { FINAL_STATUSES, type JobView } from "../../scripts/local-stack/api-types.ts";
+import { FINAL_STATUSES, type JobView } from "../../scripts/local-stack/api-client.ts";
 import { newEngineKeys, verifyKeyOf } from "../../scripts/local-stack/engine-keys.ts";
 import { PollAborted, pollUntil } from "../../scripts/local-stack/poll.ts";
 import { freePort } from "../../scripts/local-stack/ports.ts";
