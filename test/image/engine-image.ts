@@ -11,7 +11,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { podman, RUNTIME_FLAGS } from "./podman.ts";
+import { podman, podmanRun, RUNTIME_FLAGS } from "./podman.ts";
 
 export const ENGINE_IMAGE = "localhost/clipjobs-engine:image-test";
 
@@ -48,7 +48,12 @@ export async function buildEngineImage(root: string, workDir: string, say: (line
     args.push("--volume", `${extraCa}:/tmp/host-ca.crt:ro`, "--volume", `${npmrc}:/usr/local/etc/npmrc:ro`);
   }
   args.push("--tag", ENGINE_IMAGE, "--file", join(root, "container/Dockerfile"), join(root, "container"));
+  // The tag's previous image, removed once the new one replaces it, so runs do not pile up images.
+  const previous = await podmanRun(["image", "inspect", "--format", "{{.Id}}", ENGINE_IMAGE]);
   const started = Date.now();
   await podman(args, { echo: (line) => (/^STEP \d+\/\d+/.test(line) ? say(`build: ${line.slice(0, 140)}`) : undefined) });
-  return { reference: ENGINE_IMAGE, buildMs: Date.now() - started, ytdlpSource };
+  const buildMs = Date.now() - started;
+  const current = (await podman(["image", "inspect", "--format", "{{.Id}}", ENGINE_IMAGE])).trim();
+  if (previous.code === 0 && previous.stdout.trim() !== current) await podmanRun(["rmi", previous.stdout.trim()]);
+  return { reference: ENGINE_IMAGE, buildMs, ytdlpSource };
 }
