@@ -114,6 +114,7 @@ export const ClipDetail = z.object({
   judged_by: z.enum(JUDGED_BY).describe("model: a language model read the clip's words and ranked it with the signals (its reason is the first of `reasons`); signals: the signal heuristics alone (see the job's `judgement.fallback_reason`)"),
   description: z.string().nullable().describe("The post: one to three sentences for the clip, in its caption language, written by the model; null on signals"),
   hashtags: z.array(z.string()).max(5).describe("The post: up to 5 hashtags written by the model; [] on signals"),
+  version: z.number().int().min(1).describe("1 for the job's own render; each published edit (PATCH /api/v1/jobs/{job_id}/clips/{index}) adds one and publishes under new URLs"),
 }).openapi("ClipDetail");
 
 const ActiveJob = z.object({

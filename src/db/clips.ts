@@ -40,6 +40,18 @@ export interface Clip {
   /** The post (docs/judgement.md): description and hashtags; the title is `title`. */
   description: string | null;
   hashtags: string[];
+  /** 1 for the job's own render; each published edit adds one (docs/editing.md). */
+  version: number;
+  /** The per-clip overrides of the job's configuration it was rendered with. */
+  overrides: Record<string, unknown>;
+  /** Caption corrections it carries, by the word's source start time. */
+  corrections: StoredCorrection[];
+}
+
+/** A caption word correction as stored: the word that starts at `start` (source seconds) reads `text`. */
+export interface StoredCorrection {
+  start: number;
+  text: string;
 }
 
 interface ClipRow {
@@ -69,6 +81,9 @@ interface ClipRow {
   judged_by?: string | null;
   description?: string | null;
   hashtags_json?: string | null;
+  version?: number | null;
+  overrides_json?: string | null;
+  corrections_json?: string | null;
 }
 
 /** Written only from a ClipReport that passed the contract schema; parsed again so a stored value is typed. */
@@ -108,6 +123,10 @@ function toClip(row: ClipRow): Clip {
     judgedBy: row.judged_by === "model" ? "model" : "signals",
     description: row.description ?? null,
     hashtags: JSON.parse(row.hashtags_json ?? "[]") as string[],
+    version: row.version ?? 1,
+    // Written only by the edit service from validated bodies.
+    overrides: JSON.parse(row.overrides_json ?? "{}") as Record<string, unknown>,
+    corrections: JSON.parse(row.corrections_json ?? "[]") as StoredCorrection[],
   };
 }
 

@@ -15,6 +15,8 @@ export interface TokenClaims {
   /** Unix seconds. */
   exp: number;
   scopes: Scope[];
+  /** A clip edit's token (docs/editing.md): it opens that edit's routes of the job, never the job's own. */
+  edit_id?: string;
 }
 
 const encoder = new TextEncoder();
@@ -35,8 +37,9 @@ export async function signEngineToken(
   scopes: readonly Scope[],
   ttlSeconds: number,
   nowMs: number = Date.now(),
+  editId?: string,
 ): Promise<string> {
-  const claims: TokenClaims = { job_id: jobId, exp: Math.floor(nowMs / 1000) + ttlSeconds, scopes: [...scopes] };
+  const claims: TokenClaims = { job_id: jobId, exp: Math.floor(nowMs / 1000) + ttlSeconds, scopes: [...scopes], ...(editId ? { edit_id: editId } : {}) };
   const encoded = encodeBase64Url(encoder.encode(JSON.stringify(claims)).buffer);
   const signature = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(encoded));
   return `${encoded}.${encodeBase64Url(signature)}`;
@@ -46,10 +49,11 @@ function parseClaims(encoded: string): TokenClaims | null {
   try {
     const value: unknown = JSON.parse(new TextDecoder().decode(decodeBase64Url(encoded)));
     if (typeof value !== "object" || value === null) return null;
-    const { job_id, exp, scopes } = value as Record<string, unknown>;
+    const { job_id, exp, scopes, edit_id } = value as Record<string, unknown>;
     if (typeof job_id !== "string" || typeof exp !== "number" || !Array.isArray(scopes)) return null;
+    if (edit_id !== undefined && typeof edit_id !== "string") return null;
     if (!scopes.every((scope): scope is Scope => typeof scope === "string" && isScope(scope))) return null;
-    return { job_id, exp, scopes };
+    return { job_id, exp, scopes, ...(edit_id !== undefined ? { edit_id } : {}) };
   } catch {
     return null;
   }

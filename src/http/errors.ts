@@ -85,6 +85,17 @@ export const ERROR_CODES = {
     title: "Webhook limit reached",
     meaning: "The account already has its maximum of 10 webhook endpoints; delete one first (`limit` says how many).",
   },
+  invalid_clip_span: {
+    status: 400,
+    title: "Invalid clip span",
+    meaning:
+      "A clip edit's or new clip's span: an end at or before its start, a span outside the source, or a length outside the job's `min_clip_seconds`..`max_clip_seconds`.",
+  },
+  invalid_word: {
+    status: 400,
+    title: "Invalid word",
+    meaning: "A caption correction names a word index outside the clip's `words`, or a time at which no word starts (within 0.05 s).",
+  },
   unauthorized: {
     status: 401,
     title: "Unauthorized",
@@ -125,6 +136,16 @@ export const ERROR_CODES = {
     status: 409,
     title: "Job not completed",
     meaning: "The job is queued, processing, failed or canceled: only a completed job has clips to export or edit.",
+  },
+  clip_edit_in_progress: {
+    status: 409,
+    title: "Clip edit in progress",
+    meaning: "The clip's previous edit is still queued or rendering; GET the clip and edit it once its `edit` is null or failed.",
+  },
+  clip_limit: {
+    status: 409,
+    title: "Clip limit reached",
+    meaning: "The job already has its maximum of 20 clips (its own and those cut after it).",
   },
   job_not_active: {
     status: 409,
@@ -199,6 +220,11 @@ export const ERROR_CODES = {
     title: "Upload expired",
     meaning:
       "Uploads: the upload was not used by a job within 24 hours of its creation and was deleted.",
+  },
+  source_expired: {
+    status: 410,
+    title: "Source expired",
+    meaning: "An edit of an upload job whose kept source is gone (its keeping period passed): an upload cannot be fetched again. Submit the file again as a new job.",
   },
   upload_too_large: {
     status: 413,

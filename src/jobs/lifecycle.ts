@@ -90,6 +90,9 @@ function clipRow(jobId: string, clip: ClipReport, published: PublishedClip): Cli
     judgedBy: clip.judged_by,
     description: clip.description,
     hashtags: clip.hashtags,
+    version: 1,
+    overrides: {},
+    corrections: [],
   };
 }
 

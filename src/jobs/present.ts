@@ -22,7 +22,7 @@ function captionsOf(cdnBase: string, clip: Clip): { vtt_url: string; srt_url: st
   return keys ? { vtt_url: cdnUrl(cdnBase, keys.vtt), srt_url: cdnUrl(cdnBase, keys.srt) } : null;
 }
 
-function presentClip(cdnBase: string, clip: Clip) {
+export function presentClip(cdnBase: string, clip: Clip) {
   return {
     url: cdnUrl(cdnBase, clip.objectKey),
     thumbnail_url: cdnUrl(cdnBase, clip.thumbnailKey),
@@ -51,6 +51,7 @@ function presentClip(cdnBase: string, clip: Clip) {
     judged_by: clip.judgedBy,
     description: clip.description,
     hashtags: clip.hashtags,
+    version: clip.version,
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { accountState } from "../account/stub";
 import { getUsage } from "../db/accounts";
+import { editPending } from "../db/clip-edits";
 import { getConfig } from "../db/configs";
 import { claimHeldGuard, deleteIdempotencyRecord, holdsClaim, storeIdempotentResponseStatement } from "../db/idempotency";
 import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
@@ -64,10 +65,15 @@ async function acquireSlot(env: Env, accountId: string, jobId: string, maxActive
   if (!slot.ok) {
     let freed = false;
     for (const { jobId: holder, acquiredAtMs } of await account.heldSlots()) {
-      const held = await findJob(env.DB, holder);
-      const stale = held ? !ACTIVE_STATUSES.includes(held.status) : Date.now() - acquiredAtMs > SLOT_INSERT_GRACE_MS;
+      // A clip edit holds a slot by its edit id (clip-edit/dispatch.ts): stale once it is no longer pending.
+      const held = holder.startsWith("edit_") ? null : await findJob(env.DB, holder);
+      const stale = holder.startsWith("edit_")
+        ? Date.now() - acquiredAtMs > SLOT_INSERT_GRACE_MS && !(await editPending(env.DB, holder))
+        : held
+          ? !ACTIVE_STATUSES.includes(held.status)
+          : Date.now() - acquiredAtMs > SLOT_INSERT_GRACE_MS;
       if (stale) {
-        console.warn(`freeing the slot of ${holder}: ${held ? held.status : "missing"} in D1`);
+        console.warn(`freeing the slot of ${holder}: ${held ? held.status : "missing or ended"} in D1`);
         await account.jobEnded(holder); // slot, deadline and live state
         freed = true;
       }

@@ -34,6 +34,7 @@ import { fleetScheduler } from "../fleet/stub";
 import { failJob } from "../jobs/lifecycle";
 import { EngineMisconfiguredError, silenceTimeoutSeconds } from "../settings";
 import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
+import { handleEditMessage } from "../jobs/clip-edit/dispatch";
 import type { JobMessage } from "./message";
 
 /** Must match `max_retries` of the consumer in wrangler.toml (only unexpected errors use the queue's retries). */
@@ -47,7 +48,13 @@ export function retryDelaySeconds(attempts: number): number {
 export function isJobMessage(body: unknown): body is JobMessage {
   if (typeof body !== "object" || body === null) return false;
   const { job_id, account_id, dispatch } = body as Record<string, unknown>;
-  return typeof job_id === "string" && typeof account_id === "string" && (dispatch === undefined || (typeof dispatch === "number" && Number.isInteger(dispatch)));
+  const { edit_id } = body as Record<string, unknown>;
+  return (
+    typeof job_id === "string" &&
+    typeof account_id === "string" &&
+    (dispatch === undefined || (typeof dispatch === "number" && Number.isInteger(dispatch))) &&
+    (edit_id === undefined || typeof edit_id === "string")
+  );
 }
 
 const ENDED = new Set(["completed", "failed", "canceled"]);
@@ -61,6 +68,11 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     return;
   }
   const { job_id: jobId, account_id: accountId } = message.body;
+  if (typeof message.body.edit_id === "string") {
+    await handleEditMessage(env, message.body.edit_id);
+    message.ack();
+    return;
+  }
   const dispatch = message.body.dispatch ?? 0;
   const job = await findJob(env.DB, jobId);
   if (!job || job.accountId !== accountId) {

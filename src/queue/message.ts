@@ -7,4 +7,6 @@ export interface JobMessage {
   job_id: string;
   account_id: string;
   dispatch?: number;
+  /** A clip edit of the (completed) job to start instead of the job itself (src/jobs/clip-edit/dispatch.ts). */
+  edit_id?: string;
 }
