@@ -2,6 +2,7 @@ import { admin } from "./admin/routes";
 import { configs } from "./api/configs";
 import { errorDocs } from "./api/error-docs";
 import { exportCut } from "./api/export";
+import { clips } from "./api/clips";
 import { health } from "./api/health";
 import { jobs } from "./api/jobs";
 import { logo } from "./api/logo";
@@ -51,6 +52,7 @@ app.route("/api/v1/webhooks", webhooks);
 app.route("/api/v1/uploads", uploads);
 app.route("/api/v1/jobs", transcript);
 app.route("/api/v1/jobs", exportCut);
+app.route("/api/v1/jobs", clips);
 app.route("/api/v1/logo", logo);
 app.route("/api/v1/cookies", cookies);
 

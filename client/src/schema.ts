@@ -360,6 +360,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/jobs/{job_id}/clips/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one clip of a completed job, with its version, its pending edit and its caption words */
+        get: operations["getClip"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Edit a clip: a new span, caption corrections, a title or per-clip overrides, rendered again as a new version
+         * @description Accepted with 202: the clip's `edit` is queued, then rendering; once the new version is published the clip's `version` goes up by one, its URLs are new and the previous version's stop answering (after at most the CDN cache time, 5 minutes), and a `clip.updated` webhook event is sent. A failed render leaves the published version as it was (`edit.status` failed, credits given back). Costs one credit per started minute of the new clip, reserved now.
+         */
+        patch: operations["editClip"];
+        trace?: never;
+    };
+    "/api/v1/jobs/{job_id}/clips": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cut a new clip from a completed job's source
+         * @description Accepted with 202: the new clip takes the job's next index and reads `version: 0` (no links) until its render is published (then version 1 and a `clip.created` webhook event). Costs one credit per started minute of the clip, reserved now.
+         */
+        post: operations["addClip"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/logo": {
         parameters: {
             query?: never;
@@ -455,7 +496,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_time_range" | "unknown_font" | "invalid_color" | "unsupported_language" | "invalid_logo" | "invalid_cookies" | "cookies_too_large" | "logo_too_large" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_completed" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_limit_reached" | "upload_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "translation_failed" | "transcription_unavailable" | "translation_unavailable" | "embedding_failed" | "embedding_unavailable" | "ai_scope_exceeded" | "completion_in_progress" | "service_unavailable" | "service_misconfigured";
+            code: "invalid_request" | "invalid_video_url" | "invalid_captions_url" | "invalid_video_type" | "invalid_time_range" | "unknown_font" | "invalid_color" | "unsupported_language" | "invalid_logo" | "invalid_cookies" | "cookies_too_large" | "logo_too_large" | "invalid_webhook_url" | "invalid_webhook_event" | "webhook_limit_reached" | "invalid_clip_span" | "invalid_word" | "unauthorized" | "insufficient_credits" | "not_found" | "transcript_not_found" | "active_job_limit" | "job_not_cancelable" | "job_not_deletable" | "job_not_completed" | "clip_edit_in_progress" | "clip_limit" | "job_not_active" | "webhook_disabled" | "conflict" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "tus_version_unsupported" | "upload_offset_mismatch" | "upload_busy" | "upload_incomplete" | "upload_in_use" | "upload_limit_reached" | "upload_expired" | "source_expired" | "upload_too_large" | "upload_chunk_too_large" | "upload_length_exceeded" | "config_not_found" | "logo_not_uploaded" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "transcription_failed" | "translation_failed" | "transcription_unavailable" | "translation_unavailable" | "embedding_failed" | "embedding_unavailable" | "ai_scope_exceeded" | "completion_in_progress" | "service_unavailable" | "service_misconfigured";
             request_id: string;
             errors?: {
                 path: string;
@@ -948,6 +989,8 @@ export interface components {
             description: string | null;
             /** @description The post: up to 5 hashtags written by the model; [] on signals */
             hashtags: string[];
+            /** @description 1 for the job's own render; each published edit (PATCH /api/v1/jobs/{job_id}/clips/{index}) adds one and publishes under new URLs */
+            version: number;
         };
         WebhookList: {
             webhooks: components["schemas"]["Webhook"][];
@@ -991,7 +1034,7 @@ export interface components {
             updated_at: string;
         };
         /** @description "*" for every event (the default), or a list of event types. webhook.test is always sent. */
-        WebhookEvents: "*" | ("job.queued" | "job.processing" | "job.completed" | "job.failed" | "job.canceled")[];
+        WebhookEvents: "*" | ("job.queued" | "job.processing" | "job.completed" | "job.failed" | "job.canceled" | "clip.updated" | "clip.created")[];
         WebhookWithSecret: components["schemas"]["Webhook"] & {
             /** @description whsec_ + base64 key. Shown only in this response. */
             secret: string;
@@ -1078,6 +1121,121 @@ export interface components {
                 end: number;
                 speaker?: string;
             }[];
+        };
+        ClipAnswer: components["schemas"]["ClipDetail"] & {
+            /**
+             * Format: uri
+             * @description The published version's link; null for a new clip until its first render is published
+             */
+            url?: string | null;
+            /** Format: uri */
+            thumbnail_url?: string | null;
+            /** @description The published version (1: the job's own render); 0 for a new clip not published yet */
+            version?: number;
+            /** @description The clip's index in the job */
+            index: number;
+            edit: components["schemas"]["ClipEditState"];
+            /** @description The clip's caption words with its corrections applied; [] without a transcript */
+            words: components["schemas"]["ClipWord"][];
+        };
+        /** @description The clip's pending or failed edit; null when none */
+        ClipEditState: {
+            /**
+             * @description queued, then rendering; failed keeps the published version (see error)
+             * @enum {string}
+             */
+            status: "queued" | "rendering" | "failed";
+            /** @description The edit's body as accepted */
+            requested: {
+                [key: string]: unknown;
+            };
+            /** @description Why the render failed (status failed) */
+            error?: {
+                code: string;
+                message: string;
+            };
+        } | null;
+        ClipWord: {
+            /** @description The word's index in the clip's words (what a correction by index names) */
+            index: number;
+            text: string;
+            /** @description Source seconds */
+            start_seconds: number;
+            end_seconds: number;
+        };
+        ClipEditBody: {
+            /** @description New start in source seconds (extend or trim) */
+            start_seconds?: number;
+            /** @description New end in source seconds; the length stays within the job's min_clip_seconds..max_clip_seconds */
+            end_seconds?: number;
+            /** @description Caption corrections, by index in the clip's words or by a word's start time */
+            words?: ({
+                /** @description The word's 0-based index in the clip's words (GET the clip: `words`) */
+                index: number;
+                /** @description The corrected word as the captions show it: 1-60 characters, no line breaks; its timing is kept */
+                text: string;
+            } | {
+                /** @description Source time of the word that starts there (within 0.05 s) */
+                start_seconds: number;
+                /** @description The corrected word as the captions show it: 1-60 characters, no line breaks; its timing is kept */
+                text: string;
+            })[];
+            /** @description The clip's title, 1-120 characters */
+            title?: string;
+            /** @enum {string} */
+            reframe?: "center" | "auto" | "faces" | "fit";
+            /** @enum {string} */
+            layout?: "single" | "split" | "auto";
+            /** @enum {string} */
+            aspect_ratio?: "9:16" | "1:1" | "4:5" | "16:9" | "original";
+            /** @enum {string} */
+            captions?: "off" | "burned" | "sidecar" | "both";
+            /** @enum {string} */
+            caption_style?: "bold" | "clean" | "boxed";
+            /** @enum {string} */
+            caption_position?: "bottom" | "center";
+            /** @enum {string} */
+            caption_font?: "DejaVu Sans" | "DejaVu Serif" | "Noto Sans" | "Noto Serif" | "Noto Sans Display" | "Noto Sans CJK SC" | "Noto Sans CJK TC" | "Noto Sans CJK JP" | "Noto Sans CJK KR" | "Noto Serif CJK SC" | "Noto Sans Arabic" | "Noto Naskh Arabic" | "Noto Sans Devanagari" | "Noto Sans Hebrew";
+            caption_size?: number;
+            caption_color?: string;
+            caption_highlight_color?: string;
+            caption_outline_color?: string;
+            caption_box_color?: string;
+            /** @enum {string} */
+            remove_silence?: "off" | "pauses" | "tight";
+            remove_fillers?: boolean;
+        };
+        ClipAddBody: {
+            /** @description Start in source seconds */
+            start_seconds: number;
+            /** @description End in source seconds; the length stays within the job's min_clip_seconds..max_clip_seconds */
+            end_seconds: number;
+            /** @description true: move each edge to the nearest sentence boundary of the transcript within 2 s; omitted or false: the span as given */
+            snap?: boolean;
+            /** @description The clip's title, 1-120 characters */
+            title?: string;
+            /** @enum {string} */
+            reframe?: "center" | "auto" | "faces" | "fit";
+            /** @enum {string} */
+            layout?: "single" | "split" | "auto";
+            /** @enum {string} */
+            aspect_ratio?: "9:16" | "1:1" | "4:5" | "16:9" | "original";
+            /** @enum {string} */
+            captions?: "off" | "burned" | "sidecar" | "both";
+            /** @enum {string} */
+            caption_style?: "bold" | "clean" | "boxed";
+            /** @enum {string} */
+            caption_position?: "bottom" | "center";
+            /** @enum {string} */
+            caption_font?: "DejaVu Sans" | "DejaVu Serif" | "Noto Sans" | "Noto Serif" | "Noto Sans Display" | "Noto Sans CJK SC" | "Noto Sans CJK TC" | "Noto Sans CJK JP" | "Noto Sans CJK KR" | "Noto Serif CJK SC" | "Noto Sans Arabic" | "Noto Naskh Arabic" | "Noto Sans Devanagari" | "Noto Sans Hebrew";
+            caption_size?: number;
+            caption_color?: string;
+            caption_highlight_color?: string;
+            caption_outline_color?: string;
+            caption_box_color?: string;
+            /** @enum {string} */
+            remove_silence?: "off" | "pauses" | "tight";
+            remove_fillers?: boolean;
         };
         Logo: {
             /**
@@ -4584,6 +4742,549 @@ export interface operations {
                         code: string;
                     } & {
                         [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getClip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+                index: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clip */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClipAnswer"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `not_found`: Unknown route, or a resource that does not exist or belongs to another account. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description - `job_not_completed`: The job is queued, processing, failed or canceled: only a completed job has clips to export or edit. */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "job_not_completed";
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description - `internal_error`: Something unexpected failed on our side; quote the request_id when reporting it. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    editClip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+                index: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClipEditBody"];
+            };
+        };
+        responses: {
+            /** @description The clip as published, with its queued edit */
+            202: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClipAnswer"];
+                };
+            };
+            /**
+             * @description - `invalid_request`: Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path.
+             *     - `invalid_clip_span`: A clip edit's or new clip's span: an end at or before its start, a span outside the source, or a length outside the job's `min_clip_seconds`..`max_clip_seconds`.
+             *     - `invalid_word`: A caption correction names a word index outside the clip's `words`, or a time at which no word starts (within 0.05 s).
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request" | "invalid_clip_span" | "invalid_word";
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `insufficient_credits`: No credits left in the current period. */
+            402: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_credits";
+                    };
+                };
+            };
+            /** @description - `not_found`: Unknown route, or a resource that does not exist or belongs to another account. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /**
+             * @description - `job_not_completed`: The job is queued, processing, failed or canceled: only a completed job has clips to export or edit.
+             *     - `clip_edit_in_progress`: The clip's previous edit is still queued or rendering; GET the clip and edit it once its `edit` is null or failed.
+             *     - `active_job_limit`: The account already has its maximum of queued or processing jobs; `active_job_id` names one.
+             */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "job_not_completed" | "clip_edit_in_progress" | "active_job_limit";
+                    };
+                };
+            };
+            /** @description - `source_expired`: An edit of an upload job whose kept source is gone (its keeping period passed): an upload cannot be fetched again. Submit the file again as a new job. */
+            410: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "source_expired";
+                    };
+                };
+            };
+            /** @description - `payload_too_large`: The request body is over its route's limit: 16 KiB for JSON bodies and dashboard forms, 64 KiB for MCP messages, the engine channel's own limits for its uploads. Sent with or without Content-Length, it is refused the same way and nothing is stored. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: Request bodies must be Content-Type: application/json (upload PATCH bodies: application/offset+octet-stream). */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description - `internal_error`: Something unexpected failed on our side; quote the request_id when reporting it. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    addClip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClipAddBody"];
+            };
+        };
+        responses: {
+            /** @description The new clip, queued */
+            202: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClipAnswer"];
+                };
+            };
+            /**
+             * @description - `invalid_request`: Malformed JSON, missing or mistyped fields, or bad values. `errors` lists each problem by path.
+             *     - `invalid_clip_span`: A clip edit's or new clip's span: an end at or before its start, a span outside the source, or a length outside the job's `min_clip_seconds`..`max_clip_seconds`.
+             *     - `invalid_word`: A caption correction names a word index outside the clip's `words`, or a time at which no word starts (within 0.05 s).
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request" | "invalid_clip_span" | "invalid_word";
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing, malformed, unknown or revoked API key (or operator token on /admin). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description - `insufficient_credits`: No credits left in the current period. */
+            402: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "insufficient_credits";
+                    };
+                };
+            };
+            /** @description - `not_found`: Unknown route, or a resource that does not exist or belongs to another account. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /**
+             * @description - `job_not_completed`: The job is queued, processing, failed or canceled: only a completed job has clips to export or edit.
+             *     - `clip_edit_in_progress`: The clip's previous edit is still queued or rendering; GET the clip and edit it once its `edit` is null or failed.
+             *     - `active_job_limit`: The account already has its maximum of queued or processing jobs; `active_job_id` names one.
+             *     - `clip_limit`: The job already has its maximum of 20 clips (its own and those cut after it).
+             */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "job_not_completed" | "clip_edit_in_progress" | "active_job_limit" | "clip_limit";
+                    };
+                };
+            };
+            /** @description - `source_expired`: An edit of an upload job whose kept source is gone (its keeping period passed): an upload cannot be fetched again. Submit the file again as a new job. */
+            410: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "source_expired";
+                    };
+                };
+            };
+            /** @description - `payload_too_large`: The request body is over its route's limit: 16 KiB for JSON bodies and dashboard forms, 64 KiB for MCP messages, the engine channel's own limits for its uploads. Sent with or without Content-Length, it is refused the same way and nothing is stored. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: Request bodies must be Content-Type: application/json (upload PATCH bodies: application/offset+octet-stream). */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Over the rolling per-minute request window: the account's, or (for requests without a valid API key) the client address's; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description - `internal_error`: Something unexpected failed on our side; quote the request_id when reporting it. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description - `service_unavailable`: A dependency is temporarily unavailable (storage, or the platform restarting or moving one of the service's objects, as during a deploy); retry after `Retry-After` seconds (a submission retried with the same Idempotency-Key never makes a second job). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     };
                 };
             };

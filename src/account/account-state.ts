@@ -250,6 +250,11 @@ export class AccountState extends DurableObject<Env> {
     live.cacheFinished(this.ctx.storage.sql, jobId, cdnBase, json, Date.now());
   }
 
+  /** A clip of the finished job was replaced (docs/editing.md): its cached view is dropped. */
+  dropFinishedView(jobId: string): void {
+    live.dropFinishedView(this.ctx.storage.sql, jobId);
+  }
+
   /** Called before a job's D1 row is deleted; a read still held on it answers now. */
   forgetJob(jobId: string): void {
     live.forgetJob(this.ctx.storage.sql, jobId, Date.now());

@@ -224,6 +224,11 @@ export function cacheFinished(sql: SqlStorage, jobId: string, cdnBase: string, j
   prune(sql);
 }
 
+/** The finished job's clips changed (a published clip edit): the cached view goes, the next read builds it from D1. */
+export function dropFinishedView(sql: SqlStorage, jobId: string): void {
+  sql.exec(`UPDATE live_jobs SET view_json = NULL, view_cdn = NULL WHERE job_id = ? AND state = 'ended'`, jobId);
+}
+
 /** The job is being deleted: forget its view, and refuse to cache it again. */
 export function forgetJob(sql: SqlStorage, jobId: string, nowMs: number): void {
   sql.exec(

@@ -214,3 +214,36 @@ export async function editPending(db: D1Database, editId: string): Promise<boole
   const row = await db.prepare(`SELECT status FROM clip_edits WHERE id = ?`).bind(editId).first<{ status: string }>();
   return row?.status === "queued" || row?.status === "rendering";
 }
+
+/**
+ * The clip.updated / clip.created event of a publication, for the same batch
+ * after publishEditStatements: written only when that batch published the
+ * edit (its event id is on the row) and the account has an enabled endpoint.
+ */
+export function clipEventStatement(
+  db: D1Database,
+  event: { id: string; accountId: string; jobId: string; editId: string; type: "clip.updated" | "clip.created"; body: string; at: string },
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO webhook_events (id, account_id, job_id, type, body, created_at, dispatched_at)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, NULL
+       WHERE EXISTS (SELECT 1 FROM clip_edits WHERE id = ?7 AND status = 'published' AND event_id = ?1)
+         AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE account_id = ?2 AND enabled = 1)`,
+    )
+    .bind(event.id, event.accountId, event.jobId, event.type, event.body, event.at, event.editId);
+}
+
+/** A completed job without a publication key (it completed with no clip) gets one for its first new clip. */
+export async function ensurePublicationKey(db: D1Database, jobId: string, candidate: string): Promise<string | null> {
+  const row = await db
+    .prepare(`UPDATE jobs SET publication_key = COALESCE(publication_key, ?) WHERE id = ? AND status = 'completed' RETURNING publication_key`)
+    .bind(candidate, jobId)
+    .first<{ publication_key: string }>();
+  return row?.publication_key ?? null;
+}
+
+/** Touches a rendering edit (a sign of life from its engine), so the sweep leaves it. */
+export async function touchEdit(db: D1Database, editId: string, now: string): Promise<void> {
+  await db.prepare(`UPDATE clip_edits SET updated_at = ? WHERE id = ? AND status = 'rendering'`).bind(now, editId).run();
+}

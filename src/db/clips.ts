@@ -205,3 +205,52 @@ export async function listClipsOfJobs(db: D1Database, jobIds: string[]): Promise
 export function deleteClipsOfJob(db: D1Database, jobId: string): D1PreparedStatement {
   return db.prepare(`DELETE FROM clips WHERE job_id = ?`).bind(jobId);
 }
+
+/**
+ * A published edit's clip row (docs/editing.md): the whole row replaced by
+ * the new version, only by the batch that published `editId` with `eventId`
+ * (after the edit's own statements).
+ */
+export function writeEditedClip(db: D1Database, clip: Clip, editId: string, eventId: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
+         reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key, prompt_match, removed_json, duration_seconds, framing_json,
+         scores_json, judged_by, description, hashtags_json, version, overrides_json, corrections_json)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29
+       WHERE EXISTS (SELECT 1 FROM clip_edits WHERE id = ?30 AND status = 'published' AND event_id = ?31)`,
+    )
+    .bind(
+      clip.jobId,
+      clip.index,
+      clip.objectKey,
+      clip.thumbnailKey,
+      clip.startSeconds,
+      clip.endSeconds,
+      clip.score,
+      JSON.stringify(clip.reasons),
+      clip.width,
+      clip.height,
+      clip.reframe,
+      clip.facesCount,
+      clip.text,
+      clip.title,
+      clip.captionsBurned ? 1 : 0,
+      clip.sidecars ? 1 : 0,
+      clip.vttKey,
+      clip.srtKey,
+      clip.promptMatch,
+      JSON.stringify(clip.removed),
+      clip.durationSeconds,
+      clip.framing === null ? null : JSON.stringify(clip.framing),
+      clip.scores ? JSON.stringify(clip.scores) : null,
+      clip.judgedBy,
+      clip.description,
+      JSON.stringify(clip.hashtags),
+      clip.version,
+      JSON.stringify(clip.overrides),
+      JSON.stringify(clip.corrections),
+      editId,
+      eventId,
+    );
+}

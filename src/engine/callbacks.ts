@@ -44,6 +44,7 @@ import { scopeOf } from "./scopes";
 import { readBodyCapped } from "../http/capped-body";
 import { completionTimes } from "./stage-timings";
 import { verifyEngineToken } from "./token";
+import { editCallback } from "../jobs/clip-edit/channel";
 import { uploadSource } from "../uploads/source-route";
 
 interface CallbackEnv {
@@ -98,8 +99,12 @@ function badToken(): AppError {
 const engineToken = createMiddleware<CallbackEnv>(async (c, next) => {
   const jobId = c.req.param("job_id") ?? "";
   const token = bearerToken(c.req.header("Authorization"));
-  const scope = scopeOf(c.req.method, c.req.path.slice(`${CALLBACK_PREFIX}/${jobId}/`.length));
-  if (!token || scope === null || !(await verifyEngineToken(c.env.CALLBACK_TOKEN_SECRET, token, jobId, scope))) throw badToken();
+  const subpath = c.req.path.slice(`${CALLBACK_PREFIX}/${jobId}/`.length);
+  const scope = scopeOf(c.req.method, subpath);
+  const claims = token && scope !== null ? await verifyEngineToken(c.env.CALLBACK_TOKEN_SECRET, token, jobId, scope) : null;
+  if (!claims) throw badToken();
+  // A clip edit's token opens that edit's routes only (jobs/clip-edit/channel.ts), never the job's.
+  if (claims.edit_id !== undefined) return editCallback(c.env, c.req.raw, jobId, claims.edit_id, subpath);
   await next();
 });
 

@@ -78,7 +78,7 @@ export const ERROR_CODES = {
   invalid_webhook_event: {
     status: 400,
     title: "Invalid webhook event",
-    meaning: "`events` is neither \"*\" nor a non-empty list of known event types (job.queued, job.processing, job.completed, job.failed, job.canceled).",
+    meaning: "`events` is neither \"*\" nor a non-empty list of known event types (job.queued, job.processing, job.completed, job.failed, job.canceled, clip.updated, clip.created).",
   },
   webhook_limit_reached: {
     status: 400,

@@ -75,9 +75,14 @@ function hmacKey(publicationKey: string): Promise<CryptoKey> {
   return key;
 }
 
-/** The public key of one object of clip `index`: `c/{128-bit id}/{file name}`. */
-export async function publishedKey(publicationKey: string, index: number, kind: StagedKind): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", await hmacKey(publicationKey), new TextEncoder().encode(`${index}:${kind}`));
+/**
+ * The public key of one object of clip `index`: `c/{128-bit id}/{file name}`.
+ * Each version of a clip (docs/editing.md: an edit publishes version + 1) has
+ * keys of its own, so a new version is a new capability URL.
+ */
+export async function publishedKey(publicationKey: string, index: number, kind: StagedKind, version = 1): Promise<string> {
+  const label = version === 1 ? `${index}:${kind}` : `${index}:v${version}:${kind}`;
+  const mac = await crypto.subtle.sign("HMAC", await hmacKey(publicationKey), new TextEncoder().encode(label));
   return `c/${base62(new Uint8Array(mac).subarray(0, 16))}/${FILE_NAMES[kind]}`;
 }
 
@@ -90,14 +95,14 @@ export interface PublishedClip {
 }
 
 /** What completion publishes for these clips (sidecars only where the engine made them). */
-export async function publishedKeys(publicationKey: string, clips: readonly Pick<ClipReport, "index" | "sidecars">[]): Promise<PublishedClip[]> {
+export async function publishedKeys(publicationKey: string, clips: readonly Pick<ClipReport, "index" | "sidecars">[], version = 1): Promise<PublishedClip[]> {
   return Promise.all(
     clips.map(async (clip) => ({
       index: clip.index,
-      clip: await publishedKey(publicationKey, clip.index, "clip"),
-      thumbnail: await publishedKey(publicationKey, clip.index, "thumbnail"),
-      vtt: clip.sidecars ? await publishedKey(publicationKey, clip.index, "vtt") : null,
-      srt: clip.sidecars ? await publishedKey(publicationKey, clip.index, "srt") : null,
+      clip: await publishedKey(publicationKey, clip.index, "clip", version),
+      thumbnail: await publishedKey(publicationKey, clip.index, "thumbnail", version),
+      vtt: clip.sidecars ? await publishedKey(publicationKey, clip.index, "vtt", version) : null,
+      srt: clip.sidecars ? await publishedKey(publicationKey, clip.index, "srt", version) : null,
     })),
   );
 }

@@ -1,6 +1,6 @@
 /** The event types a webhook endpoint can subscribe to, and the body every event is sent as. */
 
-export const JOB_EVENT_TYPES = ["job.queued", "job.processing", "job.completed", "job.failed", "job.canceled"] as const;
+export const JOB_EVENT_TYPES = ["job.queued", "job.processing", "job.completed", "job.failed", "job.canceled", "clip.updated", "clip.created"] as const;
 export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
 
 /** Sent by POST /api/v1/webhooks/:webhook_id/test, whatever the endpoint subscribed to. */
