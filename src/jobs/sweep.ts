@@ -10,7 +10,9 @@
  * - deliveries whose first attempt was never queued: queued again;
  * - transcripts stored in the public bucket under the older layout: moved to the private one;
  * - deleted jobs' publication keys, once no completion attempt can still be
- *   writing: every key they derive deleted (deleted-publications.ts).
+ *   writing: every key they derive deleted (deleted-publications.ts);
+ * - clip edits pending longer than EDIT_TIMEOUT_MS since they last moved:
+ *   failed with processing_timeout, credits given back (clip-edit/publish.ts).
  *
  * The ages below leave the transition's own attempt time to finish first, so
  * the sweep only takes over what was truly left behind.
@@ -20,6 +22,9 @@ import { dispatchStaleEvents, requeueUnsentDeliveries } from "../webhooks/outbox
 import { clearDeletedPublications } from "./deleted-publications";
 import { moveLegacyTranscripts } from "./job-objects";
 import { settleEndedJob } from "./settle";
+import { listStaleEdits } from "../db/clip-edits";
+import { EDIT_TIMEOUT_MS } from "./clip-edit/dispatch";
+import { failEditAndClean } from "./clip-edit/publish";
 
 /** An ended job unsettled this long had its own releases fail or crash. */
 export const SETTLE_AFTER_MS = 30_000;
@@ -39,11 +44,12 @@ export interface SweepReport {
   requeued: number;
   movedTranscripts: number;
   clearedPublications: number;
+  failedEdits: number;
   failures: string[];
 }
 
 export async function runSweep(env: Env, nowMs: number = Date.now(), batch: number = SWEEP_BATCH): Promise<SweepReport> {
-  const report: SweepReport = { settled: 0, unsettled: 0, dispatched: 0, requeued: 0, movedTranscripts: 0, clearedPublications: 0, failures: [] };
+  const report: SweepReport = { settled: 0, unsettled: 0, dispatched: 0, requeued: 0, movedTranscripts: 0, clearedPublications: 0, failedEdits: 0, failures: [] };
   const at = (offsetMs: number) => new Date(nowMs - offsetMs).toISOString();
   const part = async (name: string, work: () => Promise<void>) => {
     try {
@@ -73,6 +79,12 @@ export async function runSweep(env: Env, nowMs: number = Date.now(), batch: numb
   });
   await part("clearing deleted jobs' publications", async () => {
     report.clearedPublications = await clearDeletedPublications(env, nowMs, batch);
+  });
+  await part("failing stale clip edits", async () => {
+    for (const edit of await listStaleEdits(env.DB, at(EDIT_TIMEOUT_MS), batch)) {
+      const message = "The clip's render did not finish in time; the published version stays and nothing was charged.";
+      if (await failEditAndClean(env, edit, { code: "processing_timeout", message })) report.failedEdits += 1;
+    }
   });
   return report;
 }

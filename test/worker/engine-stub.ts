@@ -104,8 +104,10 @@ export class FakeEngine {
     if (request.method === "POST" && verdict === "replayed") return Response.json({ code: "replayed" }, { status: 409 });
     if (request.method === "POST" && path === "/jobs") {
       const start = JSON.parse(recorded.body) as StartJob;
-      const started = !this.running.has(start.job_id);
-      this.running.add(start.job_id);
+      // The real engine keys a job by its id and a clip edit by job id and edit id (container/src/clip-edit).
+      const key = start.clip_edit ? `${start.job_id}/${start.clip_edit.edit_id}` : start.job_id;
+      const started = !this.running.has(key);
+      this.running.add(key);
       return Response.json({ job_id: start.job_id, started }, { status: 202 });
     }
     const cancel = /^\/jobs\/([^/]+)\/cancel$/.exec(path);
@@ -123,6 +125,11 @@ export class FakeEngine {
       .filter((r) => r.method === "POST" && r.path === "/jobs")
       .map((r) => JSON.parse(r.body) as StartJob)
       .filter((start) => start.job_id === jobId);
+  }
+
+  /** Every StartJob of a clip edit of this job (StartJob.clip_edit set), oldest first. */
+  editStarts(jobId: string): (StartJob & { clip_edit: NonNullable<StartJob["clip_edit"]> })[] {
+    return this.starts(jobId).filter((start): start is StartJob & { clip_edit: NonNullable<StartJob["clip_edit"]> } => start.clip_edit !== undefined);
   }
 
   cancels(jobId: string): EngineRequest[] {
