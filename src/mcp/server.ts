@@ -6,6 +6,7 @@
  */
 import { McpServer } from "@modelcontextprotocol/server";
 import { createUploadTool, getUsageTool, listConfigsTool, saveConfigTool } from "./account-tools";
+import { addClipTool, editClipTool } from "./clip-tools";
 import { exportJobTool } from "./export-tools";
 import { cancelJobTool, GET_JOB_MAX_WAIT_SECONDS, getJobTool, getTranscriptTool, listJobsTool, submitJobTool } from "./job-tools";
 import type { McpCall, ToolRegistration } from "./tool";
@@ -26,6 +27,8 @@ export const TOOLS: readonly ToolRegistration[] = [
   cancelJobTool,
   getTranscriptTool,
   exportJobTool,
+  editClipTool,
+  addClipTool,
   getUsageTool,
   listConfigsTool,
   saveConfigTool,

@@ -171,6 +171,26 @@ describe("/mcp: tools", SUITE, () => {
     problem(await call(await connect((await createAccount("unmetered")).apiKey), "export_job", { job_id: jobId, format: "otio" }), "not_found");
   });
 
+  it("edits a clip and cuts a new one as the REST routes do, and refuses what they refuse", async () => {
+    const account = await createAccount("unmetered");
+    const jobId = await captionedJob(engine, account);
+    const client = await connect(account.apiKey);
+    const edited = ok(await call(client, "edit_clip", { job_id: jobId, index: 0, end_seconds: 19.5, words: [{ index: 2, text: "shorts" }] }));
+    expect(edited).toMatchObject({ index: 0, version: 1, edit: { status: "queued", requested: { end_seconds: 19.5 } } });
+    const row = await env.DB.prepare(`SELECT clip_edit_json FROM clip_edits WHERE job_id = ? AND idx = 0`).bind(jobId).first<{ clip_edit_json: string }>();
+    const sent = JSON.parse(row!.clip_edit_json) as { end_seconds: number; words: { text: string }[] };
+    expect(sent.end_seconds).toBe(19.5);
+    expect(sent.words.map((w) => w.text)).toContain("shorts");
+    problem(await call(client, "edit_clip", { job_id: jobId, index: 0, title: "Again" }), "clip_edit_in_progress");
+    problem(await call(client, "edit_clip", { job_id: jobId, index: 1 }), "invalid_request");
+    problem(await call(client, "edit_clip", { job_id: jobId, index: 1, start_seconds: 30, end_seconds: 25 }), "invalid_clip_span");
+    problem(await call(client, "edit_clip", { job_id: jobId, index: 1, words: [{ index: 3, text: "x" }] }), "invalid_word");
+    problem(await call(client, "add_clip", { job_id: jobId, start_seconds: 20, end_seconds: 40, colour: "red" }), "invalid_request");
+    // The unmetered plan runs one active job: the pending edit holds it.
+    problem(await call(client, "add_clip", { job_id: jobId, start_seconds: 20, end_seconds: 40 }), "active_job_limit");
+    problem(await call(await connect((await createAccount("unmetered")).apiKey), "add_clip", { job_id: jobId, start_seconds: 20, end_seconds: 40 }), "not_found");
+  });
+
   it("usage and configurations: the same figures and records as the REST API", async () => {
     const account = await createAccount("pro");
     const client = await connect(account.apiKey);

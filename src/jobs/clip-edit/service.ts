@@ -230,6 +230,9 @@ function inProgress(jobId: string, index: number): AppError {
 
 /** PATCH /api/v1/jobs/{job_id}/clips/{index}: 202 with the clip and its queued edit. */
 export async function editClip(env: Env, auth: Pick<AuthInfo, "accountId" | "plan">, jobId: string, index: number, body: ClipEditBody): Promise<ClipAnswer> {
+  if (Object.values(body).every((value) => value === undefined)) {
+    throw new AppError("invalid_request", "An edit changes at least one member.", { errors: [{ path: "(body)", message: "an edit changes at least one member" }] });
+  }
   const job = await completedJob(env, auth.accountId, jobId);
   const [clips, open] = await Promise.all([listClips(env.DB, job.id), openEditOfClip(env.DB, job.id, index)]);
   const clip = clips.find((c) => c.index === index);

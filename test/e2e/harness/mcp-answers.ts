@@ -16,8 +16,10 @@ export interface ToolProblem extends Record<string, unknown> {
 }
 
 export const TOOL_NAMES = [
+  "add_clip",
   "cancel_job",
   "create_upload",
+  "edit_clip",
   "export_job",
   "get_job",
   "get_transcript",
