@@ -31,6 +31,11 @@ export const OPTIONS = {
   output: { type: "string", short: "o" },
   events: { type: "string" },
   description: { type: "string" },
+  start: { type: "string" },
+  end: { type: "string" },
+  word: { type: "string", multiple: true },
+  title: { type: "string" },
+  snap: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 

@@ -15,6 +15,7 @@ import { ClipjobsClient, DEFAULT_BASE_URL, EXPORT_FORMATS, type ExportFormat, ty
 import { exactlyOne, limitOption, OPTIONS, printJson, UsageError, type Context, type Io, type Values } from "./cli-context.ts";
 import { jobProgress, uploadProgress } from "./cli-progress.ts";
 import { webhooks, WEBHOOKS_HELP } from "./cli-webhooks.ts";
+import { clip, CLIP_HELP } from "./cli-clip.ts";
 import { ClipjobsError } from "./errors.ts";
 import { clock, seconds, table } from "./format.ts";
 import { uploadFile } from "./upload.ts";
@@ -37,6 +38,8 @@ Usage:
   clipjobs cancel <job_id> [--json]
   clipjobs transcript <job_id> [--format txt|vtt|srt] [--json]
   clipjobs export <job_id> --format fcpxml|edl|otio|mlt [--output FILE] [--json]
+  clipjobs clip edit <job_id> <index> [--start T] [--end T] [--word N=TEXT] [--title TEXT] [--wait] [--json]
+  clipjobs clip add <job_id> --from T --to T [--snap] [--title TEXT] [--wait] [--json]
   clipjobs download <job_id> [DIR] [--json]
   clipjobs usage [--json]
   clipjobs configs [--json]
@@ -104,6 +107,7 @@ const COMMAND_HELP: Record<string, string> = {
   usage: `clipjobs usage [--json]\n\n  Credits of the current period.\n`,
   configs: `clipjobs configs [--json]\n\n  Saved configurations.\n`,
   webhooks: WEBHOOKS_HELP,
+  clip: CLIP_HELP,
 };
 
 const TRANSCRIPT_FORMATS: readonly TranscriptTextFormat[] = ["txt", "vtt", "srt"];
@@ -371,6 +375,7 @@ const COMMANDS: Record<string, (context: Context) => Promise<number>> = {
   cancel,
   transcript,
   export: exportCut,
+  clip,
   download,
   usage,
   configs,

@@ -25,6 +25,9 @@ export type VideoTypes = Schemas["VideoTypes"];
 export type JobStatus = Job["status"];
 export type ListJobsQuery = NonNullable<paths["/api/v1/jobs"]["get"]["parameters"]["query"]>;
 export type Transcript = Schemas["Transcript"];
+export type ClipAnswer = Schemas["ClipAnswer"];
+export type ClipEditBody = JsonBody<paths["/api/v1/jobs/{job_id}/clips/{index}"]["patch"]>;
+export type ClipAddBody = JsonBody<paths["/api/v1/jobs/{job_id}/clips"]["post"]>;
 export type TranscriptTextFormat = "vtt" | "srt" | "txt";
 export const EXPORT_FORMATS = ["fcpxml", "edl", "otio", "mlt"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -207,6 +210,21 @@ export class ClipjobsClient {
     const result = await this.api.GET("/api/v1/jobs/{job_id}/export", { params: { path: { job_id: jobId }, query: { format } }, parseAs: "text" });
     if (result.error !== undefined || result.data === undefined) throw ClipjobsError.fromResponse(result.response, parsedProblem(result.error));
     return result.data;
+  }
+
+  /** One clip of a completed job, with its version, its pending edit and its caption words. */
+  async getClip(jobId: string, index: number): Promise<ClipAnswer> {
+    return unwrap(await this.api.GET("/api/v1/jobs/{job_id}/clips/{index}", { params: { path: { job_id: jobId, index } } }));
+  }
+
+  /** Edits a clip (a new version is rendered); the answer is the clip with its queued edit. */
+  async editClip(jobId: string, index: number, body: ClipEditBody): Promise<ClipAnswer> {
+    return unwrap(await this.api.PATCH("/api/v1/jobs/{job_id}/clips/{index}", { params: { path: { job_id: jobId, index } }, body }));
+  }
+
+  /** Cuts a new clip from a completed job's source; the answer is the new clip, queued (version 0). */
+  async addClip(jobId: string, body: ClipAddBody): Promise<ClipAnswer> {
+    return unwrap(await this.api.POST("/api/v1/jobs/{job_id}/clips", { params: { path: { job_id: jobId } }, body }));
   }
 
   async listWebhooks(): Promise<WebhookList> {
