@@ -44,7 +44,7 @@ import { scopeOf } from "./scopes";
 import { readBodyCapped } from "../http/capped-body";
 import { completionTimes } from "./stage-timings";
 import { verifyEngineToken } from "./token";
-import { editCallback } from "../jobs/clip-edit/channel";
+import { editCallback } from "./edit-channel";
 import { uploadSource } from "../uploads/source-route";
 
 interface CallbackEnv {

@@ -13,19 +13,19 @@
  * opened to an edit (the engine renders without them).
  */
 import { CompleteReport, FailReport, MAX_CLIP_UPLOAD_BYTES, MAX_ENGINE_REPORT_BYTES, type CallbackAck } from "#contract";
-import { parseRange } from "../../cdn/range";
-import { findEdit, revertToQueued, touchEdit, type ClipEditRow } from "../../db/clip-edits";
-import { findJob, type Job } from "../../db/jobs";
-import { looksLikeCaptions } from "../../engine/caption-shape";
-import { MAX_CAPTIONS_UPLOAD_BYTES } from "../../engine/speech-channel";
-import { readBodyCapped } from "../../http/capped-body";
-import { AppError } from "../../http/errors";
-import { uploadKey } from "../../uploads/ids";
-import { dropStagedClip, stageClip } from "../clip-staging";
-import { publishedKey, StagedObjectMissing } from "../publication";
-import { privateBucket, SRT_CONTENT_TYPE, stagedKey, THUMBNAIL_CONTENT_TYPE, VTT_CONTENT_TYPE } from "../storage";
-import { enqueueEdit } from "./dispatch";
-import { editPublicationKey, editStagedKeys, editStagingId, failEditAndClean, publishEdit } from "./publish";
+import { parseRange } from "../cdn/range";
+import { findEdit, revertToQueued, touchEdit, type ClipEditRow } from "../db/clip-edits";
+import { findJob, type Job } from "../db/jobs";
+import { looksLikeCaptions } from "./caption-shape";
+import { MAX_CAPTIONS_UPLOAD_BYTES } from "./speech-channel";
+import { readBodyCapped } from "../http/capped-body";
+import { AppError } from "../http/errors";
+import { uploadKey } from "../uploads/ids";
+import { dropStagedClip, stageClip } from "../jobs/clip-staging";
+import { publishedKey, StagedObjectMissing } from "../jobs/publication";
+import { privateBucket, SRT_CONTENT_TYPE, stagedKey, THUMBNAIL_CONTENT_TYPE, VTT_CONTENT_TYPE } from "../jobs/storage";
+import { enqueueEdit } from "../jobs/clip-edit/dispatch";
+import { editPublicationKey, editStagedKeys, editStagingId, failEditAndClean, publishEdit } from "../jobs/clip-edit/publish";
 
 const ACK: CallbackAck = { ok: true };
 
