@@ -11,6 +11,7 @@ import { cancelOwnJob, jobNotFound, listJobPage, loadOwnJob } from "../jobs/acco
 import { readJobHeld } from "../jobs/held-read";
 import { readJob } from "../jobs/read-path";
 import { deleteAllJobObjects } from "../jobs/job-objects";
+import { releaseJobUpload } from "../uploads/job-source";
 import { IdempotencyKey, SubmitJobBody } from "../jobs/submit-contract";
 import { submitJob } from "../jobs/submit-request";
 import { Job as JobSchema, JobList, SubmitJobResponse } from "./openapi-schemas";
@@ -172,6 +173,8 @@ export const jobs = apiApp()
     // Objects first (the published ones stop being served at once, up to the CDN's cache time):
     // if anything fails, the job still exists and DELETE can be retried.
     await deleteAllJobObjects(c.env, job.id);
+    // A completed upload job's kept source goes with it (docs/editing.md).
+    if (job.uploadId !== null) await releaseJobUpload(c.env, job.id, job.uploadId);
     // The publication key outlives the row, for the sweep (src/jobs/deleted-publications.ts): a completion attempt
     // still writing may add objects after the clean-up above.
     const [, , deleted] = await c.env.DB.batch([

@@ -1,7 +1,8 @@
 /**
  * What a job's end releases, done after the end's D1 batch committed: the
  * account's slot, deadline and live state; the fleet's capacity (and the
- * dispatch of whoever gets it); the uploaded source; the engine; the job's
+ * dispatch of whoever gets it); the uploaded source (kept for edits after a
+ * completion, uploads/kept-source.ts); the engine; the job's
  * unpublished objects. Every release is idempotent and runs whatever the
  * others did; only when all succeeded is the job marked settled. A job left
  * unsettled (a release threw, the Worker died) is settled again by the next
@@ -12,7 +13,7 @@ import { accountState } from "../account/stub";
 import { markSettled, type Job } from "../db/jobs";
 import { stopEngine } from "../fleet/engine-host";
 import { releaseCapacity } from "../fleet/capacity";
-import { releaseJobUpload } from "../uploads/job-source";
+import { settleJobUpload } from "../uploads/job-source";
 import { releaseJobObjects } from "./job-objects";
 
 export interface SettleOptions {
@@ -30,7 +31,7 @@ function releases(env: Env, job: EndedJob, options: SettleOptions): [string, () 
   return [
     ["account slot", () => accountState(env, job.accountId).jobEnded(job.id)],
     ["fleet capacity", () => releaseCapacity(env, job.id)],
-    ["uploaded source", () => (job.uploadId ? releaseJobUpload(env, job.id, job.uploadId) : Promise.resolve())],
+    ["uploaded source", () => (job.uploadId ? settleJobUpload(env, job, job.uploadId) : Promise.resolve())],
     ["engine", () => stopEngine(env, job.id, options.engineReported)],
     ["unpublished objects", () => releaseJobObjects(env, job)],
   ];

@@ -6,6 +6,7 @@
  */
 import { AppError } from "../http/errors";
 import { isUploadId } from "./ids";
+import { sourceKeptUntil } from "./kept-source";
 import { notFound, uploadError } from "./service";
 import { uploadState } from "./stub";
 import { wellFormed } from "./tus-metadata";
@@ -58,4 +59,15 @@ export async function unclaimUpload(env: Env, uploadId: string, jobId: string): 
  */
 export async function releaseJobUpload(env: Env, jobId: string, uploadId: string): Promise<void> {
   await uploadState(env, uploadId).release(jobId);
+}
+
+/**
+ * The job ended: a completed job keeps its uploaded source for clip edits
+ * for its plan's period (kept-source.ts; the upload's alarm deletes it
+ * then), any other job's is deleted now. Idempotent.
+ */
+export async function settleJobUpload(env: Env, job: { id: string; status: string }, uploadId: string): Promise<void> {
+  const keptUntil = job.status === "completed" ? await sourceKeptUntil(env.DB, job.id) : null;
+  if (keptUntil === null) return releaseJobUpload(env, job.id, uploadId);
+  await uploadState(env, uploadId).keep(job.id, keptUntil);
 }

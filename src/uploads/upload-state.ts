@@ -3,6 +3,7 @@ import { accountState } from "../account/stub";
 import { ACTIVE_STATUSES, findJob } from "../db/jobs";
 import { discardBody } from "./discard-body";
 import { uploadKey } from "./ids";
+import { sourceKeptUntil } from "./kept-source";
 import { CLAIM_RECHECK_MS, MAX_PATCH_BYTES, OPEN_UPLOAD_MARGIN_MS, STAGING_ROW_BYTES, TOMBSTONE_TTL_MS, UPLOAD_TTL_MS } from "./limits";
 import { createUploadTables, UploadTables, type UploadMeta } from "./upload-tables";
 
@@ -306,6 +307,23 @@ export class UploadState extends DurableObject<Env> {
     return true;
   }
 
+  /**
+   * The job that took the upload completed: its source is kept for clip
+   * edits until `untilMs` (kept-source.ts), then the alarm deletes it. A
+   * kept source no longer counts against the account's open-upload caps.
+   */
+  async keep(jobId: string, untilMs: number): Promise<boolean> {
+    const meta = this.tables.meta();
+    if (!meta || meta.jobId !== jobId) return false;
+    if (untilMs <= Date.now()) {
+      await this.discard(meta);
+      return true;
+    }
+    await this.ctx.storage.setAlarm(untilMs);
+    await this.uncount(meta);
+    return true;
+  }
+
   override async alarm(): Promise<void> {
     const meta = this.tables.meta();
     if (!meta || meta.status === "expired") {
@@ -317,9 +335,12 @@ export class UploadState extends DurableObject<Env> {
       if (job && ACTIVE_STATUSES.includes(job.status)) {
         await this.ctx.storage.setAlarm(Date.now() + CLAIM_RECHECK_MS);
         await this.keepCounted(meta);
-      } else {
-        await this.discard(meta);
+        return;
       }
+      // A completed job keeps its source for edits until its period ends (fixed here if its settling has not yet).
+      const keptUntil = job?.status === "completed" ? await sourceKeptUntil(this.env.DB, job.id) : null;
+      if (keptUntil !== null && keptUntil > Date.now()) await this.keep(meta.jobId, keptUntil);
+      else await this.discard(meta);
       return;
     }
     if (Date.now() < meta.expiresAtMs) {

@@ -149,7 +149,7 @@ describe("the engine reads the source over its job channel", { timeout: 30_000 }
   });
 });
 
-describe("the uploaded source is deleted when its job ends", { timeout: 30_000 }, () => {
+describe("the uploaded source is deleted when its job ends (a completed job's once its keeping period is over)", { timeout: 30_000 }, () => {
   async function expectUploadGone(account: TestAccount, id: string): Promise<void> {
     expect(await storedKeys(id)).toEqual([]);
     expect((await uploadInternals(id)).rows).toBe(0);
@@ -166,9 +166,31 @@ describe("the uploaded source is deleted when its job ends", { timeout: 30_000 }
     const job = await getJob(account, client.jobId);
     expect(job.status).toBe("completed");
     expect(job.title).toBe("Board meeting, part 2.mp4");
-    await expectUploadGone(account, id);
-    // The channel no longer serves it either (the job is not processing).
+    // Kept for clip edits (the free plan's 7 days), but no longer served to the job's own token (the job is not processing).
+    expect(await storedKeys(id)).toHaveLength(1);
     await expectProblem(await client.send("source"), 409, "job_not_active");
+    const kept = await env.DB.prepare(`SELECT source_kept_until, completed_at FROM jobs WHERE id = ?`).bind(client.jobId).first<{ source_kept_until: string; completed_at: string }>();
+    const days = (Date.parse(kept!.source_kept_until) - Date.parse(kept!.completed_at)) / 86_400_000;
+    expect(days).toBeGreaterThan(6.99);
+    expect(days).toBeLessThan(7.01);
+    // Once the period has passed, the upload's own alarm deletes it.
+    await env.DB.prepare(`UPDATE jobs SET source_kept_until = '2000-01-01T00:00:00.000Z' WHERE id = ?`).bind(client.jobId).run();
+    await runDurableObjectAlarm(uploadStub(id));
+    await expectUploadGone(account, id);
+  });
+
+  it("completed, then deleted: the kept source goes with the job", async () => {
+    const account = await createAccount("pro");
+    const id = await sourceUploaded(account);
+    const client = await startJob(account, engine, { upload_id: id, video_type: "podcast" });
+    expect((await client.probe({ duration_seconds: 60 })).proceed).toBe(true);
+    await client.uploadClip(0);
+    await expectAck(await client.complete({ title: "t", source_duration_seconds: 60, clips: [clipReport(0)] }));
+    expect(await storedKeys(id)).toHaveLength(1);
+    const kept = await env.DB.prepare(`SELECT source_kept_until, completed_at FROM jobs WHERE id = ?`).bind(client.jobId).first<{ source_kept_until: string; completed_at: string }>();
+    expect(Math.round((Date.parse(kept!.source_kept_until) - Date.parse(kept!.completed_at)) / 86_400_000)).toBe(30);
+    expect((await api(account, `/api/v1/jobs/${client.jobId}`, { method: "DELETE" })).status).toBe(204);
+    await expectUploadGone(account, id);
   });
 
   it("failed", async () => {

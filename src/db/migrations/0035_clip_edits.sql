@@ -36,3 +36,8 @@ CREATE TABLE clip_edits (
 CREATE UNIQUE INDEX clip_edits_pending ON clip_edits (job_id, idx) WHERE status IN ('queued', 'rendering');
 CREATE INDEX clip_edits_by_job ON clip_edits (job_id, created_at);
 CREATE INDEX clip_edits_active ON clip_edits (status, updated_at) WHERE status IN ('queued', 'rendering');
+
+-- A completed upload job keeps its source for edits until this time (free 7
+-- days, paid plans 30 days from completion); the upload's Durable Object
+-- deletes it then. NULL: not kept (URL jobs, jobs that did not complete).
+ALTER TABLE jobs ADD COLUMN source_kept_until TEXT;

@@ -16,6 +16,7 @@ import type { AuthInfo } from "../../http/app-env";
 import { AppError } from "../../http/errors";
 import { newId } from "../../keys/random";
 import { uploadKey } from "../../uploads/ids";
+import { storedKeptUntil } from "../../uploads/kept-source";
 import { loadOwnJob } from "../account-jobs";
 import { presentClip } from "../present";
 import { loadTranscript } from "../transcript-store";
@@ -148,7 +149,8 @@ function effectiveConfig(job: Job, overrides: Record<string, unknown>): ClipConf
 /** 410 source_expired for an upload job whose upload is gone; a URL job's source is fetched again from video_url. */
 async function checkSource(env: Env, job: Job): Promise<void> {
   if (job.uploadId === null) return;
-  if (!(await env.UPLOADS.head(uploadKey(job.uploadId)))) {
+  const keptUntil = await storedKeptUntil(env.DB, job.id);
+  if (keptUntil === null || keptUntil <= Date.now() || !(await env.UPLOADS.head(uploadKey(job.uploadId)))) {
     throw new AppError("source_expired", `The uploaded source of job ${job.id} is no longer kept; an upload cannot be fetched again.`);
   }
 }
