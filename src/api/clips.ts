@@ -19,7 +19,7 @@ const ClipParams = JobParam.extend({
     .regex(/^\d{1,2}$/)
     .transform(Number)
     .pipe(z.number().int().min(0).max(19))
-    .openapi({ param: { name: "index", in: "path" }, type: "integer", minimum: 0, maximum: 19, example: "0" }),
+    .openapi({ param: { name: "index", in: "path" }, type: "integer", minimum: 0, maximum: 19, example: 0 }),
 });
 
 /** What an edit or a new clip answers besides the body's own checks. */
