@@ -17,7 +17,9 @@ import { clipReport, EngineClient, expectAck, FakeEngine, waitFor } from "./engi
 import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
 import { accountCredits } from "./jobs-helpers";
 import { captionedJob, CLIP_SRT, CLIP_VTT, put } from "./speech-helpers";
+import { bytesOf, uploadAll } from "./uploads-helpers";
 import { createWebhook, FakeReceiver, RECEIVER_ORIGIN } from "./webhooks-helpers";
+import { startJob } from "./jobs-helpers";
 
 interface ClipAnswerJson {
   index: number;
@@ -237,6 +239,31 @@ describe("PATCH /api/v1/jobs/:job_id/clips/:index", () => {
     const jobId = await captionedJob(engine, account);
     await env.DB.prepare(`UPDATE jobs SET upload_id = 'upl_gone0000000000000000' WHERE id = ?`).bind(jobId).run();
     await expectProblem(await patchClip(account, jobId, 0, { title: "x" }), 410, "source_expired");
+  });
+});
+
+describe("an upload job's edit", () => {
+  it("renders from the kept upload: the edit's token reads the source, the job's does not", async () => {
+    const account = await createAccount("free");
+    const data = bytesOf(30_000, 4);
+    const uploadId = await uploadAll(account, data, 16_384, "talk.mp4");
+    const job = await startJob(account, engine, { upload_id: uploadId, video_type: "podcast" });
+    expect((await job.probe({ duration_seconds: 60 })).proceed).toBe(true);
+    await job.uploadClip(0);
+    await expectAck(await job.complete({ title: "talk.mp4", source_duration_seconds: 60, clips: [clipReport(0)] }));
+    await accepted(await patchClip(account, job.jobId, 0, { start_seconds: 2, end_seconds: 20 }));
+    const { client, start } = await dispatchEdit(account, job.jobId);
+    expect(start.source).toBe("upload");
+    const source = await client.send("source");
+    expect(source.status).toBe(200);
+    expect(new Uint8Array(await source.arrayBuffer())).toEqual(data);
+    expect((await client.send("source", { token: job.token })).status).toBe(409);
+    await expectAck(await renderEdit(client, start.clip_edit));
+    // Past the keeping period, an edit is refused and nothing is reserved.
+    await env.DB.prepare(`UPDATE jobs SET source_kept_until = '2000-01-01T00:00:00.000Z' WHERE id = ?`).bind(job.jobId).run();
+    const reserved = (await accountCredits(account.accountId))!.credits_reserved;
+    await expectProblem(await patchClip(account, job.jobId, 0, { title: "Late" }), 410, "source_expired");
+    expect((await accountCredits(account.accountId))!.credits_reserved).toBe(reserved);
   });
 });
 
