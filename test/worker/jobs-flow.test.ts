@@ -266,6 +266,7 @@ describe("engine callbacks", () => {
       judged_by: "signals",
       description: null,
       hashtags: [],
+      version: 1,
     });
     expect(job.clips?.[1]).toMatchObject({ reframe: "center", faces_count: 0 });
     expect(job).toMatchObject({ judgement: null, chapters: [] });
