@@ -25,11 +25,11 @@
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
-import { cropFilter, cropSteps, outputSize } from "../../container/src/render-geometry.ts";
-import { VIDEO_PRESET } from "../../container/src/render.ts";
+import { cropFilter, cropSteps, outputSize } from "../../container/src/render/geometry.ts";
+import { VIDEO_PRESET } from "../../container/src/render/index.ts";
 import { assFilter } from "../../container/src/captions/ass.ts";
 import { KEYFRAMES_ONLY_INPUT } from "../../container/src/analyse/signals.ts";
-import { runProcess } from "../../container/src/spawn.ts";
+import { runProcess } from "../../container/src/shared/spawn.ts";
 import { exitedChildrenCpuSeconds } from "./cpu.ts";
 
 const FFMPEG = process.env.FFMPEG_PATH || "ffmpeg";

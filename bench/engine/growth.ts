@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { runProcess } from "../../container/src/spawn.ts";
+import { runProcess } from "../../container/src/shared/spawn.ts";
 
 const FFMPEG = process.env.FFMPEG_PATH || "ffmpeg";
 export const GROWTH_MINUTES = [1, 5, 10, 30];

@@ -23,7 +23,7 @@ import { audioPass, speechPcmPath } from "../../container/src/analyse/signals.ts
 import { loadSpeechModel } from "../../container/src/analyse/speech-model.ts";
 import { detectSpeech } from "../../container/src/analyse/vad.ts";
 import { nativeRunner } from "../../container/test/helpers/media.ts";
-import { probeSource } from "../../container/src/probe.ts";
+import { probeSource } from "../../container/src/source/probe.ts";
 import { PROJECT_ROOT, TSX_BIN } from "../../scripts/local-stack/paths.ts";
 import { benchSpeechSource } from "./speech-source.ts";
 

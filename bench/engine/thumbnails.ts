@@ -1,5 +1,5 @@
 /**
- * The thumbnail both ways (container/src/thumbnail.ts), on the clips the job
+ * The thumbnail both ways (container/src/render/thumbnail.ts), on the clips the job
  * just rendered: seeked in the source and cropped/scaled, or seeked in the
  * rendered clip. Each run is timed alone (wall and CPU), REPEATS times per
  * clip; the figures are medians over all runs. Also prints which way the
@@ -9,9 +9,9 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { ClipConfig, CompleteReport } from "#contract";
 import { createNativeRunner } from "../../container/src/ffmpeg/native.ts";
-import { probeSource } from "../../container/src/probe.ts";
-import { runProcess } from "../../container/src/spawn.ts";
-import { clipThumbnailArgs, sourceThumbnailArgs, thumbnailFrom, type ThumbnailFrom } from "../../container/src/thumbnail.ts";
+import { probeSource } from "../../container/src/source/probe.ts";
+import { runProcess } from "../../container/src/shared/spawn.ts";
+import { clipThumbnailArgs, sourceThumbnailArgs, thumbnailFrom, type ThumbnailFrom } from "../../container/src/render/thumbnail.ts";
 import { exitedChildrenCpuSeconds } from "./cpu.ts";
 
 const FFMPEG = process.env.FFMPEG_PATH || "ffmpeg";

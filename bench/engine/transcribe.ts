@@ -25,12 +25,12 @@
 import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { probeSource } from "../../container/src/probe.ts";
-import { JobReporter } from "../../container/src/report.ts";
+import { probeSource } from "../../container/src/source/probe.ts";
+import { JobReporter } from "../../container/src/channel/report.ts";
 import { wordsFromCues } from "../../container/src/transcript/build.ts";
 import { chunkArgs, planChunks } from "../../container/src/transcript/chunk-plan.ts";
 import { TRANSCRIBE_CONCURRENCY, transcribeWithWorkersAi } from "../../container/src/transcript/workers-ai.ts";
-import type { SourceInfo } from "../../container/src/types.ts";
+import type { SourceInfo } from "../../container/src/shared/types.ts";
 import { startFakeWorker } from "../../container/test/helpers/fake-worker.ts";
 import { nativeRunner } from "../../container/test/helpers/media.ts";
 import { PROJECT_ROOT } from "../../scripts/local-stack/paths.ts";

@@ -3,12 +3,12 @@
  * the environment, picks the ffmpeg backend, serves the contract's routes and
  * shuts down cleanly on SIGTERM (running jobs are failed with a report).
  */
-import { loadConfig } from "./config.ts";
-import { errorMessage } from "./errors.ts";
+import { loadConfig } from "./shared/config.ts";
+import { errorMessage } from "./shared/errors.ts";
 import { createRunner } from "./ffmpeg/index.ts";
-import { createEngineServer } from "./http-app.ts";
-import { log } from "./log.ts";
-import { removeStaleWorkDirs } from "./workdir.ts";
+import { createEngineServer } from "./http/app.ts";
+import { log } from "./shared/log.ts";
+import { removeStaleWorkDirs } from "./shared/workdir.ts";
 
 async function main(): Promise<void> {
   // A shared engine secret from an older deployment's environment: the engine holds no secret, so none stays in its environment.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ClipConfig, VIDEO_TYPES, type VideoType } from "#contract";
 import { NoClipsFoundError, analyse } from "../src/analyse/index.ts";
-import type { Candidate } from "../src/types.ts";
+import type { Candidate } from "../src/shared/types.ts";
 import type { MediaSpec } from "../../test/media/generate.ts";
 import { generatedSource } from "./helpers/engine-source.ts";
 import { nativeRunner } from "./helpers/media.ts";

@@ -10,11 +10,11 @@ import { fetchCaptionsUrl } from "../src/transcript/captions-url.ts";
 import { CaptionsParseError, MAX_CAPTIONS_BYTES, MAX_CUES, decodeCaptionBytes, parseCaptions } from "../src/transcript/cues.ts";
 import { failureOf } from "./helpers/failure.ts";
 import { FFMPEG, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
-import { probeSource } from "../src/probe.ts";
+import { probeSource } from "../src/source/probe.ts";
 import { subtitleTrackCues } from "../src/transcript/track.ts";
-import { buildClipArgs } from "../src/render.ts";
+import { buildClipArgs } from "../src/render/index.ts";
 import { ClipConfig } from "#contract";
-import { runProcess } from "../src/spawn.ts";
+import { runProcess } from "../src/shared/spawn.ts";
 import { startRecordingServer, type RecordingServer } from "./helpers/servers.ts";
 
 /**

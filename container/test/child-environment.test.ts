@@ -15,7 +15,7 @@ import { cachedMedia } from "../../test/media/generate.ts";
 import { chooseBackend } from "../src/ffmpeg/index.ts";
 import { createNativeRunner } from "../src/ffmpeg/native.ts";
 import { proxyEnvironment } from "../src/source/ytdlp.ts";
-import { CHILD_ENVIRONMENT, childEnvironment, runProcess } from "../src/spawn.ts";
+import { CHILD_ENVIRONMENT, childEnvironment, runProcess } from "../src/shared/spawn.ts";
 import { newJobId, postJson, startJobBody, startTestEngine, TEST_VERIFY_KEY } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { FFMPEG, FFPROBE, osTempDir, removeTempDirs } from "./helpers/media.ts";

@@ -19,7 +19,7 @@ import { ClipConfig, type Transcript, type VideoType } from "#contract";
 import { cachedConversation, type Conversation } from "../../test/media/conversation.ts";
 import { cachedSpeechSource } from "../../test/media/speech.ts";
 import { NoClipsFoundError } from "../src/analyse/index.ts";
-import type { SourceInfo } from "../src/types.ts";
+import type { SourceInfo } from "../src/shared/types.ts";
 import { analysedClips, figuresLine, judgeClips, NO_SPEECH_VLOG, probeFile, qualityCases, trackTranscript, withTranscript, type Judgement } from "./helpers/clip-quality.ts";
 import { nativeRunner, removeTempDirs, tempDir } from "./helpers/media.ts";
 

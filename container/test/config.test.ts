@@ -2,7 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ENGINE_PORT } from "#contract";
-import { defaultRenderConcurrency, loadConfig } from "../src/config.ts";
+import { defaultRenderConcurrency, loadConfig } from "../src/shared/config.ts";
 
 /** The Worker's public key, as the engine gets it: it verifies and cannot sign. */
 const KEY = "tp8EprDXDsleEpximlZXhS0igYQJplSjj5vWRvDO60M";

@@ -2,12 +2,12 @@ import { existsSync } from "node:fs";
 import { readdir, readlink, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JobFailure } from "../src/errors.ts";
+import { JobFailure } from "../src/shared/errors.ts";
 import type { FfmpegRunner } from "../src/ffmpeg/runner.ts";
 import { mapRequestFiles } from "../src/ffmpeg/wasm-paths.ts";
 import { createWasmRunner, wasmThreadStats } from "../src/ffmpeg/wasm.ts";
-import { ProcessTimeoutError } from "../src/spawn.ts";
-import { ALLOWED_DEMUXERS } from "../src/probe.ts";
+import { ProcessTimeoutError } from "../src/shared/spawn.ts";
+import { ALLOWED_DEMUXERS } from "../src/source/probe.ts";
 import { ffprobeJson, makeTinyVideo, tempDir } from "./helpers/media.ts";
 import { waitFor } from "./helpers/servers.ts";
 

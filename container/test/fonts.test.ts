@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { CAPTION_FONTS, CAPTION_LANGUAGES } from "#contract";
 import { fontForText } from "../src/captions/script.ts";
-import { runProcess } from "../src/spawn.ts";
+import { runProcess } from "../src/shared/spawn.ts";
 
 async function fc(command: string, args: string[]): Promise<string> {
   const result = await runProcess({ command, args, timeoutMs: 30_000 });

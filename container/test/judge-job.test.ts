@@ -20,7 +20,7 @@ import { ClipConfig, CompleteReport, JudgeRequest, type StartJob } from "#contra
 import { cachedNarration, type Narration } from "../../test/media/narration.ts";
 import { TextGenerationStandIn } from "../../test/stand-ins/text-generation.ts";
 import { judgeCandidates } from "../../src/engine/judge.ts";
-import { runJob } from "../src/job.ts";
+import { runJob } from "../src/job/run.ts";
 import { anyAddressPolicy } from "../src/source/address-policy.ts";
 import { newJobId, testConfig } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";

@@ -17,7 +17,7 @@ import { buildVtt } from "../src/captions/sidecar.ts";
 import { proposeCandidates } from "../src/judge/candidates.ts";
 import { combine, modelScore, tightened } from "../src/judge/combine.ts";
 import { judgeStage } from "../src/judge/stage.ts";
-import type { Candidate } from "../src/types.ts";
+import type { Candidate } from "../src/shared/types.ts";
 
 /** A transcript of `n` sentences of 4 s with 1 s pauses; every third asks a question. */
 function transcript(n: number, text = (i: number) => (i % 3 === 0 ? `Question number ${i} is why?` : `Answer number ${i} is plain.`)): Transcript {

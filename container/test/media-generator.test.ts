@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { cachedMedia, planMedia, type MediaSpec } from "../../test/media/generate.ts";
-import { runProcess } from "../src/spawn.ts";
+import { runProcess } from "../src/shared/spawn.ts";
 import { FFMPEG, FFPROBE, ffprobeJson } from "./helpers/media.ts";
 
 const SPEC: MediaSpec = { durationSeconds: 30, bursts: [12], sceneChanges: [9.5, 21], seed: 31 };

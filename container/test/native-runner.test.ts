@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ProcessTimeoutError } from "../src/spawn.ts";
+import { ProcessTimeoutError } from "../src/shared/spawn.ts";
 import { nativeRunner } from "./helpers/media.ts";
 import { waitFor } from "./helpers/servers.ts";
 import { ffmpegChildren } from "./helpers/processes.ts";

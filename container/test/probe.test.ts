@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { open, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pinnedDemuxer, probeSource, type ProbeRequest } from "../src/probe.ts";
+import { pinnedDemuxer, probeSource, type ProbeRequest } from "../src/source/probe.ts";
 import { makeTinyVideo, nativeRunner, osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { failureOf } from "./helpers/failure.ts";
 import { startRecordingServer, type RecordingServer } from "./helpers/servers.ts";

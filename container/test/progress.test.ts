@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ProgressReport } from "#contract";
-import { ProgressTracker } from "../src/progress.ts";
+import { ProgressTracker } from "../src/channel/progress.ts";
 import { waitFor } from "./helpers/servers.ts";
 
 describe("ProgressTracker", () => {

@@ -9,7 +9,7 @@ import { constantPath, pathAt, type PathPoint, type Span } from "../src/reframe/
 import { MAX_PATH_SEGMENTS, planFromTracks, sceneStarts } from "../src/reframe/plan.ts";
 import { MIN_SHOT_SECONDS, speakerShots, type MouthSeries } from "../src/reframe/speaker.ts";
 import { facesCount, sceneOf, type Track } from "../src/reframe/tracker.ts";
-import { runProcess } from "../src/spawn.ts";
+import { runProcess } from "../src/shared/spawn.ts";
 import { FFMPEG } from "./helpers/media.ts";
 
 /** The camera's position at t from its simplified points. */

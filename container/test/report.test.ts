@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JobAborted } from "../src/errors.ts";
-import { JobReporter, type ReporterOptions } from "../src/report.ts";
+import { JobAborted } from "../src/shared/errors.ts";
+import { JobReporter, type ReporterOptions } from "../src/channel/report.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { osTempDir, removeTempDirs } from "./helpers/media.ts";
 import { startRecordingServer } from "./helpers/servers.ts";

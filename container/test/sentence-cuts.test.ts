@@ -4,7 +4,7 @@ import { snapToSentences } from "../src/analyse/sentence-cuts.ts";
 import { buildTranscript, wordsFromCues } from "../src/transcript/build.ts";
 import type { Cue } from "../src/transcript/cues.ts";
 import { clipText, clipTitle } from "../src/transcript/title.ts";
-import type { Candidate } from "../src/types.ts";
+import type { Candidate } from "../src/shared/types.ts";
 
 /** Sentences of ~`length` seconds, one word per 0.4 s, separated by 0.8 s pauses. */
 function transcriptOf(sentences: string[], startAt = 1) {

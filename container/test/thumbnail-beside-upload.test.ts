@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClipConfig, CompleteReport, type StartJob } from "#contract";
 import { cachedMedia } from "../../test/media/generate.ts";
 import type { FfmpegRunner } from "../src/ffmpeg/runner.ts";
-import { runJob } from "../src/job.ts";
+import { runJob } from "../src/job/run.ts";
 import { anyAddressPolicy } from "../src/source/address-policy.ts";
 import { newJobId, testConfig } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";

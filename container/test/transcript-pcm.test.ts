@@ -21,15 +21,15 @@ import { ClipConfig, CompleteReport, type StartJob, type TranscriptWord } from "
 import { cachedNarration, type Narration } from "../../test/media/narration.ts";
 import { measure, type SpeechPcm } from "../src/analyse/measure.ts";
 import { loadSpeechModel, type SpeechModel } from "../src/analyse/speech-model.ts";
-import { runJob } from "../src/job.ts";
+import { runJob } from "../src/job/run.ts";
 import type { FfmpegRunner } from "../src/ffmpeg/runner.ts";
 import { anyAddressPolicy } from "../src/source/address-policy.ts";
-import { runProcess } from "../src/spawn.ts";
+import { runProcess } from "../src/shared/spawn.ts";
 import { wordsFromCues } from "../src/transcript/build.ts";
 import { chunkArgs, planChunks, type Span } from "../src/transcript/chunk-plan.ts";
 import { cutWavFromPcm, pcmServes } from "../src/transcript/pcm-chunk.ts";
 import { transcribeWithWorkersAi, type WorkersAiOutcome } from "../src/transcript/workers-ai.ts";
-import type { SourceInfo } from "../src/types.ts";
+import type { SourceInfo } from "../src/shared/types.ts";
 import { probeFile } from "./helpers/clip-quality.ts";
 import { newJobId, startJobBody, testConfig } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";

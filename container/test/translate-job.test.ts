@@ -20,8 +20,8 @@ import { ClipConfig, CompleteReport, ProgressReport, TranslateRequest, type Star
 import { cachedNarration, type Narration } from "../../test/media/narration.ts";
 import { M2M100StandIn } from "../../test/worker/m2m100-stand-in.ts";
 import { translateTexts, type TranslationAi } from "../../src/engine/translate.ts";
-import { runJob } from "../src/job.ts";
-import { JobReporter } from "../src/report.ts";
+import { runJob } from "../src/job/run.ts";
+import { JobReporter } from "../src/channel/report.ts";
 import { translateCaptions } from "../src/transcript/translate.ts";
 import { buildTranscript } from "../src/transcript/build.ts";
 import { anyAddressPolicy } from "../src/source/address-policy.ts";

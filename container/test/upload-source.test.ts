@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { JobFailure } from "../src/errors.ts";
+import { JobFailure } from "../src/shared/errors.ts";
 import { fileNameFromDisposition, readUploadedSource } from "../src/source/upload.ts";
 
 const TOKEN = "job-token-0123456789abcdef";

@@ -13,7 +13,7 @@ import { audioPass, speechPcmPath } from "../src/analyse/signals.ts";
 import { loadSpeechModel } from "../src/analyse/speech-model.ts";
 import { detectSpeech } from "../src/analyse/vad.ts";
 import { createWasmRunner } from "../src/ffmpeg/wasm.ts";
-import { probeSource } from "../src/probe.ts";
+import { probeSource } from "../src/source/probe.ts";
 import { newJobId, postJson, startJobBody, startTestEngine, type TestEngine } from "./helpers/engine.ts";
 import { startFakeWorker, type FakeWorker } from "./helpers/fake-worker.ts";
 import { osTempDir, removeTempDirs } from "./helpers/media.ts";

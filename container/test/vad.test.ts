@@ -14,8 +14,8 @@ import { cachedSpeechSource, speechFrames, type SpeechSource, type SpeechSourceS
 import { analyse, NoClipsFoundError } from "../src/analyse/index.ts";
 import { loadSpeechModel, type SpeechModel } from "../src/analyse/speech-model.ts";
 import { detectSpeech } from "../src/analyse/vad.ts";
-import { probeSource } from "../src/probe.ts";
-import type { Candidate, SourceInfo } from "../src/types.ts";
+import { probeSource } from "../src/source/probe.ts";
+import type { Candidate, SourceInfo } from "../src/shared/types.ts";
 import { FFMPEG, nativeRunner, removeTempDirs, tempDir } from "./helpers/media.ts";
 
 const runner = nativeRunner();

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createWorkDir, removeStaleWorkDirs } from "../src/workdir.ts";
+import { createWorkDir, removeStaleWorkDirs } from "../src/shared/workdir.ts";
 
 const roots: string[] = [];
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { chmod, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { JobFailure } from "../src/errors.ts";
+import { JobFailure } from "../src/shared/errors.ts";
 import { publicOnlyPolicy, systemResolver } from "../src/source/address-policy.ts";
 import { PLATFORMS, type Platform } from "../src/source/platforms.ts";
 import { downloadWithYtdlp } from "../src/source/ytdlp.ts";

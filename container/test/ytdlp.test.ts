@@ -1,8 +1,8 @@
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { findYtdlp } from "../src/config.ts";
-import { JobFailure } from "../src/errors.ts";
+import { findYtdlp } from "../src/shared/config.ts";
+import { JobFailure } from "../src/shared/errors.ts";
 import { publicOnlyPolicy, systemResolver } from "../src/source/address-policy.ts";
 import { fetchSource, type FetchSourceRequest } from "../src/source/index.ts";
 import { PLATFORMS, classifySourceUrl } from "../src/source/platforms.ts";

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ClipjobsClient } from "../../client/src/index.ts";
 import { startSourceServer, type SourceServer } from "../../scripts/local-stack/source-server.ts";
 import { matchTemplate, rgbFrameAt, rgbImage } from "../../container/test/helpers/pixels.ts";
-import { runProcess } from "../../container/src/spawn.ts";
+import { runProcess } from "../../container/src/shared/spawn.ts";
 import { newAccount } from "./harness/accounts.ts";
 import { download, scratchDir } from "./harness/cdn.ts";
 import { TALK_40S, talkSource } from "./harness/media.ts";

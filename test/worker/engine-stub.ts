@@ -31,7 +31,7 @@ export function engineVerifyKey(): Promise<CryptoKey> {
 /** How the real engine judges a signed request: "ok" once per signature, "replayed" after, "unsigned" when it does not verify. */
 export type Verdict = "ok" | "replayed" | "unsigned";
 
-/** The nonces accepted so far, as the engine's ledger keeps them (container/src/replay.ts). */
+/** The nonces accepted so far, as the engine's ledger keeps them (container/src/http/replay.ts). */
 const seenNonces = new Set<string>();
 
 export async function judgeAsEngine(header: string | null, request: { method: string; path: string; body: string }): Promise<Verdict> {

@@ -18,9 +18,9 @@
 import { mkdir, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { VideoType } from "#contract";
-import { errorMessage } from "../errors.ts";
+import { errorMessage } from "../shared/errors.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import { pinnedDemuxer, probeHead } from "../probe.ts";
+import { pinnedDemuxer, probeHead } from "../source/probe.ts";
 import { abortable, type GrowingFile } from "../source/growing-file.ts";
 import { streamVerdict } from "../source/streamable.ts";
 import { measure, type MeasurePlan, type Measurements } from "./measure.ts";

@@ -29,12 +29,12 @@
 import { dirname } from "node:path";
 import type { ClipConfig, VideoType } from "#contract";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import type { Candidate, CropSegment, SourceInfo, StageProgress } from "../types.ts";
+import type { Candidate, CropSegment, SourceInfo, StageProgress } from "../shared/types.ts";
 import { buildFeatures, hasSpeech, type Features } from "./features.ts";
 import { analyseFrames, type SceneActivity } from "./frames.ts";
 import { applyExactCuts, refineCuts, withoutOverlaps } from "./refine.ts";
 import { pickBest, type ScoredWindow } from "./select.ts";
-import { pinnedDemuxer } from "../probe.ts";
+import { pinnedDemuxer } from "../source/probe.ts";
 import { audioSignals, measure, type MeasurePlan, type Measurements, type SpeechPcm } from "./measure.ts";
 import { analysisTimeoutMs, keyframesAreSparse, sampledFramesPass, windowArgs, type Interval } from "./signals.ts";
 import { loadSpeechModel, type SpeechModel } from "./speech-model.ts";

@@ -6,7 +6,7 @@
  * decoded in full to find the exact frame; other cuts are left as seen.
  */
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import type { SourceInfo } from "../types.ts";
+import type { SourceInfo } from "../shared/types.ts";
 import type { FrameAnalysis } from "./frames.ts";
 import type { Limits, ScoredWindow } from "./select.ts";
 import { exactCut } from "./signals.ts";

@@ -30,7 +30,7 @@
  * gaming and sports keep the edges their picture and sound chose.
  */
 import type { Transcript, VideoType } from "#contract";
-import type { Candidate } from "../types.ts";
+import type { Candidate } from "../shared/types.ts";
 import { QUIET_MARGIN_SECONDS } from "./features.ts";
 import type { Interval, Limits } from "./select.ts";
 

@@ -19,8 +19,8 @@
 import { readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import { pinnedDemuxer } from "../probe.ts";
-import type { SourceInfo, StageProgress } from "../types.ts";
+import { pinnedDemuxer } from "../source/probe.ts";
+import type { SourceInfo, StageProgress } from "../shared/types.ts";
 import { SAMPLE_RATE } from "./speech-model.ts";
 import type { SpeechTrack } from "./vad.ts";
 

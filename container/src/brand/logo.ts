@@ -12,7 +12,7 @@
 import { writeFile } from "node:fs/promises";
 import { MAX_LOGO_BYTES, MAX_LOGO_PIXELS, type ClipConfig } from "#contract";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import type { JobReporter } from "../report.ts";
+import type { JobReporter } from "../channel/report.ts";
 
 export interface PreparedLogo {
   path: string;

@@ -7,9 +7,9 @@
 import { LANGUAGE_NAMES, type LanguageCode, type StartJob, type Transcript, type TranslationOutcome } from "#contract";
 import type { CaptionTranslation } from "../captions/index.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import { log } from "../log.ts";
-import type { ProgressTracker } from "../progress.ts";
-import type { JobReporter } from "../report.ts";
+import { log } from "../shared/log.ts";
+import type { ProgressTracker } from "../channel/progress.ts";
+import type { JobReporter } from "../channel/report.ts";
 import { isFiller } from "../steer/removals.ts";
 import { clipText, clipTitle } from "../transcript/title.ts";
 import { translateCaptions } from "../transcript/translate.ts";

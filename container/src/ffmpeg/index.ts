@@ -14,7 +14,7 @@ import { execFile } from "node:child_process";
 import { constants as fsConstants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import path from "node:path";
-import { childEnvironment } from "../spawn.ts";
+import { childEnvironment } from "../shared/spawn.ts";
 import { createNativeRunner } from "./native.ts";
 import type { BackendName, FfmpegRunner } from "./runner.ts";
 import { createWasmRunner } from "./wasm.ts";

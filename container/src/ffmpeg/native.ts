@@ -1,4 +1,4 @@
-import { runProcess } from "../spawn.ts";
+import { runProcess } from "../shared/spawn.ts";
 import type { FfmpegRunner, RunRequest, RunResult } from "./runner.ts";
 
 /**

@@ -9,7 +9,7 @@
 import { JUDGE_CANDIDATES_PER_CLIP, JUDGE_MAX_CANDIDATES, type Transcript } from "#contract";
 import { snapToSentences } from "../analyse/sentence-cuts.ts";
 import { pickBest, type Interval, type Limits, type ScoredWindow } from "../analyse/select.ts";
-import type { Candidate } from "../types.ts";
+import type { Candidate } from "../shared/types.ts";
 
 /** Windows scoring below this are not proposed (the analysis's own bar for a clip is 0.2). */
 const MIN_PROPOSAL_SCORE = 0.08;

@@ -7,7 +7,7 @@
  * keep their signal score and are judged by signals.
  */
 import type { ClipScores, JudgeSentence, JudgeVerdict } from "#contract";
-import type { Candidate } from "../types.ts";
+import type { Candidate } from "../shared/types.ts";
 
 /** The model's share of a judged clip's final score. */
 export const MODEL_WEIGHT = 0.6;

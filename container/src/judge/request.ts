@@ -18,7 +18,7 @@ import {
   type StartJob,
   type Transcript,
 } from "#contract";
-import type { Candidate } from "../types.ts";
+import type { Candidate } from "../shared/types.ts";
 
 /** Chapters are at least this long (a 40-minute source gets 8). */
 export const SECTION_SECONDS = 300;

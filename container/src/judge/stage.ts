@@ -8,9 +8,9 @@
  * clips are the signals' best, and the judgement says why.
  */
 import { MAX_CHAPTER_TITLE_CHARS, type Chapter, type JobJudgement, type JudgeResult, type StartJob, type Transcript } from "#contract";
-import { log } from "../log.ts";
-import type { JobReporter } from "../report.ts";
-import type { Candidate } from "../types.ts";
+import { log } from "../shared/log.ts";
+import type { JobReporter } from "../channel/report.ts";
+import type { Candidate } from "../shared/types.ts";
 import { combine, type CombineLimits } from "./combine.ts";
 import { judgeRequest, sectionsOf } from "./request.ts";
 

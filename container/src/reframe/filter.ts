@@ -10,7 +10,7 @@
  * pieces, each switched on only inside its time span. Only numbers, `t` and
  * ffmpeg's frame-size variables appear in them.
  */
-import type { Size } from "../render-geometry.ts";
+import type { Size } from "../render/geometry.ts";
 import type { CameraPath, PathSegment, Span } from "./path.ts";
 import type { Framing } from "./plan.ts";
 

@@ -5,8 +5,8 @@
  * editor export can reproduce the crop.
  */
 import { MAX_FRAMING_SEGMENTS, type ClipFraming } from "#contract";
-import type { Size } from "../render-geometry.ts";
-import type { SourceInfo } from "../types.ts";
+import type { Size } from "../render/geometry.ts";
+import type { SourceInfo } from "../shared/types.ts";
 import type { Framing } from "./plan.ts";
 
 function clamp01(value: number): number {

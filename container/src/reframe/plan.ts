@@ -26,8 +26,8 @@
  */
 import type { ClipConfig, REFRAME_USED } from "#contract";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import { cropSteps, type Size } from "../render-geometry.ts";
-import type { Candidate, SourceInfo, StageProgress } from "../types.ts";
+import { cropSteps, type Size } from "../render/geometry.ts";
+import type { Candidate, SourceInfo, StageProgress } from "../shared/types.ts";
 import { followAxis, TOLERANCE, type Observation } from "./camera.ts";
 import { ContentMeter, type ContentVerdict } from "./content.ts";
 import { lookAt, type FaceBox } from "./detector.ts";

@@ -12,8 +12,8 @@
  */
 import { open, rm } from "node:fs/promises";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import { pinnedDemuxer } from "../probe.ts";
-import type { SourceInfo } from "../types.ts";
+import { pinnedDemuxer } from "../source/probe.ts";
+import type { SourceInfo } from "../shared/types.ts";
 import { FRAME_SIDE } from "./detector.ts";
 
 /**

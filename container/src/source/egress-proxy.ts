@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import net from "node:net";
-import { JobFailure, errorMessage } from "../errors.ts";
+import { JobFailure, errorMessage } from "../shared/errors.ts";
 import type { AddressPolicy, Resolver } from "./address-policy.ts";
 import { checkedAddress } from "./safe-fetch.ts";
 import { tunnelThrough, type UpstreamProxy } from "./upstream-proxy.ts";

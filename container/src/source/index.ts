@@ -1,6 +1,6 @@
 import { statfs } from "node:fs/promises";
 import type { EngineLimits } from "#contract";
-import { JobFailure } from "../errors.ts";
+import { JobFailure } from "../shared/errors.ts";
 import type { AddressPolicy, Resolver } from "./address-policy.ts";
 import { policyFor, systemResolver } from "./address-policy.ts";
 import { classifySourceUrl } from "./platforms.ts";

@@ -4,7 +4,7 @@ import type { LookupFunction } from "node:net";
 import { isIP } from "node:net";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { JobFailure, errorMessage } from "../errors.ts";
+import { JobFailure, errorMessage } from "../shared/errors.ts";
 import type { AddressPolicy, Resolver } from "./address-policy.ts";
 import { sourceWriteStream } from "./write-stream.ts";
 

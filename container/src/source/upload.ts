@@ -8,7 +8,7 @@ import { stat } from "node:fs/promises";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
-import { JobFailure, errorMessage } from "../errors.ts";
+import { JobFailure, errorMessage } from "../shared/errors.ts";
 import { sourceWriteStream } from "./write-stream.ts";
 
 export interface UploadReadRequest {

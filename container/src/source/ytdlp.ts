@@ -1,7 +1,7 @@
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { JobFailure } from "../errors.ts";
-import { childEnvironment, ProcessTimeoutError, runProcess } from "../spawn.ts";
+import { JobFailure } from "../shared/errors.ts";
+import { childEnvironment, ProcessTimeoutError, runProcess } from "../shared/spawn.ts";
 import type { AddressPolicy, Resolver } from "./address-policy.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 import type { UpstreamProxy } from "./upstream-proxy.ts";

@@ -10,7 +10,7 @@
  * the caller fails the job no_clips_found saying so.
  */
 import type { TranscriptSentence } from "#contract";
-import type { Candidate } from "../types.ts";
+import type { Candidate } from "../shared/types.ts";
 
 /** A sentence counts as on the prompt's topic from this relevance up. */
 export const MATCH_MIN = 0.3;

@@ -7,8 +7,8 @@
 import { SIMILARITY_MAX_TEXTS, SIMILARITY_MAX_TEXT_CHARS, textBatches, type Transcript, type TranscriptSentence } from "#contract";
 import { NoClipsFoundError } from "../analyse/index.ts";
 import type { ScoredWindow } from "../analyse/select.ts";
-import type { JobReporter } from "../report.ts";
-import type { Candidate } from "../types.ts";
+import type { JobReporter } from "../channel/report.ts";
+import type { Candidate } from "../shared/types.ts";
 import { bm25 } from "./lexical.ts";
 import { selectPromptClips, type PromptLimits } from "./prompt-select.ts";
 

@@ -6,7 +6,7 @@
  * source seconds here before anything else (transcript, render) uses them.
  */
 import type { TimeRange } from "#contract";
-import type { Candidate, SourceInfo } from "../types.ts";
+import type { Candidate, SourceInfo } from "../shared/types.ts";
 
 export interface SourceWindow {
   /** Source seconds where the window starts. */

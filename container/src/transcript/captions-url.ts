@@ -7,7 +7,7 @@
  * captions_invalid instead of being ignored or half-used.
  */
 import { readFile } from "node:fs/promises";
-import { JobFailure } from "../errors.ts";
+import { JobFailure } from "../shared/errors.ts";
 import type { AddressPolicy, Resolver } from "../source/address-policy.ts";
 import { safeDownload } from "../source/safe-fetch.ts";
 import { CaptionsParseError, MAX_CAPTIONS_BYTES, decodeCaptionBytes, parseCaptions, type Cue } from "./cues.ts";

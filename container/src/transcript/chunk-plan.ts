@@ -5,8 +5,8 @@
  * mono 16 kHz PCM WAV, the format the Worker's /transcribe route takes.
  */
 import { TRANSCRIBE_CHUNK_OVERLAP_SECONDS, TRANSCRIBE_MAX_CHUNK_BYTES, TRANSCRIBE_MAX_CHUNK_SECONDS } from "#contract";
-import { pinnedDemuxer } from "../probe.ts";
-import type { SourceInfo } from "../types.ts";
+import { pinnedDemuxer } from "../source/probe.ts";
+import type { SourceInfo } from "../shared/types.ts";
 
 export interface Span {
   start: number;

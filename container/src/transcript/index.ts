@@ -7,11 +7,11 @@
  */
 import type { Transcript } from "#contract";
 import type { SpeechPcm } from "../analyse/measure.ts";
-import { JobAborted, errorMessage } from "../errors.ts";
+import { JobAborted, errorMessage } from "../shared/errors.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import { log } from "../log.ts";
-import type { JobReporter } from "../report.ts";
-import type { SourceInfo } from "../types.ts";
+import { log } from "../shared/log.ts";
+import type { JobReporter } from "../channel/report.ts";
+import type { SourceInfo } from "../shared/types.ts";
 import { buildTranscript, wordsFromCues } from "./build.ts";
 import type { Span } from "./chunk-plan.ts";
 import type { Cue } from "./cues.ts";

@@ -17,7 +17,7 @@ import { open, writeFile } from "node:fs/promises";
 import { TRANSCRIBE_MAX_CHUNK_BYTES } from "#contract";
 import type { SpeechPcm } from "../analyse/measure.ts";
 import { BYTES_PER_SAMPLE, SAMPLE_RATE } from "../analyse/speech-model.ts";
-import type { SourceInfo } from "../types.ts";
+import type { SourceInfo } from "../shared/types.ts";
 import type { Span } from "./chunk-plan.ts";
 
 const WAV_HEADER_BYTES = 44;

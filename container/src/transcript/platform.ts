@@ -9,7 +9,7 @@
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { runProcess } from "../spawn.ts";
+import { runProcess } from "../shared/spawn.ts";
 import { MAX_CAPTIONS_BYTES, decodeCaptionBytes, parseCaptions, type Cue } from "./cues.ts";
 
 const INFO_JSON = "source.info.json";

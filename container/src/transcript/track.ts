@@ -7,8 +7,8 @@
  */
 import { readFile } from "node:fs/promises";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import { pinnedDemuxer } from "../probe.ts";
-import type { SourceInfo, SubtitleStreamInfo } from "../types.ts";
+import { pinnedDemuxer } from "../source/probe.ts";
+import type { SourceInfo, SubtitleStreamInfo } from "../shared/types.ts";
 import { MAX_CAPTIONS_BYTES, decodeCaptionBytes, parseAss, parseCaptions, type Cue } from "./cues.ts";
 
 const TEXT_SUBTITLE_CODECS = new Set(["subrip", "srt", "ass", "ssa", "mov_text", "webvtt", "text"]);

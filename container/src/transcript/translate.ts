@@ -22,9 +22,9 @@ import {
 } from "#contract";
 import type { CaptionTranslation } from "../captions/index.ts";
 import { joinPieces, splitUnspaced } from "../captions/script.ts";
-import { JobAborted } from "../errors.ts";
-import { log } from "../log.ts";
-import type { JobReporter } from "../report.ts";
+import { JobAborted } from "../shared/errors.ts";
+import { log } from "../shared/log.ts";
+import type { JobReporter } from "../channel/report.ts";
 
 export interface TranslateCaptionsRequest {
   reporter: Pick<JobReporter, "translate">;

@@ -18,10 +18,10 @@
 import { rm } from "node:fs/promises";
 import type { TranscriptWord } from "#contract";
 import type { SpeechPcm } from "../analyse/measure.ts";
-import { JobAborted } from "../errors.ts";
+import { JobAborted } from "../shared/errors.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
-import type { JobReporter, TranscribeOutcome } from "../report.ts";
-import type { SourceInfo } from "../types.ts";
+import type { JobReporter, TranscribeOutcome } from "../channel/report.ts";
+import type { SourceInfo } from "../shared/types.ts";
 import { stitchChunks } from "./build.ts";
 import { ChunkLanes } from "./chunk-lanes.ts";
 import { chunkArgs, planChunks, type Span } from "./chunk-plan.ts";

@@ -18,10 +18,10 @@ import type { SpeechSourceSpec } from "../../../test/media/speech.ts";
 import { analyse } from "../../src/analyse/index.ts";
 import { SENTENCE_SNAPPED_TYPES, snapToSentences } from "../../src/analyse/sentence-cuts.ts";
 import type { FfmpegRunner } from "../../src/ffmpeg/runner.ts";
-import { probeSource } from "../../src/probe.ts";
+import { probeSource } from "../../src/source/probe.ts";
 import { buildTranscript, wordsFromCues } from "../../src/transcript/build.ts";
 import { subtitleTrackCues } from "../../src/transcript/track.ts";
-import type { Candidate, SourceInfo } from "../../src/types.ts";
+import type { Candidate, SourceInfo } from "../../src/shared/types.ts";
 
 /** Three voices: a US man, a British woman, a Caribbean woman. */
 export const THREE_VOICES = ["en-us", "en-gb+f3", "en-029+f2"] as const;
@@ -164,7 +164,7 @@ export async function analysedClips(runner: FfmpegRunner, source: SourceInfo, ty
   return { clips: clips.slice(0, config.max_clips), quiet };
 }
 
-/** With a transcript, a speech-led type's edges moved onto sentences where no one speaks, as job.ts does. */
+/** With a transcript, a speech-led type's edges moved onto sentences where no one speaks, as job/run.ts does. */
 export function withTranscript(analysed: { clips: Candidate[]; quiet: Interval[] | null }, type: VideoType, config: ClipConfig, transcript: Transcript, duration: number): Candidate[] {
   if (!SENTENCE_SNAPPED_TYPES.has(type)) return analysed.clips;
   return snapToSentences(analysed.clips, transcript, { min: config.min_clip_seconds, max: config.max_clip_seconds, duration }, analysed.quiet);

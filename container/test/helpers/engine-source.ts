@@ -5,8 +5,8 @@
 import { stat } from "node:fs/promises";
 import { cachedMedia, type MediaFacts, type MediaSpec } from "../../../test/media/generate.ts";
 import type { FfmpegRunner } from "../../src/ffmpeg/runner.ts";
-import { probeSource } from "../../src/probe.ts";
-import type { SourceInfo } from "../../src/types.ts";
+import { probeSource } from "../../src/source/probe.ts";
+import type { SourceInfo } from "../../src/shared/types.ts";
 
 export interface GeneratedSource {
   source: SourceInfo;

@@ -1,8 +1,8 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { ENGINE_SIGNATURE_HEADER, importSigningKey, signEngineRequest, type ClipConfig, type StartJob } from "#contract";
-import type { EngineConfig } from "../../src/config.ts";
-import { createEngineServer, type EngineServer, type EngineServerOptions } from "../../src/http-app.ts";
+import type { EngineConfig } from "../../src/shared/config.ts";
+import { createEngineServer, type EngineServer, type EngineServerOptions } from "../../src/http/app.ts";
 import { nativeRunner } from "./media.ts";
 
 /** A real engine server on a loopback port, with native ffmpeg and its own work dir. */

@@ -5,7 +5,7 @@
  * (run on the output, it is an independent look at what the viewer sees).
  */
 import { readFile, rm } from "node:fs/promises";
-import { runProcess } from "../../src/spawn.ts";
+import { runProcess } from "../../src/shared/spawn.ts";
 import { faceBoxAt, type Placement, type Turn } from "./faces-media.ts";
 import { FFMPEG } from "./media.ts";
 

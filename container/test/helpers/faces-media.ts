@@ -18,7 +18,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ESPEAK_RATE, speakSentence } from "../../../test/media/espeak.ts";
-import { runProcess } from "../../src/spawn.ts";
+import { runProcess } from "../../src/shared/spawn.ts";
 import { FFMPEG } from "./media.ts";
 
 const require = createRequire(import.meta.url);

@@ -1,4 +1,4 @@
-import { JobFailure } from "../../src/errors.ts";
+import { JobFailure } from "../../src/shared/errors.ts";
 
 /** The JobFailure a stage rejects with; anything else (or success) fails the test. */
 export async function failureOf(promise: Promise<unknown>): Promise<JobFailure> {

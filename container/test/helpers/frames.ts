@@ -5,7 +5,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { runProcess } from "../../src/spawn.ts";
+import { runProcess } from "../../src/shared/spawn.ts";
 import { FFMPEG } from "./media.ts";
 
 async function rawFrame(file: string, args: string[], pixelFormat: "gray" | "rgb24", width: number, height: number): Promise<Uint8Array> {

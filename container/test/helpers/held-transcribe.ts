@@ -1,5 +1,5 @@
 import type { FfmpegRunner, RunRequest, RunResult } from "../../src/ffmpeg/runner.ts";
-import { JobReporter, type ReporterOptions, type TranscribeOutcome } from "../../src/report.ts";
+import { JobReporter, type ReporterOptions, type TranscribeOutcome } from "../../src/channel/report.ts";
 import type { TranscribeAnswer } from "./fake-worker.ts";
 import { nativeRunner } from "./media.ts";
 

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { runProcess } from "../../src/spawn.ts";
+import { runProcess } from "../../src/shared/spawn.ts";
 import { createNativeRunner } from "../../src/ffmpeg/native.ts";
 import type { FfmpegRunner } from "../../src/ffmpeg/runner.ts";
 

@@ -6,7 +6,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { runProcess } from "../../src/spawn.ts";
+import { runProcess } from "../../src/shared/spawn.ts";
 import { FFMPEG } from "./media.ts";
 
 export interface RgbImage {

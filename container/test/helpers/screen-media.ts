@@ -5,7 +5,7 @@
  * again to compare with what a rendered clip shows.
  */
 import { writeFile } from "node:fs/promises";
-import { runProcess } from "../../src/spawn.ts";
+import { runProcess } from "../../src/shared/spawn.ts";
 import { FFMPEG } from "./media.ts";
 
 const WORDS = ["const", "function", "return", "value", "frame", "camera", "render", "output", "source", "width", "height", "clip", "window", "share", "await"];

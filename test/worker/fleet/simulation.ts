@@ -12,7 +12,7 @@
  * least once, the consumer's max_concurrency, redelivery with backoff, the
  * dead-letter queue after max_retries), the engine inside each instance
  * (verifies StartJob, reports as a job does, retries callbacks that answer
- * 5xx as container/src/report.ts does, reports `interrupted` on SIGTERM,
+ * 5xx as container/src/channel/report.ts does, reports `interrupted` on SIGTERM,
  * sometimes lost), the clients (single-job accounts submitting one job after
  * another, deep queues, a submit + cancel loop), a deploy (Durable Objects
  * reset, calls into them failing for a while, containers rolled over in

@@ -21,11 +21,11 @@
  * are unknown (the analysis only knows them when it read keyframes).
  */
 import type { ClipConfig } from "#contract";
-import { pinnedDemuxer } from "./probe.ts";
-import { reframeGraph } from "./reframe/filter.ts";
-import { viewsAt, viewsOf, type ReframePlan } from "./reframe/plan.ts";
-import { outputSize } from "./render-geometry.ts";
-import type { Candidate, SourceInfo } from "./types.ts";
+import { pinnedDemuxer } from "../source/probe.ts";
+import { reframeGraph } from "../reframe/filter.ts";
+import { viewsAt, viewsOf, type ReframePlan } from "../reframe/plan.ts";
+import { outputSize } from "./geometry.ts";
+import type { Candidate, SourceInfo } from "../shared/types.ts";
 
 /** Where in the clip the thumbnail is taken (fraction of its length). */
 export const THUMBNAIL_AT = 0.4;

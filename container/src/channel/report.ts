@@ -24,7 +24,7 @@ import {
   type ProgressReport,
   type SimilarityRequest,
 } from "#contract";
-import { JobAborted } from "./errors.ts";
+import { JobAborted } from "../shared/errors.ts";
 
 /**
  * Bytes read from disk at a time for an upload (clips, thumbnails, sidecars).

@@ -1,6 +1,6 @@
 /**
  * Renders one clip and its thumbnail, as two ffmpeg runs (the job makes the
- * thumbnail while the clip uploads, job.ts).
+ * thumbnail while the clip uploads, job/run.ts).
  *
  * - `-ss` before `-i` seeks fast to the keyframe before the cut, then ffmpeg
  *   decodes and drops frames up to the exact start; the clip is re-encoded,
@@ -23,17 +23,17 @@
  */
 import { stat } from "node:fs/promises";
 import { MAX_CLIP_UPLOAD_BYTES, type ClipConfig } from "#contract";
-import type { FfmpegRunner } from "./ffmpeg/runner.ts";
-import { brandStage } from "./brand/stage.ts";
-import type { LogoPlacement } from "./brand/logo.ts";
-import { pinnedDemuxer } from "./probe.ts";
-import { reframeGraph } from "./reframe/filter.ts";
-import { cutStage } from "./render-cuts.ts";
-import type { Interval } from "./steer/removals.ts";
-import { viewsOf, type ReframePlan } from "./reframe/plan.ts";
-import { outputSize } from "./render-geometry.ts";
+import type { FfmpegRunner } from "../ffmpeg/runner.ts";
+import { brandStage } from "../brand/stage.ts";
+import type { LogoPlacement } from "../brand/logo.ts";
+import { pinnedDemuxer } from "../source/probe.ts";
+import { reframeGraph } from "../reframe/filter.ts";
+import { cutStage } from "./cuts.ts";
+import type { Interval } from "../steer/removals.ts";
+import { viewsOf, type ReframePlan } from "../reframe/plan.ts";
+import { outputSize } from "./geometry.ts";
 import { clipThumbnailArgs, sourceThumbnailArgs, type ThumbnailFrom } from "./thumbnail.ts";
-import type { Candidate, SourceInfo, StageProgress } from "./types.ts";
+import type { Candidate, SourceInfo, StageProgress } from "../shared/types.ts";
 
 export const VIDEO_PRESET = "veryfast";
 const VIDEO_CRF = "21";
@@ -94,7 +94,7 @@ export function renderedSeconds(args: Pick<RenderArgs, "candidate" | "kept">): n
 
 /**
  * The graph: picture (reframe), then the removal stage when something is
- * cut (render-cuts.ts, its own separate stage), then the brand stage: the
+ * cut (cuts.ts, its own separate stage), then the brand stage: the
  * logo and libass's captions and hook title (brand/stage.ts).
  */
 function clipGraph(args: Pick<RenderArgs, "source" | "candidate" | "config" | "plan" | "captionsPath" | "kept" | "logo">, size: ReturnType<typeof outputSize>): { graph: string; audio: string } {

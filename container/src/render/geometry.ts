@@ -14,7 +14,7 @@
  * Every dimension is even (yuv420p needs it).
  */
 import type { AspectRatio, ClipConfig } from "#contract";
-import type { CropSegment, SourceInfo } from "./types.ts";
+import type { CropSegment, SourceInfo } from "../shared/types.ts";
 
 const RATIOS: Record<Exclude<AspectRatio, "original">, [number, number]> = {
   "9:16": [9, 16],

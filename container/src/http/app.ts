@@ -8,11 +8,11 @@ import {
   type EngineHealth,
   type StartJobAccepted,
 } from "#contract";
-import type { EngineConfig } from "./config.ts";
-import { JobAborted, errorMessage } from "./errors.ts";
-import type { FfmpegRunner } from "./ffmpeg/runner.ts";
-import { runJob, type JobDeps, type JobOutcome } from "./job.ts";
-import { log } from "./log.ts";
+import type { EngineConfig } from "../shared/config.ts";
+import { JobAborted, errorMessage } from "../shared/errors.ts";
+import type { FfmpegRunner } from "../ffmpeg/runner.ts";
+import { runJob, type JobDeps, type JobOutcome } from "../job/run.ts";
+import { log } from "../shared/log.ts";
 import { ReplayLedger } from "./replay.ts";
 
 /**

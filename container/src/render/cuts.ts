@@ -3,7 +3,7 @@
  * filler words are cut out, the framed picture and the audio are split into
  * the kept pieces (trim/atrim), the pieces of the picture concatenated, and
  * the pieces of the audio joined by short crossfades so no cut clicks. All
- * of it is part of the clip's one encode (render.ts); nothing is decoded or
+ * of it is part of the clip's one encode (index.ts); nothing is decoded or
  * encoded twice.
  *
  * Each audio piece but the last runs CROSSFADE_SECONDS longer, into the cut
@@ -13,7 +13,7 @@
  * framed (whose camera paths are timed from the clip's first frame) and
  * before burned captions (timed on the cut clip, captions/index.ts).
  */
-import type { Interval } from "./steer/removals.ts";
+import type { Interval } from "../steer/removals.ts";
 
 export const CROSSFADE_SECONDS = 0.012;
 

@@ -1,42 +1,42 @@
 import { rm, stat, writeFile } from "node:fs/promises";
 import { JUDGE_CANDIDATES_PER_CLIP, JUDGE_MAX_CANDIDATES, MAX_TRANSCRIPT_UPLOAD_BYTES, callbackUrl, type ClipFraming, type ClipReport, type StartJob, type Transcript } from "#contract";
-import { startEarlyAnalysis, type EarlyAnalysis } from "./analyse/early.ts";
-import { NoClipsFoundError, analyse } from "./analyse/index.ts";
-import type { MeasurePlan, SpeechPcm } from "./analyse/measure.ts";
-import { loadSpeechModel, type SpeechModelLoad } from "./analyse/speech-model.ts";
-import { SENTENCE_SNAPPED_TYPES } from "./analyse/sentence-cuts.ts";
-import { proposeCandidates } from "./judge/candidates.ts";
-import { judgeStage } from "./judge/stage.ts";
-import { prepareBrand } from "./brand/prepare.ts";
-import { prepareClipCaptions, type ClipCaptions } from "./captions/index.ts";
-import type { EngineConfig } from "./config.ts";
-import { JobAborted, JobFailure, abortKindOf, errorMessage } from "./errors.ts";
-import type { FfmpegRunner } from "./ffmpeg/runner.ts";
-import { log } from "./log.ts";
-import { probeSource } from "./probe.ts";
-import { ProgressTracker } from "./progress.ts";
-import { framingReport } from "./reframe/framing-report.ts";
-import { planReframe, type ReframePlan } from "./reframe/plan.ts";
+import { startEarlyAnalysis, type EarlyAnalysis } from "../analyse/early.ts";
+import { NoClipsFoundError, analyse } from "../analyse/index.ts";
+import type { MeasurePlan, SpeechPcm } from "../analyse/measure.ts";
+import { loadSpeechModel, type SpeechModelLoad } from "../analyse/speech-model.ts";
+import { SENTENCE_SNAPPED_TYPES } from "../analyse/sentence-cuts.ts";
+import { proposeCandidates } from "../judge/candidates.ts";
+import { judgeStage } from "../judge/stage.ts";
+import { prepareBrand } from "../brand/prepare.ts";
+import { prepareClipCaptions, type ClipCaptions } from "../captions/index.ts";
+import type { EngineConfig } from "../shared/config.ts";
+import { JobAborted, JobFailure, abortKindOf, errorMessage } from "../shared/errors.ts";
+import type { FfmpegRunner } from "../ffmpeg/runner.ts";
+import { log } from "../shared/log.ts";
+import { probeSource } from "../source/probe.ts";
+import { ProgressTracker } from "../channel/progress.ts";
+import { framingReport } from "../reframe/framing-report.ts";
+import { planReframe, type ReframePlan } from "../reframe/plan.ts";
 import { runClipPipeline } from "./clip-pipeline.ts";
-import { renderClipVideo, renderThumbnail } from "./render.ts";
-import { outputSize } from "./render-geometry.ts";
-import { CallbackError, JobReporter } from "./report.ts";
-import { policyFor, systemResolver, type AddressPolicy, type Resolver } from "./source/address-policy.ts";
-import { GrowingFile } from "./source/growing-file.ts";
-import { fetchSource } from "./source/index.ts";
-import { classifySourceUrl } from "./source/platforms.ts";
-import { ProcessTimeoutError } from "./spawn.ts";
-import { fetchCaptionsUrl } from "./transcript/captions-url.ts";
-import type { Cue } from "./transcript/cues.ts";
-import { obtainTranscript } from "./transcript/index.ts";
-import type { Candidate } from "./types.ts";
-import type { ScoredWindow } from "./analyse/select.ts";
-import { promptClips } from "./steer/prompt.ts";
-import { keptSeconds, noRemovals, planRemovals, type Interval, type RemovalPlan } from "./steer/removals.ts";
-import { analysisWindow, toSourceCandidates, toSourceSpans, windowedSource, type SourceWindow } from "./steer/time-range.ts";
-import { StageClock } from "./stages.ts";
-import { thumbnailFrom } from "./thumbnail.ts";
-import { createWorkDir, type WorkDir } from "./workdir.ts";
+import { renderClipVideo, renderThumbnail } from "../render/index.ts";
+import { outputSize } from "../render/geometry.ts";
+import { CallbackError, JobReporter } from "../channel/report.ts";
+import { policyFor, systemResolver, type AddressPolicy, type Resolver } from "../source/address-policy.ts";
+import { GrowingFile } from "../source/growing-file.ts";
+import { fetchSource } from "../source/index.ts";
+import { classifySourceUrl } from "../source/platforms.ts";
+import { ProcessTimeoutError } from "../shared/spawn.ts";
+import { fetchCaptionsUrl } from "../transcript/captions-url.ts";
+import type { Cue } from "../transcript/cues.ts";
+import { obtainTranscript } from "../transcript/index.ts";
+import type { Candidate } from "../shared/types.ts";
+import type { ScoredWindow } from "../analyse/select.ts";
+import { promptClips } from "../steer/prompt.ts";
+import { keptSeconds, noRemovals, planRemovals, type Interval, type RemovalPlan } from "../steer/removals.ts";
+import { analysisWindow, toSourceCandidates, toSourceSpans, windowedSource, type SourceWindow } from "../steer/time-range.ts";
+import { StageClock } from "./stage-clock.ts";
+import { thumbnailFrom } from "../render/thumbnail.ts";
+import { createWorkDir, type WorkDir } from "../shared/workdir.ts";
 
 /**
  * One job from start to finish: fetch the source (analysing it as it
@@ -44,7 +44,7 @@ import { createWorkDir, type WorkDir } from "./workdir.ts";
  * Worker reserve credits, finish the analysis, then render the clips and
  * upload each while the next ones render (clip-pipeline.ts), complete. Each
  * stage's start and end go into the complete report and the completion log
- * line (stages.ts). Any failure
+ * line (stage-clock.ts). Any failure
  * becomes one fail callback with a SPEC failure code; a cancel or a 409 from
  * the Worker ends the job without another callback. The work directory goes
  * in every case.

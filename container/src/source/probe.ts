@@ -1,7 +1,7 @@
 import { basename, extname } from "node:path";
-import { JobFailure } from "./errors.ts";
-import type { FfmpegRunner } from "./ffmpeg/runner.ts";
-import type { SourceInfo, SubtitleStreamInfo } from "./types.ts";
+import { JobFailure } from "../shared/errors.ts";
+import type { FfmpegRunner } from "../ffmpeg/runner.ts";
+import type { SourceInfo, SubtitleStreamInfo } from "../shared/types.ts";
 
 /**
  * Probes a downloaded source with ffprobe and decides whether it is a video

@@ -1,4 +1,4 @@
-import { parseUpstreamProxy, type UpstreamProxy } from "./source/upstream-proxy.ts";
+import { parseUpstreamProxy, type UpstreamProxy } from "../source/upstream-proxy.ts";
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
