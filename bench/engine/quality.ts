@@ -1,6 +1,6 @@
 /**
  * `npm run bench:quality [-- --minutes 90]`: the clip-quality suite at full
- * size. The conversations of container/test/clip-quality.test.ts
+ * size. The conversations of container/test/analyse/clip-quality.test.ts
  * with the long show at 90 minutes (or --minutes), every speech-led type on
  * every case, and the source without speech on every type. Each analysis is
  * judged as it comes out (no transcript) and, with a subtitle track, after

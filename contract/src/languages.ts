@@ -8,7 +8,7 @@
  * as its `language` option; CAPTION_LANGUAGES are those of the translation
  * model (@cf/meta/m2m100-1.2b, M2M-100's 100 languages) for which the engine
  * image has a font (every script below is covered by fonts-dejavu-core,
- * fonts-noto-core and fonts-noto-cjk; container/test/fonts.test.ts checks).
+ * fonts-noto-core and fonts-noto-cjk; container/test/captions/fonts.test.ts checks).
  */
 import { z } from "zod";
 

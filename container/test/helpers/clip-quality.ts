@@ -1,5 +1,5 @@
 /**
- * The clip-quality judge, shared by container/test/clip-quality.test.ts
+ * The clip-quality judge, shared by container/test/analyse/clip-quality.test.ts
  * and `npm run bench:quality`: runs the engine's analysis (and, with a
  * subtitle track, the transcript and sentence snapping exactly as a job does)
  * on a generated conversation and judges the clips against what was planted:
