@@ -11,6 +11,7 @@ import {
 import type { EngineConfig } from "../shared/config.ts";
 import { JobAborted, errorMessage } from "../shared/errors.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
+import { isClipEdit, runClipEdit } from "../clip-edit/run.ts";
 import { runJob, type JobDeps, type JobOutcome } from "../job/run.ts";
 import { log } from "../shared/log.ts";
 import { ReplayLedger } from "./replay.ts";
@@ -18,7 +19,10 @@ import { ReplayLedger } from "./replay.ts";
 /**
  * The engine's HTTP server: direction 1 of the contract (Worker -> engine).
  * Each job gets its own AbortController, reporter and work directory; the
- * only shared state is the table of running jobs. StartJob and cancel are
+ * only shared state is the table of running jobs, keyed by job id, and by job
+ * id and edit id for a clip edit (clip-edit/), so an edit runs while its
+ * job's id is known here and a repeat of either is not started twice. A
+ * cancel of a job id stops the job and its edits. StartJob and cancel are
  * accepted only with a fresh Ed25519 signature that ENGINE_VERIFY_KEY (the
  * Worker's public key) verifies, and only once (replay.ts): a forged request
  * gets 401, a replayed one 409, and neither starts, fetches or stops anything.
@@ -33,6 +37,7 @@ export interface EngineServerOptions {
 }
 
 interface RunningJob {
+  jobId: string;
   controller: AbortController;
   done: Promise<JobOutcome>;
 }
@@ -101,16 +106,18 @@ export function createEngineServer(opts: EngineServerOptions): EngineServer {
   };
 
   const startJob = (job: StartJob): StartJobAccepted => {
-    if (jobs.has(job.job_id)) return { job_id: job.job_id, started: false };
+    const key = job.clip_edit ? `${job.job_id}/${job.clip_edit.edit_id}` : job.job_id;
+    if (jobs.has(key)) return { job_id: job.job_id, started: false };
     const controller = new AbortController();
     const deps: JobDeps = { runner: opts.runner, config: opts.config, policy: opts.policy, resolver: opts.resolver, speechModel: opts.speechModel };
-    const done = runJob(job, deps, controller)
+    const run = isClipEdit(job) ? runClipEdit(job, deps, controller) : runJob(job, deps, controller);
+    const done = run
       .catch((error: unknown) => {
-        log.error("job_crashed", { job_id: job.job_id, error: errorMessage(error) });
+        log.error("job_crashed", { job_id: job.job_id, edit_id: job.clip_edit?.edit_id, error: errorMessage(error) });
         return "failed" as const;
       })
-      .finally(() => jobs.delete(job.job_id));
-    jobs.set(job.job_id, { controller, done });
+      .finally(() => jobs.delete(key));
+    jobs.set(key, { jobId: job.job_id, controller, done });
     return { job_id: job.job_id, started: true };
   };
 
@@ -135,7 +142,7 @@ export function createEngineServer(opts: EngineServerOptions): EngineServer {
       return sendProblem(res, 400, "invalid_request", "Body is not a valid StartJob.", { errors });
     }
     const accepted = startJob(parsed.data);
-    log.info(accepted.started ? "job_accepted" : "job_already_running", { job_id: accepted.job_id });
+    log.info(accepted.started ? "job_accepted" : "job_already_running", { job_id: accepted.job_id, edit_id: parsed.data.clip_edit?.edit_id });
     sendJson(res, 202, accepted);
   };
 
@@ -144,9 +151,10 @@ export function createEngineServer(opts: EngineServerOptions): EngineServer {
     const unsigned: Verdict = { ok: false, status: 401, code: "unauthorized", detail: "Cancel needs a valid Engine-Signature." };
     const verdict = text === null ? unsigned : await judge(req, path, text, "cancel").catch((): Verdict => unsigned);
     if (!verdict.ok) return sendProblem(res, verdict.status, verdict.code, verdict.detail);
-    const running = jobs.get(jobId);
-    if (!running) return sendProblem(res, 404, "not_found", "No such job is running here.");
-    if (!running.controller.signal.aborted) running.controller.abort(new JobAborted("canceled"));
+    // The job and any edit of it running here.
+    const running = [...jobs.values()].filter((j) => j.jobId === jobId);
+    if (running.length === 0) return sendProblem(res, 404, "not_found", "No such job is running here.");
+    for (const run of running) if (!run.controller.signal.aborted) run.controller.abort(new JobAborted("canceled"));
     log.info("job_cancel_requested", { job_id: jobId });
     sendJson(res, 202, { job_id: jobId, canceled: true });
   };
