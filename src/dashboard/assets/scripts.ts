@@ -168,3 +168,25 @@ document.querySelectorAll("[data-upload-zone]").forEach(function (zone) {
   });
 });
 `;
+
+/**
+ * The clip page: shows the span's nudge buttons (each moves its edge by its
+ * data-by seconds, never below 0), and while a re-render is queued or
+ * running, reloads the page every two seconds until it has ended (the new
+ * version, or the failure, is then on the page).
+ */
+export const CLIP_EDIT_SCRIPT = `
+document.querySelectorAll("button[data-nudge]").forEach(function (button) {
+  var input = document.getElementById(button.getAttribute("data-nudge"));
+  var by = Number(button.getAttribute("data-by"));
+  button.hidden = false;
+  button.addEventListener("click", function () {
+    var value = Math.max(0, Math.round((Number(input.value) + by) * 1000) / 1000);
+    input.value = String(value);
+    input.dispatchEvent(new Event("change"));
+  });
+});
+if (document.querySelector("[data-edit-pending]")) {
+  setTimeout(function () { window.location.reload(); }, 2000);
+}
+`;

@@ -68,4 +68,9 @@ table.stack thead{position:absolute;left:-9999px}
 table.stack tr{display:block;border-bottom:1px solid #d5d9e0;padding:.25rem 0}
 table.stack td{display:block;border:0;padding:.25rem .5rem}
 table.stack td::before{content:attr(data-label);display:inline-block;min-width:7.5rem;font-weight:600}}
+.clip-page video{width:100%;max-width:24rem;height:auto;max-height:32rem;background:#000;border-radius:6px;display:block}
+.nudges{display:flex;flex-wrap:wrap;gap:.25rem;margin:.25rem 0 .75rem}
+.nudges button{padding:.25rem .6rem}
+.words{display:flex;flex-wrap:wrap;gap:.25rem;border:0;padding:0;margin:0 0 1rem}
+.words input{width:auto;min-width:3rem;max-width:10rem}
 `;

@@ -64,6 +64,11 @@ function ClipView({ cdnBase, clip, position, language }: { cdnBase: string; clip
         ) : null}
         {clip.captionsBurned ? " · captions burned in" : null}
       </p>
+      <p class="meta">
+        <a href={`/dashboard/jobs/${clip.jobId}/clips/${clip.index}`} data-edit-clip={String(clip.index)}>
+          Fix clip {position}: span, caption words, title
+        </a>
+      </p>
     </li>
   );
 }

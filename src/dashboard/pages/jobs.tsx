@@ -20,6 +20,7 @@ import { PROGRESS_SCRIPT, UPLOAD_SCRIPT } from "../assets/scripts";
 import { Alert, CsrfField, Field, Notice } from "../components/form";
 import { isActive, JobCard } from "../components/job-card";
 import { Layout } from "../components/layout";
+import { clipPages } from "./clip-page";
 import { jobExportPages } from "./job-export";
 import { jobSpeechPages } from "./job-speech";
 import { emptyForm, formFromBody, submissionFromForm, type SubmitForm } from "./job-submission";
@@ -249,4 +250,5 @@ export const jobPages = new Hono<DashboardEnv>()
     return c.html(<JobCard job={job} clips={clips} cdnBase={c.env.CDN_URL} />);
   })
   .route("/", jobSpeechPages)
-  .route("/", jobExportPages);
+  .route("/", jobExportPages)
+  .route("/", clipPages);
