@@ -22,9 +22,12 @@
  * second of wall and of CPU time.
  *
  * Framing, judged from rendered clips (720x1280) by the known face positions
- * (output frames sampled twice a second): drift, the face inside the crop;
+ * (output frames sampled twice a second), printed as one line of held shares
+ * (the share of judged time the crop holds the right subject) per source:
+ * walk, the face inside the crop while it is visible; drift, the face inside the crop;
  * pair, both faces one per half (layout split); talk, the speaking face
- * framed from 1 s after each turn starts (turns of at least the minimum shot).
+ * framed from 1 s after each turn starts (turns of at least the minimum shot),
+ * per turn and as a share of the turns' time.
  *
  * Before: the engine's earlier face reframing, per-frame detection without
  * tracking or speaker (main at BEFORE_COMMIT, taken from git into WORK) plans the same clips in the same
@@ -286,7 +289,7 @@ async function framing(all: Awaited<ReturnType<typeof sources>>, old: Before | n
 
   const drift = await rendered(all.drift, "drift", "single", true);
   const driftCamera = await cameraTrack(all.drift, drift.out, single(all.drift));
-  const held = heldShare(all.drift.people[0]!, drift.out, driftCamera, single(all.drift), all.drift.width);
+  const driftHeld = heldShare(all.drift.people[0]!, drift.out, driftCamera, single(all.drift), all.drift.width);
   let heldBefore: number | undefined;
   if (old) {
     // Before: the old plan's camera path at the same judged times (what its crop expression rendered).
@@ -307,13 +310,35 @@ async function framing(all: Awaited<ReturnType<typeof sources>>, old: Before | n
     heldShare(all.pair.people[1]!, { ...pair.out, times: [pair.out.times[i]!], frames: [pair.out.frames[i]!] }, [bottom[i]!], half(all.pair), all.pair.width) === 1,
   ).length;
 
+  // walk: the one person inside the crop, except while hidden (the camera holds where the face was lost).
+  const walk = await rendered(all.walk, "walk", "single", false);
+  const walkCamera = await cameraTrack(all.walk, walk.out, single(all.walk));
+  const walker = all.walk.people[0]!;
+  const visible = (t: number) => !walker.hidden || t < walker.hidden[0] || t >= walker.hidden[1];
+  const walkHeld = heldShare(walker, walk.out, walkCamera, single(all.walk), all.walk.width, visible);
+
   const talk = await rendered(all.talk, "talk", "single", true);
   const talkCamera = await cameraTrack(all.talk, talk.out, single(all.talk));
   const turns = framedTurns({ turns: all.talk.turns, placements: all.talk.people, out: talk.out, camera: talkCamera, split: splitFrames(talk.out), window: single(all.talk), sourceWidth: all.talk.width, shortest: MIN_SHOT_SECONDS, within: 1 });
+  // The speaker inside the crop over the time of each turn a shot or longer, from 1 s after it starts (split frames do not count).
+  const talkSplit = splitFrames(talk.out);
+  const inTurn = (t: number) => all.talk.turns.some((turn) => turn.end - turn.start >= MIN_SHOT_SECONDS && t >= turn.start + 1 && t < turn.end);
+  const speakerAt = (t: number) => all.talk.turns.find((turn) => t >= turn.start + 1 && t < turn.end)!.speaker;
+  const talkJudged = talk.out.times.map((t, i) => ({ t, i })).filter(({ t }) => inTurn(t));
+  const talkHeld = talkJudged.filter(({ t, i }) => !talkSplit[i] && insideWindow(faceBoxAt(all.talk.people[speakerAt(t)]!, t), talkCamera[i]!, single(all.talk), all.talk.width)).length / talkJudged.length;
+  const held = {
+    walk: round(walkHeld, 3),
+    drift: round(driftHeld, 3),
+    pair_split_both: round(both / pair.out.frames.length, 3),
+    talk_speaker: round(talkHeld, 3),
+  };
+  console.log(`bench:faces: held shares (share of judged output time the crop holds the right subject): ${Object.entries(held).map(([k, v]) => `${k} ${v}`).join(", ")}`);
   return {
-    drift: { faces: drift.plan.facesCount, frames_judged: drift.out.frames.length, face_in_crop: round(held, 3), ...(heldBefore !== undefined ? { before_face_in_crop: round(heldBefore, 3) } : {}) },
+    held_shares: held,
+    walk: { faces: walk.plan.facesCount, frames_judged: walk.out.frames.length, face_in_crop_while_visible: round(walkHeld, 3) },
+    drift: { faces: drift.plan.facesCount, frames_judged: drift.out.frames.length, face_in_crop: round(driftHeld, 3), ...(heldBefore !== undefined ? { before_face_in_crop: round(heldBefore, 3) } : {}) },
     pair_split: { faces: pair.plan.facesCount, frames_judged: pair.out.frames.length, both_one_per_half: round(both / pair.out.frames.length, 3) },
-    talk: { faces: talk.plan.facesCount, turns_judged: turns.length, speaker_framed_within_1s: round(turns.filter(Boolean).length / turns.length, 3) },
+    talk: { faces: talk.plan.facesCount, turns_judged: turns.length, speaker_framed_within_1s: round(turns.filter(Boolean).length / turns.length, 3), speaker_in_crop_share: round(talkHeld, 3) },
   };
 }
 
@@ -341,6 +366,10 @@ async function main(): Promise<void> {
       fit_vs_center_wall: ratio(fit, "job_wall_s"),
       fit_vs_center_cpu: ratio(fit, "job_cpu_s"),
     });
+    console.log(
+      `bench:faces: ${name}: CPU / wall s: faces ${faces.job_cpu_s} / ${faces.job_wall_s}, center ${center.job_cpu_s} / ${center.job_wall_s}, fit ${fit.job_cpu_s} / ${fit.job_wall_s}; ` +
+        `faces/center ${ratio(faces, "job_cpu_s")} CPU, ${ratio(faces, "job_wall_s")} wall; fit/center ${ratio(fit, "job_cpu_s")} CPU, ${ratio(fit, "job_wall_s")} wall`,
+    );
   }
   const summary = {
     machine: { cpus: os.cpus().length, load_average_at_start: loadAtStart, load_average_at_end: os.loadavg().map((l) => round(l)) },
