@@ -131,15 +131,18 @@ const LINES = [
   "A bigger launch, a bigger team, and hopefully less coffee.",
 ];
 
-async function sources(): Promise<Record<"walk" | "talk" | "drift" | "pair", Made>> {
-  const walk = await made("walk-60s", async () => ({
+type SourceName = "walk" | "talk" | "drift" | "pair";
+
+/** Each source's recipe, composed when first asked for (so the cost figures of one come before the next is composed). */
+function sources(): Record<SourceName, () => Promise<Made>> {
+  const walk = (): Promise<Made> => made("walk-60s", async () => ({
     turns: [],
     composition: {
       seconds: 60, width: 1280, height: 720, fps: 30, distractor: true,
       people: [{ person: PEOPLE.anna, width: 260, path: [[0, 60, 220], [12, 960, 260], [20, 960, 260], [34, 100, 240], [45, 100, 240], [60, 700, 220]], hidden: [40, 41] }],
     },
   }));
-  const talk = await made("talk-60s", async () => {
+  const talk = (): Promise<Made> => made("talk-60s", async () => {
     const spoken = await conversation(LINES.map((text, i) => ({ speaker: i % 2, text })), ["en-us", "en-gb+f3"], { fps: 30, gap: 0.7, lead: 1, tail: 1 });
     return {
       turns: spoken.turns,
@@ -152,7 +155,7 @@ async function sources(): Promise<Record<"walk" | "talk" | "drift" | "pair", Mad
       },
     };
   });
-  const drift = await made("drift-40s", async () => {
+  const drift = (): Promise<Made> => made("drift-40s", async () => {
     const spoken = await conversation(LINES.slice(0, 12).map((text) => ({ speaker: 0, text })), ["en-us"], { fps: 25, gap: 0.8, lead: 1, tail: 1 });
     // A face 1/8 of the width: bea's face is about half her cut-out.
     return {
@@ -163,7 +166,7 @@ async function sources(): Promise<Record<"walk" | "talk" | "drift" | "pair", Mad
       },
     };
   });
-  const pair = await made("pair-30s", async () => ({
+  const pair = (): Promise<Made> => made("pair-30s", async () => ({
     turns: [],
     composition: {
       seconds: 30, width: 1920, height: 1080, fps: 25,
@@ -283,7 +286,7 @@ async function rendered(source: Made, name: string, layout: "single" | "split", 
   return { plan, out: await decodeFrames(file, 2, 180, 320) };
 }
 
-async function framing(all: Awaited<ReturnType<typeof sources>>, old: Before | null): Promise<Record<string, unknown>> {
+async function framing(all: Record<SourceName, Made>, old: Before | null): Promise<Record<string, unknown>> {
   const single = (s: Made) => windowFractions(9 / 16, s.width, s.height).width;
   const half = (s: Made) => windowFractions(180 / 160, s.width, s.height).width;
 
@@ -344,7 +347,7 @@ async function framing(all: Awaited<ReturnType<typeof sources>>, old: Before | n
 
 async function main(): Promise<void> {
   await mkdir(WORK, { recursive: true });
-  const all = await sources();
+  const recipes = sources();
   // Loading the models is once per engine process, not per job: done before any clock starts, reported apart.
   const loadAtStart = os.loadavg().map((l) => round(l));
   const load = await measured(() => faceApi());
@@ -352,9 +355,10 @@ async function main(): Promise<void> {
   await old?.faceApi();
   const cost: Record<string, unknown>[] = [];
   for (const name of ["walk", "talk"] as const) {
-    const faces = await costJob(all[name], "faces", old);
-    const center = await costJob(all[name], "center");
-    const fit = await costJob(all[name], "fit");
+    const source = await recipes[name]();
+    const faces = await costJob(source, "faces", old);
+    const center = await costJob(source, "center");
+    const fit = await costJob(source, "fit");
     const ratio = (job: Record<string, unknown>, key: "job_wall_s" | "job_cpu_s") => round(Number(job[key]) / Number(center[key]), 2);
     cost.push({
       source: name,
@@ -376,7 +380,7 @@ async function main(): Promise<void> {
     model_load_wall_s: round(load.wall, 2),
     model_load_cpu_s: round(load.cpu, 2),
     cost,
-    framing: await framing(all, old),
+    framing: await framing({ walk: await recipes.walk(), talk: await recipes.talk(), drift: await recipes.drift(), pair: await recipes.pair() }, old),
   };
   console.log(JSON.stringify(summary, null, 2));
   const out = path.join(PROJECT_ROOT, "bench", "results");
