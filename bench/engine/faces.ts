@@ -22,9 +22,12 @@
  * second of wall and of CPU time.
  *
  * Framing, judged from rendered clips (720x1280) by the known face positions
- * (output frames sampled twice a second): drift, the face inside the crop;
+ * (output frames sampled twice a second), printed as one line of held shares
+ * (the share of judged time the crop holds the right subject) per source:
+ * walk, the face inside the crop while it is visible; drift, the face inside the crop;
  * pair, both faces one per half (layout split); talk, the speaking face
- * framed from 1 s after each turn starts (turns of at least the minimum shot).
+ * framed from 1 s after each turn starts (turns of at least the minimum shot),
+ * per turn and as a share of the turns' time.
  *
  * Before: the engine's earlier face reframing, per-frame detection without
  * tracking or speaker (main at BEFORE_COMMIT, taken from git into WORK) plans the same clips in the same
@@ -128,15 +131,18 @@ const LINES = [
   "A bigger launch, a bigger team, and hopefully less coffee.",
 ];
 
-async function sources(): Promise<Record<"walk" | "talk" | "drift" | "pair", Made>> {
-  const walk = await made("walk-60s", async () => ({
+type SourceName = "walk" | "talk" | "drift" | "pair";
+
+/** Each source's recipe, composed when first asked for (so the cost figures of one come before the next is composed). */
+function sources(): Record<SourceName, () => Promise<Made>> {
+  const walk = (): Promise<Made> => made("walk-60s", async () => ({
     turns: [],
     composition: {
       seconds: 60, width: 1280, height: 720, fps: 30, distractor: true,
       people: [{ person: PEOPLE.anna, width: 260, path: [[0, 60, 220], [12, 960, 260], [20, 960, 260], [34, 100, 240], [45, 100, 240], [60, 700, 220]], hidden: [40, 41] }],
     },
   }));
-  const talk = await made("talk-60s", async () => {
+  const talk = (): Promise<Made> => made("talk-60s", async () => {
     const spoken = await conversation(LINES.map((text, i) => ({ speaker: i % 2, text })), ["en-us", "en-gb+f3"], { fps: 30, gap: 0.7, lead: 1, tail: 1 });
     return {
       turns: spoken.turns,
@@ -149,7 +155,7 @@ async function sources(): Promise<Record<"walk" | "talk" | "drift" | "pair", Mad
       },
     };
   });
-  const drift = await made("drift-40s", async () => {
+  const drift = (): Promise<Made> => made("drift-40s", async () => {
     const spoken = await conversation(LINES.slice(0, 12).map((text) => ({ speaker: 0, text })), ["en-us"], { fps: 25, gap: 0.8, lead: 1, tail: 1 });
     // A face 1/8 of the width: bea's face is about half her cut-out.
     return {
@@ -160,7 +166,7 @@ async function sources(): Promise<Record<"walk" | "talk" | "drift" | "pair", Mad
       },
     };
   });
-  const pair = await made("pair-30s", async () => ({
+  const pair = (): Promise<Made> => made("pair-30s", async () => ({
     turns: [],
     composition: {
       seconds: 30, width: 1920, height: 1080, fps: 25,
@@ -280,13 +286,13 @@ async function rendered(source: Made, name: string, layout: "single" | "split", 
   return { plan, out: await decodeFrames(file, 2, 180, 320) };
 }
 
-async function framing(all: Awaited<ReturnType<typeof sources>>, old: Before | null): Promise<Record<string, unknown>> {
+async function framing(all: Record<SourceName, Made>, old: Before | null): Promise<Record<string, unknown>> {
   const single = (s: Made) => windowFractions(9 / 16, s.width, s.height).width;
   const half = (s: Made) => windowFractions(180 / 160, s.width, s.height).width;
 
   const drift = await rendered(all.drift, "drift", "single", true);
   const driftCamera = await cameraTrack(all.drift, drift.out, single(all.drift));
-  const held = heldShare(all.drift.people[0]!, drift.out, driftCamera, single(all.drift), all.drift.width);
+  const driftHeld = heldShare(all.drift.people[0]!, drift.out, driftCamera, single(all.drift), all.drift.width);
   let heldBefore: number | undefined;
   if (old) {
     // Before: the old plan's camera path at the same judged times (what its crop expression rendered).
@@ -307,19 +313,41 @@ async function framing(all: Awaited<ReturnType<typeof sources>>, old: Before | n
     heldShare(all.pair.people[1]!, { ...pair.out, times: [pair.out.times[i]!], frames: [pair.out.frames[i]!] }, [bottom[i]!], half(all.pair), all.pair.width) === 1,
   ).length;
 
+  // walk: the one person inside the crop, except while hidden (the camera holds where the face was lost).
+  const walk = await rendered(all.walk, "walk", "single", false);
+  const walkCamera = await cameraTrack(all.walk, walk.out, single(all.walk));
+  const walker = all.walk.people[0]!;
+  const visible = (t: number) => !walker.hidden || t < walker.hidden[0] || t >= walker.hidden[1];
+  const walkHeld = heldShare(walker, walk.out, walkCamera, single(all.walk), all.walk.width, visible);
+
   const talk = await rendered(all.talk, "talk", "single", true);
   const talkCamera = await cameraTrack(all.talk, talk.out, single(all.talk));
   const turns = framedTurns({ turns: all.talk.turns, placements: all.talk.people, out: talk.out, camera: talkCamera, split: splitFrames(talk.out), window: single(all.talk), sourceWidth: all.talk.width, shortest: MIN_SHOT_SECONDS, within: 1 });
+  // The speaker inside the crop over the time of each turn a shot or longer, from 1 s after it starts (split frames do not count).
+  const talkSplit = splitFrames(talk.out);
+  const inTurn = (t: number) => all.talk.turns.some((turn) => turn.end - turn.start >= MIN_SHOT_SECONDS && t >= turn.start + 1 && t < turn.end);
+  const speakerAt = (t: number) => all.talk.turns.find((turn) => t >= turn.start + 1 && t < turn.end)!.speaker;
+  const talkJudged = talk.out.times.map((t, i) => ({ t, i })).filter(({ t }) => inTurn(t));
+  const talkHeld = talkJudged.filter(({ t, i }) => !talkSplit[i] && insideWindow(faceBoxAt(all.talk.people[speakerAt(t)]!, t), talkCamera[i]!, single(all.talk), all.talk.width)).length / talkJudged.length;
+  const held = {
+    walk: round(walkHeld, 3),
+    drift: round(driftHeld, 3),
+    pair_split_both: round(both / pair.out.frames.length, 3),
+    talk_speaker: round(talkHeld, 3),
+  };
+  console.log(`bench:faces: held shares (share of judged output time the crop holds the right subject): ${Object.entries(held).map(([k, v]) => `${k} ${v}`).join(", ")}`);
   return {
-    drift: { faces: drift.plan.facesCount, frames_judged: drift.out.frames.length, face_in_crop: round(held, 3), ...(heldBefore !== undefined ? { before_face_in_crop: round(heldBefore, 3) } : {}) },
+    held_shares: held,
+    walk: { faces: walk.plan.facesCount, frames_judged: walk.out.frames.length, face_in_crop_while_visible: round(walkHeld, 3) },
+    drift: { faces: drift.plan.facesCount, frames_judged: drift.out.frames.length, face_in_crop: round(driftHeld, 3), ...(heldBefore !== undefined ? { before_face_in_crop: round(heldBefore, 3) } : {}) },
     pair_split: { faces: pair.plan.facesCount, frames_judged: pair.out.frames.length, both_one_per_half: round(both / pair.out.frames.length, 3) },
-    talk: { faces: talk.plan.facesCount, turns_judged: turns.length, speaker_framed_within_1s: round(turns.filter(Boolean).length / turns.length, 3) },
+    talk: { faces: talk.plan.facesCount, turns_judged: turns.length, speaker_framed_within_1s: round(turns.filter(Boolean).length / turns.length, 3), speaker_in_crop_share: round(talkHeld, 3) },
   };
 }
 
 async function main(): Promise<void> {
   await mkdir(WORK, { recursive: true });
-  const all = await sources();
+  const recipes = sources();
   // Loading the models is once per engine process, not per job: done before any clock starts, reported apart.
   const loadAtStart = os.loadavg().map((l) => round(l));
   const load = await measured(() => faceApi());
@@ -327,9 +355,10 @@ async function main(): Promise<void> {
   await old?.faceApi();
   const cost: Record<string, unknown>[] = [];
   for (const name of ["walk", "talk"] as const) {
-    const faces = await costJob(all[name], "faces", old);
-    const center = await costJob(all[name], "center");
-    const fit = await costJob(all[name], "fit");
+    const source = await recipes[name]();
+    const faces = await costJob(source, "faces", old);
+    const center = await costJob(source, "center");
+    const fit = await costJob(source, "fit");
     const ratio = (job: Record<string, unknown>, key: "job_wall_s" | "job_cpu_s") => round(Number(job[key]) / Number(center[key]), 2);
     cost.push({
       source: name,
@@ -341,13 +370,17 @@ async function main(): Promise<void> {
       fit_vs_center_wall: ratio(fit, "job_wall_s"),
       fit_vs_center_cpu: ratio(fit, "job_cpu_s"),
     });
+    console.log(
+      `bench:faces: ${name}: CPU / wall s: faces ${faces.job_cpu_s} / ${faces.job_wall_s}, center ${center.job_cpu_s} / ${center.job_wall_s}, fit ${fit.job_cpu_s} / ${fit.job_wall_s}; ` +
+        `faces/center ${ratio(faces, "job_cpu_s")} CPU, ${ratio(faces, "job_wall_s")} wall; fit/center ${ratio(fit, "job_cpu_s")} CPU, ${ratio(fit, "job_wall_s")} wall`,
+    );
   }
   const summary = {
     machine: { cpus: os.cpus().length, load_average_at_start: loadAtStart, load_average_at_end: os.loadavg().map((l) => round(l)) },
     model_load_wall_s: round(load.wall, 2),
     model_load_cpu_s: round(load.cpu, 2),
     cost,
-    framing: await framing(all, old),
+    framing: await framing({ walk: await recipes.walk(), talk: await recipes.talk(), drift: await recipes.drift(), pair: await recipes.pair() }, old),
   };
   console.log(JSON.stringify(summary, null, 2));
   const out = path.join(PROJECT_ROOT, "bench", "results");

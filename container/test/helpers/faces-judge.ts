@@ -147,6 +147,12 @@ export async function cameraTrack(source: { path: string; width: number; height:
   return out.frames.map((f) => ruler(bandLuma(f, out.width, top + Math.round(BAND[0] * height), top + Math.round(BAND[1] * height))));
 }
 
+/** Index ranges [from, to) of `count` judged frames cut at the frame indices in `changes` (each change frame starts a run). */
+export function runs(count: number, changes: number[]): [number, number][] {
+  const starts = [0, ...changes, count];
+  return starts.slice(1).map((end, i) => [starts[i]!, end] as [number, number]);
+}
+
 /** Whether each judged frame is split: its lower half begins with a band of its own. */
 export function splitFrames(out: DecodedFrames): boolean[] {
   const half = out.height / 2;

@@ -17,7 +17,7 @@ import { MIN_SHOT_SECONDS } from "../../src/reframe/speaker.ts";
 import { renderClip } from "../../src/render/index.ts";
 import { outputSize } from "../../src/render/geometry.ts";
 import type { Candidate, SourceInfo } from "../../src/shared/types.ts";
-import { cameraTrack, cuts, decodeFrames, framedTurns, heldShare, insideWindow, reversals, splitFrames, type DecodedFrames } from "../helpers/faces-judge.ts";
+import { cameraTrack, cuts, decodeFrames, framedTurns, heldShare, insideWindow, reversals, runs, splitFrames, type DecodedFrames } from "../helpers/faces-judge.ts";
 import { compose, conversation, DISTRACTOR, distractorX, faceBoxAt, PEOPLE, type Composition, type Placement, type Turn } from "../helpers/faces-media.ts";
 import { nativeRunner, osTempDir, removeTempDirs } from "../helpers/media.ts";
 
@@ -247,5 +247,11 @@ describe("reframe: the one who speaks", { timeout: 400_000 }, () => {
     }
     const turnsFramed = framed(out, await cameraOf(src, out, SINGLE), split);
     expect(turnsFramed.filter(Boolean).length / turnsFramed.length, `turns framed: ${turnsFramed.join(" ")}`).toBeGreaterThanOrEqual(0.9);
+    // No layout lasts less than the minimum shot between two switches (less one judged frame's rounding; the clip's ends may cut the first and last).
+    const switches = split.flatMap((s, i) => (i > 0 && s !== split[i - 1] ? [i] : []));
+    expect(switches.length, "into the split and out of it").toBeGreaterThanOrEqual(2);
+    for (const [from, to] of runs(split.length, switches).slice(1, -1)) {
+      expect((to - from) / JUDGE_FPS, `layout ${split[from] ? "split" : "single"} from ${out.times[from]} s; switches at ${switches.map((i) => out.times[i]).join(" ")}`).toBeGreaterThanOrEqual(MIN_SHOT_SECONDS - 1 / JUDGE_FPS);
+    }
   });
 });
