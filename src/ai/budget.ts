@@ -102,7 +102,12 @@ export const aiBudgetTime = {
   },
 };
 
-/** The one budget (instance "account"); its windows live in memory: an evicted object starts empty, as a new minute would. */
+/**
+ * The one budget (instance "account"). Each task's window is kept in the
+ * object's storage as well as its memory, so a deploy's reset or an
+ * eviction does not forget the minute's calls and let a second minute's
+ * worth through.
+ */
 export class AiBudget extends DurableObject<Env> {
   private readonly windows = new Map<string, CallWindow>();
 
@@ -110,10 +115,13 @@ export class AiBudget extends DurableObject<Env> {
     const key = `${task}:${perMinute}`;
     let window = this.windows.get(key);
     if (!window) {
-      window = { grants: [] };
+      const stored = this.ctx.storage.kv.get<number[]>(key);
+      window = { grants: Array.isArray(stored) ? stored : [] };
       this.windows.set(key, window);
     }
-    return takeFrom(window, perMinute, aiBudgetTime.now(), maxWait);
+    const turn = takeFrom(window, perMinute, aiBudgetTime.now(), maxWait);
+    if (turn.ok) this.ctx.storage.kv.put(key, window.grants);
+    return turn;
   }
 }
 
