@@ -23,7 +23,10 @@ import { stackOptions } from "./harness/shared-stack-config.ts";
 
 const ACCOUNT = "e2e0123456789abcdef0123456789ab";
 const TOKEN = "e2e-workers-ai-token";
-const SCRIPT = "short clips need a clear hook";
+/** Three sentences, so a short source still has several candidate spans, each with its own words. */
+const SCRIPT = "short clips need a clear hook. every clip ends on its answer. viewers stay for the payoff.";
+/** Short clips of the 20 s talk (5-10 s), two asked: the engine proposes up to six candidates to judge. */
+const JUDGED = { min_clip_seconds: 5, max_clip_seconds: 10, max_clips: 2 } as const;
 const TEST_TIMEOUT = { timeout: 300_000 };
 
 let ai: RunningAiStandIn;
@@ -109,7 +112,8 @@ describe("the local stack with Workers AI over REST", TEST_TIMEOUT, () => {
     const account = await newAccount({ workerUrl: stack.workerUrl, adminToken: stack.adminToken });
     const before = judgements.length;
     picks.length = 0;
-    const submitted = await account.client.submit({ video_url: talkUrl, video_type: "podcast" });
+    expect((await account.client.request("PUT", "/api/v1/configs/judged", { body: JUDGED })).status).toBe(201);
+    const submitted = await account.client.submit({ video_url: talkUrl, video_type: "podcast", config_name: "judged" });
     const job = await account.client.waitForJob(submitted.job_id, { timeoutMs: 240_000 });
     expect(job.status, JSON.stringify(job)).toBe("completed");
 
