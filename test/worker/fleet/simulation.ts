@@ -368,6 +368,8 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
   const workersAi = new SimWorkersAi(clock, aiLimits, random);
   let chunksAnswered = 0;
   let chunksRefused = 0;
+  /** Completions so far by who judged them (the progress line's; the report reads D1). */
+  const judgedSoFar = new Map<string, number>();
   const print = console.log.bind(console);
   const consoleMethods = { log: console.log, warn: console.warn, error: console.error };
   if (options.quiet) {
@@ -650,6 +652,10 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
             judgement: judged.judgement,
           };
           const status = await callback(job, "complete", json(report));
+          if (status === 200) {
+            const key = judged.judgement.judged_by === "model" ? (judged.judgement.fallback_reason ? "model in part" : "model") : fallbackCause(judged.judgement.fallback_reason);
+            judgedSoFar.set(key, (judgedSoFar.get(key) ?? 0) + 1);
+          }
           // 409: canceled meanwhile, or completed by an earlier attempt whose answer was lost (a 500 after D1 moved).
           // Anything else is a broken simulation, not a fleet outcome.
           if (status !== 200 && status !== 409) throw new Error(`complete answered ${status} for ${job.jobId}`);
@@ -844,7 +850,8 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
       const ended = jobs.size - unended;
       print(
         `  t=${(clock.now() / 60).toFixed(0)} min: ${jobs.size} submitted, ${ended} ended, ${standIn.inUse()} instances, ` +
-          `${queue.deliveries} deliveries, ${((Date.now() - realStart) / 1000).toFixed(0)} real s`,
+          `${queue.deliveries} deliveries, ${((Date.now() - realStart) / 1000).toFixed(0)} real s; ` +
+          `judged ${JSON.stringify(Object.fromEntries(judgedSoFar))}, speech chunks refused ${chunksRefused}, Workers AI ${JSON.stringify(workersAi.tally)}`,
       );
       clock.at(clock.now() + every, progress);
     };
