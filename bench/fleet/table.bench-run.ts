@@ -7,7 +7,7 @@
  * account submitting as many jobs as there are instances.
  */
 import { it } from "vitest";
-import { figures, PLATFORM, withHeadroom } from "../../test/worker/fleet/scenario";
+import { expectJudgedFleet, figures, PLATFORM, withHeadroom } from "../../test/worker/fleet/scenario";
 import { quantile, runFleetSimulation, waits } from "../../test/worker/fleet/simulation";
 
 const CAPACITIES = [1, 5, 20, 100];
@@ -15,8 +15,8 @@ const LOADS = [1, 2, 4];
 
 it("prints the fleet table", async () => {
   const lines = [
-    "| instances | load | jobs | jobs/min | wait p50/p95/p99 s | single-job wait p50/p95/p99 s | deep-queue wait p50/p95/p99 s | instance-s/job | failures | stranded | peak/cap (platform) | real s |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| instances | load | jobs | jobs/min | wait p50/p95/p99 s | single-job wait p50/p95/p99 s | deep-queue wait p50/p95/p99 s | instance-s/job | failures | stranded | judged by signals (Workers AI limits) | peak/cap (platform) | real s |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   const f0 = (v: number) => v.toFixed(0);
   const q3 = (values: number[]) => [0.5, 0.95, 0.99].map((q) => f0(quantile(values, q))).join(" / ");
@@ -52,12 +52,14 @@ it("prints the fleet table", async () => {
         f0(f.instanceSecondsPerJob),
         f.failures,
         f.stranded,
+        Object.values(report.judgement.signals).reduce((a, b) => a + b, 0),
         `${report.peakInstances}/${capacity} (${report.platformLimit})`,
         report.realSeconds.toFixed(0),
       ].join(" | ");
       lines.push(`| ${line} |`);
+      expectJudgedFleet(report);
       console.log(`| ${line} |`);
     }
   }
-  console.log(`\nfleet table (jobs of 60-300 s, images booting in 4-30 s, placement refusals 2%, no rollout):\n${lines.join("\n")}`);
+  console.log(`\nfleet table (jobs of 60-300 s, images booting in 4-30 s, placement refusals 2%, no rollout; Workers AI at its default 300 text-generation and 720 speech requests a minute):\n${lines.join("\n")}`);
 });

@@ -3,10 +3,10 @@
  * Workers AI limits an account per task type (by default 300 text-generation
  * and 720 speech-recognition requests a minute: developers.cloudflare.com/
  * workers-ai/platform/limits); hundreds of engines calling on their own
- * would run into its 429s together. So every model call first takes a token
- * from one Durable Object (AiBudget, a single instance): a token bucket per
- * task that refills at the task's per-minute setting. A call that finds the
- * bucket empty waits its turn when that comes within
+ * would run into its 429s together. So every model call first takes its turn
+ * from one Durable Object (AiBudget, a single instance): per task, at most
+ * the task's per-minute setting in any 60 s. A call that finds the minute
+ * spent waits its turn when that comes within
  * AI_BUDGET_MAX_WAIT_SECONDS; otherwise it is refused with AiBudgetExhausted,
  * which ends that request's attempts and the route answers its *_failed
  * problem: the engine goes on without (never a failed job).
@@ -56,45 +56,73 @@ export class AiBudgetExhausted extends Error {
 
 export type TakeResult = { ok: true; waitMs: number } | { ok: false; retryInMs: number };
 
-interface Bucket {
-  tokens: number;
-  atMs: number;
+/** The calls granted (or reserved) in the last minute, in time order. */
+export interface CallWindow {
+  grants: number[];
 }
 
+const MINUTE_MS = 60_000;
+
 /**
- * The bucket arithmetic, apart from the Durable Object so it is testable
- * with a clock: capacity `perMinute` (a minute's burst), refilled evenly.
- * A taker that must wait reserves its token now (the bucket goes below
- * zero), so waiters are served in order and never more than the limit.
+ * The window arithmetic, apart from the Durable Object so it is testable
+ * with a clock. Workers AI counts requests a minute, so this keeps the times
+ * of the calls it let through and never lets more than `perMinute` fall in
+ * any 60 s: a call that would be one too many waits until the oldest of the
+ * last `perMinute` is a minute old. (A token bucket holding a minute's calls
+ * would let twice the limit through in a minute: a full bucket, then its
+ * refill.) A taker that must wait reserves its moment now, so waiters are
+ * served in order.
  */
-export function takeFrom(bucket: Bucket, perMinute: number, nowMs: number, maxWait: number): TakeResult {
-  if (perMinute <= 0) return { ok: false, retryInMs: 60_000 };
-  const ratePerMs = perMinute / 60_000;
-  bucket.tokens = Math.min(perMinute, bucket.tokens + (nowMs - bucket.atMs) * ratePerMs);
-  bucket.atMs = nowMs;
-  const waitMs = bucket.tokens >= 1 ? 0 : Math.ceil((1 - bucket.tokens) / ratePerMs);
+export function takeFrom(window: CallWindow, perMinute: number, nowMs: number, maxWait: number): TakeResult {
+  if (perMinute < 1) return { ok: false, retryInMs: MINUTE_MS };
+  const grants = window.grants;
+  // A grant a minute old or more is in no window from now on.
+  let old = 0;
+  while (old < grants.length && grants[old]! <= nowMs - MINUTE_MS) old += 1;
+  if (old > 0) grants.splice(0, old);
+  // Reservations only grow (each is at least the one before), so the list stays in order.
+  const at = grants.length < perMinute ? nowMs : Math.max(nowMs, grants[grants.length - perMinute]! + MINUTE_MS);
+  const waitMs = at - nowMs;
   if (waitMs > maxWait) return { ok: false, retryInMs: waitMs };
-  bucket.tokens -= 1;
+  grants.push(at);
   return { ok: true, waitMs };
 }
 
-/** The one budget (instance "account"); its buckets live in memory: an evicted object starts full, as a new minute would. */
+/**
+ * The budget's clock. Production reads the wall clock; the fleet simulation
+ * (test/worker/fleet/) puts its simulated clock here, as it does for the
+ * fleet's (src/fleet/time.ts), so a minute's limit is a simulated minute.
+ */
+export const aiBudgetTime = {
+  now(): number {
+    return Date.now();
+  },
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  },
+};
+
+/**
+ * The one budget (instance "account"). Each task's window is kept in the
+ * object's storage as well as its memory, so a deploy's reset or an
+ * eviction does not forget the minute's calls and let a second minute's
+ * worth through.
+ */
 export class AiBudget extends DurableObject<Env> {
-  private readonly buckets = new Map<string, Bucket>();
+  private readonly windows = new Map<string, CallWindow>();
 
   take(task: AiTask, perMinute: number, maxWait: number): TakeResult {
     const key = `${task}:${perMinute}`;
-    let bucket = this.buckets.get(key);
-    if (!bucket) {
-      bucket = { tokens: perMinute, atMs: Date.now() };
-      this.buckets.set(key, bucket);
+    let window = this.windows.get(key);
+    if (!window) {
+      const stored = this.ctx.storage.kv.get<number[]>(key);
+      window = { grants: Array.isArray(stored) ? stored : [] };
+      this.windows.set(key, window);
     }
-    return takeFrom(bucket, perMinute, Date.now(), maxWait);
+    const turn = takeFrom(window, perMinute, aiBudgetTime.now(), maxWait);
+    if (turn.ok) this.ctx.storage.kv.put(key, window.grants);
+    return turn;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A runner whose every call first takes its turn from the account-wide budget. */
@@ -107,7 +135,7 @@ export function budgetedRunner(env: Env, inner: AiRunner): AiRunner {
       if (!turn.ok) {
         throw new AiBudgetExhausted(`The account's Workers AI budget for ${task} is spent for the next ${Math.ceil(turn.retryInMs / 1000)} s.`);
       }
-      if (turn.waitMs > 0) await sleep(turn.waitMs);
+      if (turn.waitMs > 0) await aiBudgetTime.sleep(turn.waitMs);
       return inner.run(model, input, options);
     },
   };

@@ -15,21 +15,33 @@ import { createAccount, expectProblem } from "./helpers";
 import { startJob } from "./jobs-helpers";
 import { makeWav, WhisperStandIn } from "./whisper-stand-in";
 
-describe("the budget's bucket", () => {
-  it("lets a minute's burst through, then makes takers wait their turn in order, or refuses beyond the longest wait", () => {
-    const bucket = { tokens: 3, atMs: 0 };
-    // 3 a minute: a token every 20 s.
-    expect([takeFrom(bucket, 3, 0, 0), takeFrom(bucket, 3, 0, 0), takeFrom(bucket, 3, 0, 0)]).toEqual([
+describe("the budget's minute", () => {
+  it("lets a minute's calls through, then makes takers wait their turn in order, or refuses beyond the longest wait", () => {
+    const window = { grants: [] as number[] };
+    // 3 a minute.
+    expect([takeFrom(window, 3, 0, 0), takeFrom(window, 3, 10_000, 0), takeFrom(window, 3, 20_000, 0)]).toEqual([
       { ok: true, waitMs: 0 },
       { ok: true, waitMs: 0 },
       { ok: true, waitMs: 0 },
     ]);
-    expect(takeFrom(bucket, 3, 0, 10_000)).toEqual({ ok: false, retryInMs: 20_000 });
-    expect(takeFrom(bucket, 3, 0, 30_000)).toEqual({ ok: true, waitMs: 20_000 });
-    // The next waiter queues behind the first.
-    expect(takeFrom(bucket, 3, 0, 60_000)).toEqual({ ok: true, waitMs: 40_000 });
-    // Time refills it: at 60 s, the two reservations are paid and one token is back.
-    expect(takeFrom(bucket, 3, 60_000, 0)).toEqual({ ok: true, waitMs: 0 });
+    // The fourth call's turn is when the first is a minute old.
+    expect(takeFrom(window, 3, 30_000, 10_000)).toEqual({ ok: false, retryInMs: 30_000 });
+    expect(takeFrom(window, 3, 30_000, 30_000)).toEqual({ ok: true, waitMs: 30_000 });
+    // The next waiter queues behind it, at the second call's minute.
+    expect(takeFrom(window, 3, 30_000, 60_000)).toEqual({ ok: true, waitMs: 40_000 });
+  });
+
+  it("never lets more than the limit into any minute, whenever the calls come", () => {
+    const window = { grants: [] as number[] };
+    const granted: number[] = [];
+    // Bursts and trickles over five minutes: each caller takes its turn if it comes within 10 s.
+    for (let t = 0; t < 300_000; t += t % 60_000 < 5_000 ? 50 : 1_700) {
+      const turn = takeFrom(window, 30, t, 10_000);
+      if (turn.ok) granted.push(t + turn.waitMs);
+    }
+    granted.sort((x, y) => x - y);
+    const busiest = Math.max(...granted.map((start) => granted.filter((g) => g >= start && g < start + 60_000).length));
+    expect(busiest).toBe(30);
   });
 
   it("counts whisper as speech, m2m100 as translation, bge-m3 as embeddings and any other model as text generation", () => {

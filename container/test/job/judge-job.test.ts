@@ -9,8 +9,10 @@
  * Checked: the request carries the candidates' words, more of them than the
  * clips asked; the clip the stand-in ranks first comes first, judged by the
  * model, with its title, description, hashtags and sub-scores; its key word
- * is <b> in its WebVTT. And a short source of continuous speech gives its
- * best span instead of failing no_clips_found.
+ * is <b> in its WebVTT. And a short source of continuous speech (the
+ * podcast case: about 22 s, one clip of 10-17 s asked, no window standing
+ * out) gives its best span, judged by the model like any other, instead of
+ * failing no_clips_found.
  */
 import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
@@ -42,8 +44,9 @@ let workRoot: string;
 beforeAll(async () => {
   process.env.ENGINE_LOG_LEVEL = "error";
   talk = await cachedNarration({ sentences: SCRIPT, bedDb: 18, subtitleTrack: true, gapSeconds: 0.9 });
-  // Continuous speech: five sentences with hardly a pause, about 17 s.
-  short = await cachedNarration({ sentences: SCRIPT.slice(0, 5), subtitleTrack: true, gapSeconds: 0.15 });
+  // Continuous, even speech: six statements with hardly a pause, about 22 s; no question, no exclamation. The
+  // podcast strategy finds no window of 10-17 s that stands out in it: the short-source case (best_available).
+  short = await cachedNarration({ sentences: [SCRIPT[3]!, SCRIPT[6]!, SCRIPT[7]!, SCRIPT[10]!, SCRIPT[11]!, SCRIPT[1]!], subtitleTrack: true, gapSeconds: 0.05 });
   const files: Record<string, string> = { "/talk.mp4": talk.path, "/short.mp4": short.path };
   server = await startRecordingServer((req, res) => {
     const file = files[req.url ?? ""];
@@ -118,12 +121,27 @@ describe("a job judged by a model", () => {
 });
 
 describe("a short source of continuous speech", () => {
-  it("gives its best span instead of failing no_clips_found", async () => {
+  it("gives its best span, judged by the model, instead of failing no_clips_found", async () => {
     expect(short.durationSeconds).toBeGreaterThan(10);
-    const { report } = await run("/short.mp4", { min_clip_seconds: 10, max_clip_seconds: Math.min(17, Math.floor(short.durationSeconds)), max_clips: 1, captions: "off" });
+    const { jobId, report } = await run("/short.mp4", { min_clip_seconds: 10, max_clip_seconds: Math.min(17, Math.floor(short.durationSeconds)), max_clips: 1, captions: "off" });
     expect(report.clips).toHaveLength(1);
     const clip = report.clips[0]!;
     expect(clip.end_seconds - clip.start_seconds).toBeGreaterThanOrEqual(10 - 0.05);
     expect(clip.end_seconds).toBeLessThanOrEqual(report.source_duration_seconds + 0.05);
+    // The best span went to the model with its words, and the model's verdict is the clip's.
+    const calls = worker.callsFor(jobId, "judge");
+    expect(calls).toHaveLength(1);
+    const request = JudgeRequest.parse(calls[0]!.body);
+    expect(request.clips_wanted).toBe(1);
+    expect(request.candidates.length).toBeGreaterThan(0);
+    expect(request.candidates.flatMap((c) => c.sentences.map((s) => s.text)).join(" ")).toContain("That is what our editors");
+    expect(report.judgement).toEqual({ judged_by: "model", model: MODEL, fallback_reason: null });
+    expect(clip.judged_by).toBe("model");
+    expect(clip.scores).not.toBeNull();
+    expect(clip.title).not.toBeNull();
+    expect(clip.description).not.toBeNull();
+    // The signals found nothing that stood out (the best span, said so after the model's reason).
+    expect(clip.reasons, JSON.stringify(clip.reasons)).toContain("best_available");
+    expect(clip.reasons[0]).not.toBe("best_available");
   }, 300_000);
 });

@@ -135,6 +135,37 @@ export function summarize(report: SimReport): string {
   );
 }
 
+/** The judgement's figures in one line: who judged the completed jobs, why signals did, what Workers AI saw. */
+export function judgementLine(report: SimReport): string {
+  const j = report.judgement;
+  const limits = report.options.workersAi;
+  const fellBack = Object.values(j.signals).reduce((a, b) => a + b, 0);
+  return (
+    `judgement (Workers AI limits: ${limits ? `${limits.textPerMinute} text generation, ${limits.speechPerMinute} speech` : "the documented 300 text generation, 720 speech"} a minute): ` +
+    `judged by the model ${j.model}, in part ${j.modelInPart}, by signals ${fellBack} ${JSON.stringify(j.signals)}, unrecorded ${j.unrecorded}; ` +
+    `speech chunks answered ${j.chunksAnswered}, refused ${j.chunksRefused}; Workers AI calls ${JSON.stringify(j.workersAi.calls)}, ` +
+    `refused for its rate limit ${JSON.stringify(j.workersAi.refused)}, busiest minute ${JSON.stringify(j.workersAi.busiestMinute)}`
+  );
+}
+
+/**
+ * Workers AI's limits never fail or strand a job (expectFairFleet checks that):
+ * every completed job records who judged it, a fallback to signals names a
+ * cause the budget or the model gave, and the account-wide budget keeps the
+ * fleet within Workers AI's limits, so Workers AI itself refuses nothing.
+ */
+export function expectJudgedFleet(report: SimReport): void {
+  const j = report.judgement;
+  const completed = Object.values(report.statuses).reduce((sum, byStatus) => sum + (byStatus.completed ?? 0), 0);
+  expect(j.unrecorded).toBe(0);
+  expect(j.model + j.modelInPart + Object.values(j.signals).reduce((a, b) => a + b, 0)).toBe(completed);
+  expect(Object.keys(j.signals).filter((cause) => cause.startsWith("other"))).toEqual([]);
+  expect(j.workersAi.refused).toEqual({});
+  const limits = report.options.workersAi ?? { textPerMinute: 300, speechPerMinute: 720 };
+  expect(j.workersAi.busiestMinute.text_generation ?? 0).toBeLessThanOrEqual(limits.textPerMinute);
+  expect(j.workersAi.busiestMinute.speech ?? 0).toBeLessThanOrEqual(limits.speechPerMinute);
+}
+
 /** What the issue asks of every run. */
 export function expectFairFleet(report: SimReport): void {
   const options = report.options;

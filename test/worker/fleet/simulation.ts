@@ -14,7 +14,11 @@
  * (verifies StartJob, reports as a job does, retries callbacks that answer
  * 5xx as container/src/channel/report.ts does, reports `interrupted` on SIGTERM,
  * sometimes lost), the clients (single-job accounts submitting one job after
- * another, deep queues, a submit + cancel loop), a deploy (Durable Objects
+ * another, deep queues, a submit + cancel loop), Workers AI (the account's
+ * speech and text-generation models and their per-minute limits,
+ * workers-ai-standin.ts: each job transcribes its audio and has its clips
+ * judged through the real engine-channel routes and the real account-wide
+ * budget, AiBudget), a deploy (Durable Objects
  * reset, calls into them failing for a while, containers rolled over in
  * steps), and two timers Worker code sets on the wall clock: the fleet's
  * alarm (FleetScheduler.tick, every simulated minute) and the account
@@ -22,7 +26,8 @@
  */
 import { abortAllDurableObjects, createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { app } from "../../../src/app";
-import { ENGINE_SIGNATURE_HEADER, StartJob } from "#contract";
+import { CHUNK_START_HEADER, ENGINE_SIGNATURE_HEADER, JudgeResult, StartJob, type JobJudgement, type JudgeRequest, type JudgeVerdict } from "#contract";
+import { aiBudgetTime } from "../../../src/ai/budget";
 import { judgeAsEngine } from "../engine-stub";
 import { createAccount as createAccountRow } from "../../../src/db/accounts";
 import { issueApiKey } from "../../../src/keys/issue";
@@ -37,6 +42,8 @@ import { rng } from "../../media/beds";
 import { type SimProcess } from "./container-standin";
 import { privateFleet, standInFor } from "./harness";
 import { SimClock } from "./sim-clock";
+import { makeWav } from "../whisper-stand-in";
+import { SimWorkersAi, WORKERS_AI_LIMITS, type WorkersAiLimits, type WorkersAiTally } from "./workers-ai-standin";
 
 export type AccountKind = "single" | "burst" | "looper";
 
@@ -83,6 +90,10 @@ export interface SimOptions {
   seed: number;
   /** Print a progress line every this many simulated seconds (long benches). */
   progressEvery?: number;
+  /** The Workers AI account's requests a minute (default: the documented 300 text generation, 720 speech); the Worker's budget is set to the same. */
+  workersAi?: WorkersAiLimits;
+  /** AI_BUDGET_MAX_WAIT_SECONDS (default 10). */
+  aiMaxWaitSeconds?: number;
   /** Silence the Worker's own console while the simulation runs (its warnings: thousands of lines a bench). */
   quiet?: boolean;
   /** Give up (and report what is stranded) after this much simulated time; default 48 h. */
@@ -133,6 +144,35 @@ export interface SimReport {
   /** Submissions answered with an error the client retries, by status and code. */
   refusedSubmissions: Record<string, number>;
   burstWindow: [number, number] | null;
+  judgement: JudgementFigures;
+}
+
+/** Who judged the completed jobs' clips, and why signals did where they did. */
+export interface JudgementFigures {
+  /** Completed jobs whose every candidate the model judged. */
+  model: number;
+  /** Completed jobs the model judged in part (a window refused), the rest left to signals. */
+  modelInPart: number;
+  /** Completed jobs judged by signals alone, by cause. */
+  signals: Record<string, number>;
+  /** Completed jobs with no judgement recorded (none should be). */
+  unrecorded: number;
+  /** Speech chunks the Worker answered, and refused (the account's speech minute spent: the job goes on without a transcript). */
+  chunksAnswered: number;
+  chunksRefused: number;
+  /** What reached Workers AI, what it refused, its busiest minute. */
+  workersAi: WorkersAiTally;
+}
+
+/** Sorts a job's judgement fallback reason into its cause (src/engine/judge.ts's wording; the sim engine's for no transcript). */
+export function fallbackCause(reason: string | null): string {
+  const text = reason ?? "";
+  if (/No transcript/.test(text)) return /budget for speech/.test(text) ? "no transcript: speech minute spent" : "no transcript: other";
+  if (/request budget was spent/.test(text)) return "text-generation minute spent";
+  if (/quota or capacity/.test(text)) return "Workers AI refused (429)";
+  if (/judgement budget/.test(text)) return "the job's own budget";
+  if (/in time/.test(text)) return "no answer in time";
+  return `other: ${text.slice(0, 80)}`;
 }
 
 const ORIGIN = "http://worker.test";
@@ -227,6 +267,27 @@ class Tally {
   }
 }
 const DO_RESET = "Durable Object reset because its code was updated.";
+/** The sim engine's audio: a few seconds a chunk stand for its 30 (Workers AI's limit counts requests, not seconds). */
+const SPEECH_CHUNKS = 2;
+const CHUNK_AUDIO = makeWav(2);
+const CLIPS_WANTED = 5;
+
+/** The engine's /judge request for a 60 s source: three candidates per clip asked, each with its sentences. */
+function judgeRequestOf(): JudgeRequest {
+  const candidates = Array.from({ length: CLIPS_WANTED * 3 }, (_, id) => {
+    const start = (id * 3) % 40;
+    const texts = ["Why does the fleet share one budget?", "Because Workers AI counts the whole account.", `That is answer number ${id + 1}!`];
+    return {
+      id,
+      start,
+      end: start + 18,
+      signal_score: Math.round((0.9 - id * 0.04) * 100) / 100,
+      sentences: texts.map((text, i) => ({ start: start + i * 6, end: start + i * 6 + 6, text })),
+    };
+  });
+  return { language: "en", post_language: null, video_type: "general", prompt: null, clips_wanted: CLIPS_WANTED, source_duration_seconds: 60, candidates, sections: [] };
+}
+const JUDGE_BODY = JSON.stringify(judgeRequestOf());
 const SILENCE_SECONDS = 180;
 
 /** The jobs queue: at least once, the consumer's concurrency, redelivery with backoff, the dead-letter queue. */
@@ -299,6 +360,16 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
   const clock = new SimClock(Date.now() + 365 * 86_400_000);
   const wallClock = fleetTime.now;
   fleetTime.now = () => clock.epochMs();
+  // The account-wide Workers AI budget counts its minute, and makes a call wait its turn, in simulated time.
+  const budgetClock = { now: aiBudgetTime.now, sleep: aiBudgetTime.sleep };
+  aiBudgetTime.now = () => clock.epochMs();
+  aiBudgetTime.sleep = (ms) => clock.sleep(ms / 1000);
+  const aiLimits = options.workersAi ?? { textPerMinute: WORKERS_AI_LIMITS.text_generation, speechPerMinute: WORKERS_AI_LIMITS.speech };
+  const workersAi = new SimWorkersAi(clock, aiLimits, random);
+  let chunksAnswered = 0;
+  let chunksRefused = 0;
+  /** Completions so far by who judged them (the progress line's; the report reads D1). */
+  const judgedSoFar = new Map<string, number>();
   const print = console.log.bind(console);
   const consoleMethods = { log: console.log, warn: console.warn, error: console.error };
   if (options.quiet) {
@@ -382,6 +453,12 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     }) as unknown as N;
 
   const fleet = privateFleet();
+  // This run's own budget object: another run's minute (the size table runs several in one process) is not this one's.
+  const budgetName = `ai-budget-${crypto.randomUUID()}`;
+  const aiBudget = {
+    idFromName: () => env.AI_BUDGET.idFromName(budgetName),
+    get: (id: DurableObjectId) => env.AI_BUDGET.get(id),
+  } as unknown as Env["AI_BUDGET"];
   const queue = new SimQueue(
     clock,
     options.consumerConcurrency,
@@ -418,6 +495,14 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     ACCOUNTS: resetting("ACCOUNTS", env.ACCOUNTS),
     CLIENTS: resetting("CLIENTS", env.CLIENTS, false),
     UPLOAD_STATE: resetting("UPLOAD_STATE", env.UPLOAD_STATE, false),
+    AI_BUDGET: resetting("AI_BUDGET", aiBudget),
+    AI: workersAi.binding(),
+    // The binding, not the REST transport.
+    WORKERS_AI_ACCOUNT_ID: "",
+    WORKERS_AI_TOKEN: "",
+    AI_TEXT_GENERATION_PER_MINUTE: String(aiLimits.textPerMinute),
+    AI_SPEECH_PER_MINUTE: String(aiLimits.speechPerMinute),
+    AI_BUDGET_MAX_WAIT_SECONDS: String(options.aiMaxWaitSeconds ?? 10),
     ENGINE_MAX_INSTANCES: String(options.capacity),
     ENGINE_VCPU_LIMIT: String(options.vcpuLimit ?? 1500),
     // The account watchdog's own alarms run on the wall clock: the simulation plays its silence timeout below.
@@ -446,17 +531,19 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     };
     bump(1);
     /** A callback, retried on 5xx and lost connections like the engine's report client (5 attempts, 0.5 s doubling). */
-    const callback = async (job: { jobId: string; token: string }, suffix: string, init: RequestInit): Promise<number> => {
+    const callback = async (job: { jobId: string; token: string }, suffix: string, init: RequestInit): Promise<number> => (await exchange(job, suffix, init)).status;
+    const exchange = async (job: { jobId: string; token: string }, suffix: string, init: RequestInit): Promise<{ status: number; text: string }> => {
       for (let attempt = 1; ; attempt += 1) {
         const headers = new Headers(init.headers);
         headers.set("Authorization", `Bearer ${job.token}`);
         const res = await spent.on(`callback ${suffix.replace(/\/\d+/, "")}`, async () =>
           app.fetch(new Request(`${ORIGIN}/internal/v1/jobs/${job.jobId}/${suffix}`, { ...init, headers }), simEnv, createExecutionContext()),
         );
-        await res.arrayBuffer();
-        if (res.status < 500 || attempt >= 5) {
+        const text = await res.text();
+        // A 502 is the Worker's answer that a model call failed (it already retried): the engine goes on without.
+        if (res.status < 500 || res.status === 502 || attempt >= 5) {
           if (res.status < 300) lastActivity.set(job.jobId, clock.now());
-          return res.status;
+          return { status: res.status, text };
         }
         await clock.sleep(0.5 * 2 ** (attempt - 1));
       }
@@ -493,7 +580,47 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
           if (job.done) return;
           stopped(await callback(job, "probe", json({ duration_seconds: 60, title: "Sim", width: 1280, height: 720, format: "mp4", size_bytes: 1000 })));
         });
-        clock.at(clock.now() + (durations.get(job.jobId) ?? 120), async () => {
+        const endAt = clock.now() + (durations.get(job.jobId) ?? 120);
+        /** The job's audio, chunk by chunk, as the engine sends it: the first chunk not answered ends the transcript. */
+        const transcribe = async (): Promise<{ ok: true } | { ok: false; reason: string } | null> => {
+          for (let chunk = 0; chunk < SPEECH_CHUNKS; chunk += 1) {
+            const answer = await exchange(job, "transcribe", {
+              method: "POST",
+              headers: { "Content-Type": "audio/wav", [CHUNK_START_HEADER]: (chunk * 30).toFixed(3) },
+              body: CHUNK_AUDIO,
+            });
+            if (stopped(answer.status)) return null;
+            if (answer.status !== 200) {
+              chunksRefused += 1;
+              const detail = (JSON.parse(answer.text) as { detail?: string }).detail ?? `status ${answer.status}`;
+              return { ok: false, reason: `Speech-to-text failed: ${detail}` };
+            }
+            chunksAnswered += 1;
+          }
+          return { ok: true };
+        };
+        /** The judgement stage: the candidates to /judge (always 200), the answer's verdict on the clip. */
+        const judge = async (): Promise<{ judgement: JobJudgement; verdict: JudgeVerdict | null } | null> => {
+          const answer = await exchange(job, "judge", { method: "POST", headers: { "Content-Type": "application/json" }, body: JUDGE_BODY });
+          if (stopped(answer.status)) return null;
+          if (answer.status !== 200) return { judgement: { judged_by: "signals", model: null, fallback_reason: "The judgement request got no answer." }, verdict: null };
+          const result = JudgeResult.parse(JSON.parse(answer.text));
+          const scored = result.verdicts.filter((v) => v.scores !== null);
+          const verdict = scored.sort((a, b) => b.scores!.hook - a.scores!.hook)[0] ?? null;
+          return { judgement: { judged_by: result.judged_by, model: result.model, fallback_reason: result.fallback_reason }, verdict: result.judged_by === "model" ? verdict : null };
+        };
+        clock.at(clock.now() + 2, async () => {
+          if (job.done) return;
+          const heard = await transcribe();
+          if (heard === null || job.done) return;
+          // The analysis runs, then the judgement, halfway through the job; the renders take the rest.
+          await clock.sleep(Math.max(0, (endAt - clock.now()) / 2));
+          if (job.done) return;
+          const judged = heard.ok
+            ? await judge()
+            : { judgement: { judged_by: "signals" as const, model: null, fallback_reason: `No transcript to judge the clips from. ${heard.reason}`.slice(0, 300) }, verdict: null };
+          if (judged === null || job.done) return;
+          await clock.sleep(Math.max(0, endAt - clock.now()));
           if (job.done) return;
           if (stopped(await callback(job, "clips/0", upload("video/mp4")))) return;
           if (stopped(await callback(job, "clips/0/thumbnail", upload("image/jpeg")))) return;
@@ -504,18 +631,31 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
             start_seconds: 0,
             end_seconds: 30,
             score: 0.5,
-            reasons: ["sim"],
+            reasons: [judged.verdict?.reason ?? "sim"],
             width: 1080,
             height: 1920,
             reframe: "center",
             faces_count: 0,
             text: null,
-            title: null,
+            title: judged.verdict?.title ?? null,
             captions_burned: false,
             sidecars: false,
+            scores: judged.verdict?.scores ?? null,
+            judged_by: judged.verdict ? "model" : "signals",
           };
-          const report = { title: "Sim", source_duration_seconds: 60, clips: [clip], transcript: null, transcript_unavailable_reason: "simulated" };
+          const report = {
+            title: "Sim",
+            source_duration_seconds: 60,
+            clips: [clip],
+            transcript: null,
+            transcript_unavailable_reason: "simulated",
+            judgement: judged.judgement,
+          };
           const status = await callback(job, "complete", json(report));
+          if (status === 200) {
+            const key = judged.judgement.judged_by === "model" ? (judged.judgement.fallback_reason ? "model in part" : "model") : fallbackCause(judged.judgement.fallback_reason);
+            judgedSoFar.set(key, (judgedSoFar.get(key) ?? 0) + 1);
+          }
           // 409: canceled meanwhile, or completed by an earlier attempt whose answer was lost (a 500 after D1 moved).
           // Anything else is a broken simulation, not a fleet outcome.
           if (status !== 200 && status !== 409) throw new Error(`complete answered ${status} for ${job.jobId}`);
@@ -710,7 +850,8 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
       const ended = jobs.size - unended;
       print(
         `  t=${(clock.now() / 60).toFixed(0)} min: ${jobs.size} submitted, ${ended} ended, ${standIn.inUse()} instances, ` +
-          `${queue.deliveries} deliveries, ${((Date.now() - realStart) / 1000).toFixed(0)} real s`,
+          `${queue.deliveries} deliveries, ${((Date.now() - realStart) / 1000).toFixed(0)} real s; ` +
+          `judged ${JSON.stringify(Object.fromEntries(judgedSoFar))}, speech chunks refused ${chunksRefused}, Workers AI ${JSON.stringify(workersAi.tally)}`,
       );
       clock.at(clock.now() + every, progress);
     };
@@ -738,6 +879,7 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     await clock.run({ until: clock.now() + 120 });
   } finally {
     fleetTime.now = wallClock;
+    Object.assign(aiBudgetTime, budgetClock);
     Object.assign(console, consoleMethods);
   }
 
@@ -746,12 +888,23 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
   const failures: SimReport["failures"] = [];
   const stranded: string[] = [];
   const ids = [...jobs.keys()];
+  const judgement: JudgementFigures = { model: 0, modelInPart: 0, signals: {}, unrecorded: 0, chunksAnswered, chunksRefused, workersAi: workersAi.tally };
   for (let i = 0; i < ids.length; i += 80) {
     const chunk = ids.slice(i, i + 80);
-    const { results } = await env.DB.prepare(`SELECT id, status, error_code, error_message FROM jobs WHERE id IN (${chunk.map(() => "?").join(",")})`)
+    const { results } = await env.DB.prepare(
+      `SELECT id, status, error_code, error_message, judged_by, judge_fallback_reason FROM jobs WHERE id IN (${chunk.map(() => "?").join(",")})`,
+    )
       .bind(...chunk)
-      .all<{ id: string; status: string; error_code: string | null; error_message: string | null }>();
+      .all<{ id: string; status: string; error_code: string | null; error_message: string | null; judged_by: string | null; judge_fallback_reason: string | null }>();
     for (const row of results) {
+      if (row.status === "completed") {
+        if (row.judged_by === "model" && row.judge_fallback_reason === null) judgement.model += 1;
+        else if (row.judged_by === "model") judgement.modelInPart += 1;
+        else if (row.judged_by === "signals") {
+          const cause = fallbackCause(row.judge_fallback_reason);
+          judgement.signals[cause] = (judgement.signals[cause] ?? 0) + 1;
+        } else judgement.unrecorded += 1;
+      }
       const kind = jobs.get(row.id)!.kind;
       statuses[kind][row.status] = (statuses[kind][row.status] ?? 0) + 1;
       if (row.status === "failed") failures.push({ jobId: row.id, code: row.error_code, message: row.error_message });
@@ -785,6 +938,7 @@ export async function runFleetSimulation(options: SimOptions): Promise<SimReport
     calls: tally.perJob(jobs.size),
     refusedSubmissions: Object.fromEntries(refusedSubmissions),
     burstWindow: burstIds.length > 0 ? [options.burstAt, Math.max(...burstStarts)] : null,
+    judgement,
   };
 }
 
