@@ -44,7 +44,7 @@ interface Exchange {
 }
 
 describe("tus-js-client upload, cut mid-way and resumed, then a job from it", { timeout: 400_000 }, () => {
-  test("100 MB in 20 MiB chunks survives a dropped connection; the job completes; the upload is deleted after", async () => {
+  test("100 MB in 20 MiB chunks survives a dropped connection; the job completes; the upload is kept for edits and deleted with the job", async () => {
     const size = statSync(sourcePath).size;
     expect(size).toBeGreaterThan(100_000_000);
     const email = `e2e-upload-${Date.now()}-${randomBytes(4).toString("hex")}@example.test`;
@@ -111,15 +111,17 @@ describe("tus-js-client upload, cut mid-way and resumed, then a job from it", { 
     expect(job.upload_id).toBe(uploadId);
     expect((job.clips ?? []).length).toBeGreaterThanOrEqual(1);
 
-    // The source is deleted with the job's end: the upload no longer exists, and cannot make a second job.
-    // The end's releases (the upload among them) run after the completed status is committed and readable,
-    // in the same completion callback: a GET right after "completed" can come first, so wait for the 404.
+    // A completed job keeps its source for clip edits (docs/editing.md), and it still belongs to that job:
+    // it cannot make a second one.
+    const again = await client.request("POST", "/api/v1/jobs", { body: { upload_id: uploadId, video_type: "podcast" } });
+    expect(again.status, JSON.stringify(again.body)).toBe(409);
+    expect(again.body).toMatchObject({ code: "upload_in_use" });
+    // Deleting the job deletes its kept source with it.
+    expect((await client.request("DELETE", `/api/v1/jobs/${jobId}`)).status).toBe(204);
     await pollUntil(
       async () => ((await client.request("GET", `/api/v1/uploads/${uploadId}`)).status === 404 ? true : undefined),
-      { timeoutMs: 60_000, intervalMs: 250, description: `upload ${uploadId} to be deleted after its job ended` },
+      { timeoutMs: 60_000, intervalMs: 250, description: `upload ${uploadId} to be deleted with its job` },
     );
-    const again = await client.request("POST", "/api/v1/jobs", { body: { upload_id: uploadId, video_type: "podcast" } });
-    expect(again.status).toBe(404);
   });
 });
 
