@@ -16,7 +16,7 @@ import { DASHBOARD_UPLOADS_PATH, dashboardUploads } from "./dashboard/uploads";
 import { uploads } from "./api/uploads";
 import { usage } from "./api/usage";
 import { videoTypes } from "./api/video-types";
-import { webhooks } from "./webhooks/routes";
+import { webhooks } from "./api/webhooks";
 import { apiApp } from "./http/api-app";
 import { apiGuard } from "./http/api-guard";
 import { handleError, handleNotFound } from "./http/problem";

@@ -11,8 +11,8 @@ import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors";
 import { requireJsonBody } from "../http/json-body";
 import { fieldErrors } from "../http/validate";
 import { encodeCursor } from "../jobs/cursor";
-import { changeEndpoint, createEndpoint, redeliver, requireEndpoint, rotateSecret, sendTestEvent, webhookNotFound } from "./manage";
-import { presentDelivery, presentEndpoint } from "./present";
+import { changeEndpoint, createEndpoint, redeliver, requireEndpoint, rotateSecret, sendTestEvent, webhookNotFound } from "../webhooks/manage";
+import { presentDelivery, presentEndpoint } from "../webhooks/present";
 import {
   CreateWebhookBody,
   Delivery,
@@ -24,7 +24,7 @@ import {
   WebhookIdParam,
   WebhookList,
   WebhookWithSecret,
-} from "./schemas";
+} from "../webhooks/schemas";
 
 const TAG = "Webhooks";
 const PROBLEM_REF = { $ref: "#/components/schemas/Problem" } as const;
