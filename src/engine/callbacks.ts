@@ -44,7 +44,7 @@ import { scopeOf } from "./scopes";
 import { readBodyCapped } from "../http/capped-body";
 import { completionTimes } from "./stage-timings";
 import { verifyEngineToken } from "./token";
-import { uploadSource } from "../uploads/source-route";
+import { uploadSource } from "./source-channel";
 
 interface CallbackEnv {
   Bindings: Env;

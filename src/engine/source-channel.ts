@@ -8,10 +8,10 @@
  */
 import { Hono } from "hono";
 import { parseRange } from "../cdn/range";
-import { liveProcessingJob } from "../engine/live-job";
+import { liveProcessingJob } from "./live-job";
 import type { AppEnv } from "../http/app-env";
 import { AppError } from "../http/errors";
-import { uploadKey } from "./ids";
+import { uploadKey } from "../uploads/ids";
 
 interface ChannelEnv {
   Bindings: Env;
