@@ -10,7 +10,7 @@ import { OPENAPI_PATH, openApiDocumentApp } from "./api/openapi";
 import { CDN_MOUNT, localCdnOnly } from "./cdn/local-only";
 import { transcript } from "./api/transcript";
 import { cdn } from "./cdn/routes";
-import { callbacks } from "./engine/callbacks";
+import { callbacks } from "./engine/routes";
 import { dashboard } from "./dashboard";
 import { DASHBOARD_UPLOADS_PATH, dashboardUploads } from "./dashboard/uploads";
 import { uploads } from "./api/uploads";

@@ -10,7 +10,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { fromBase64, importVerifyKey, toBase64Url } from "#contract";
 import { engineEnvironment } from "../../src/engine/container";
 import type { Job } from "../../src/db/jobs";
-import { callbacks } from "../../src/engine/callbacks";
+import { callbacks } from "../../src/engine/routes";
 import { CHANNEL_ROUTES, grantedScopes, SCOPES, scopeOf } from "../../src/engine/scopes";
 import { clipReport, FakeEngine } from "./engine-stub";
 import { createAccount, expectProblem } from "./helpers";
