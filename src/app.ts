@@ -20,7 +20,7 @@ import { webhooks } from "./api/webhooks";
 import { apiApp } from "./http/api-app";
 import { apiGuard } from "./http/api-guard";
 import { handleError, handleNotFound } from "./http/problem";
-import { MCP_PATH, mcp } from "./mcp/route";
+import { MCP_PATH, mcp } from "./mcp/routes";
 import { requestId } from "./http/request-id";
 import { drainUnreadBody } from "./http/unread-body";
 

@@ -1,5 +1,5 @@
 /**
- * A JSON-RPC batch on /mcp spends the request window per message (src/mcp/route.ts):
+ * A JSON-RPC batch on /mcp spends the request window per message (src/mcp/routes.ts):
  * a batch of n tool calls counts n requests, the window grants what it has
  * room for, and no more tool calls than that run; the rest answer
  * rate_limited. Sent raw, as a 2025-era client sends a batch.
