@@ -47,7 +47,14 @@ const rewritten = files.map((file) => {
 execFileSync("git", ["mv", from, to], { cwd: root });
 for (const { at, text, next } of rewritten) if (next !== text || at === to) writeFileSync(path.join(root, at), next);
 // Mentions of the path in prose (comments, docs) follow the file.
-const mentions = execFileSync("git", ["grep", "-l", "-F", from, "--", "."], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean);
+function filesMentioning(text: string): string[] {
+  try {
+    return execFileSync("git", ["grep", "-l", "-F", text, "--", "."], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean);
+  } catch {
+    return []; // git grep exits 1 when nothing mentions it
+  }
+}
+const mentions = filesMentioning(from);
 for (const file of mentions) {
   const full = path.join(root, file);
   writeFileSync(full, readFileSync(full, "utf8").split(from).join(to));
