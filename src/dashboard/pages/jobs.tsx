@@ -25,7 +25,7 @@ import { jobSpeechPages } from "./job-speech";
 import { emptyForm, formFromBody, submissionFromForm, type SubmitForm } from "./job-submission";
 import type { DashboardEnv } from "../env";
 import { sessionOf } from "../security/session";
-import { DASHBOARD_UPLOADS_PATH } from "../uploads";
+import { DASHBOARD_UPLOADS_PATH } from "./uploads";
 
 export const JOBS_PER_PAGE = 20;
 

@@ -8,14 +8,14 @@
  */
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { getUsage } from "../db/accounts";
-import { AppError } from "../http/errors";
-import { timingSafeEqualText } from "../keys/api-key";
-import { appendToUpload, createUpload, describeUpload, optionsHeaders, terminateUpload, uploadHeaders, type TusRequest, type UploadCaller } from "../uploads/service";
-import { TUS_VERSION } from "../uploads/tus-headers";
-import type { DashboardEnv } from "./env";
-import { isSameOriginRequest } from "./security/csrf";
-import { loadSession } from "./security/session";
+import { getUsage } from "../../db/accounts";
+import { AppError } from "../../http/errors";
+import { timingSafeEqualText } from "../../keys/api-key";
+import { appendToUpload, createUpload, describeUpload, optionsHeaders, terminateUpload, uploadHeaders, type TusRequest, type UploadCaller } from "../../uploads/service";
+import { TUS_VERSION } from "../../uploads/tus-headers";
+import type { DashboardEnv } from "../env";
+import { isSameOriginRequest } from "../security/csrf";
+import { loadSession } from "../security/session";
 
 export const DASHBOARD_UPLOADS_PATH = "/dashboard/uploads";
 export const CSRF_HEADER = "X-CSRF-Token";
