@@ -15,6 +15,7 @@ import { findCookies, listCookies } from "../db/platform-cookies";
 import { apiApp, apiRoute, jsonContent } from "../http/api-app";
 import { mediaType, readBodyCapped } from "../http/capped-body";
 import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors";
 import { PlatformCookies, PlatformCookiesList } from "./openapi-schemas";
 
 const ACCEPTED_MEDIA_TYPES = new Set(["text/plain", "application/octet-stream"]);
@@ -87,7 +88,7 @@ export const cookies = apiApp()
     try {
       bytes = await readBodyCapped(c.req.raw, MAX_COOKIES_BYTES);
     } catch (err) {
-      if (err instanceof AppError && err.code === "payload_too_large") throw cookiesTooLarge();
+      if (err instanceof DomainError && err.code === "payload_too_large") throw cookiesTooLarge();
       throw err;
     }
     const { created, cookies: stored } = await storeCookies(c.env, c.get("auth").accountId, platform, bytes);

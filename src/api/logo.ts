@@ -10,6 +10,7 @@ import { findLogo } from "../db/logos";
 import { apiApp, apiRoute, jsonContent } from "../http/api-app";
 import { mediaType, readBodyCapped } from "../http/capped-body";
 import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors";
 import { logoToJson, logoTooLarge, readLogo, removeLogo, storeLogo } from "../logos/service";
 import { Logo } from "./openapi-schemas";
 
@@ -85,7 +86,7 @@ export const logo = apiApp()
     try {
       bytes = await readBodyCapped(c.req.raw, MAX_LOGO_BYTES);
     } catch (err) {
-      if (err instanceof AppError && err.code === "payload_too_large") throw logoTooLarge();
+      if (err instanceof DomainError && err.code === "payload_too_large") throw logoTooLarge();
       throw err;
     }
     const { created, logo: saved } = await storeLogo(c.env, c.get("auth").accountId, bytes);

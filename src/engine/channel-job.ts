@@ -9,7 +9,7 @@ import { createMiddleware } from "hono/factory";
 import type { Job } from "../db/jobs";
 import { keepEngineAwake } from "../fleet/engine-host";
 import type { AppEnv } from "../http/app-env";
-import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors";
 import { liveProcessingJob } from "./live-job";
 
 export interface ChannelEnv {
@@ -25,7 +25,7 @@ export const liveJob = createMiddleware<ChannelEnv>(async (c, next) => {
 
 export function jobOf(c: Context<ChannelEnv>): Job {
   const job = c.get("job");
-  if (!job) throw new AppError("unauthorized", "A valid engine token for this job is required.");
+  if (!job) throw new DomainError("unauthorized", "A valid engine token for this job is required.");
   return job;
 }
 

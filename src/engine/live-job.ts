@@ -13,12 +13,12 @@
 import type { Report } from "../account/live-jobs";
 import { accountState } from "../account/stub";
 import { findJob, type Job } from "../db/jobs";
-import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors";
 import { silenceTimeoutSeconds } from "../settings";
 import { knownJobAccount, rememberJobAccount } from "./job-accounts";
 
-export function jobNotActive(jobId: string): AppError {
-  return new AppError("job_not_active", `Job ${jobId} is no longer processing; stop work on it.`);
+export function jobNotActive(jobId: string): DomainError {
+  return new DomainError("job_not_active", `Job ${jobId} is no longer processing; stop work on it.`);
 }
 
 /** The job from D1 when it is processing there (and its account remembered); else 409 job_not_active. */

@@ -17,7 +17,7 @@ import { accountState } from "../account/stub";
 import { listClips } from "../db/clips";
 import { ACTIVE_STATUSES, findAccountJob, type Job } from "../db/jobs";
 import { withQueuePosition } from "../fleet/queue-position";
-import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors";
 import { isJobId } from "./ids";
 import { presentJob } from "./present";
 
@@ -54,7 +54,7 @@ export async function readJob(scope: ReadScope, jobId: string, view: LiveJobView
   if (view?.kind === "active") return presentJob(cdnBase, await withQueuePosition(env, view.job), []);
 
   const job = isJobId(jobId) ? await findAccountJob(env.DB, accountId, jobId) : null;
-  if (!job) throw new AppError("not_found", `No job ${jobId}.`);
+  if (!job) throw new DomainError("not_found", `No job ${jobId}.`);
   const account = accountState(env, accountId);
   if (ACTIVE_STATUSES.includes(job.status)) {
     // The Durable Object missed this job (e.g. accepted before it kept live state): repair it.

@@ -11,7 +11,7 @@ import type { SubmitJobResponse } from "../api/openapi-schemas";
 import type { Job } from "../db/jobs";
 import { claimIdempotencyKey, findIdempotencyRecord, PENDING_STATUS, releaseIdempotencyKey } from "../db/idempotency";
 import type { AuthInfo } from "../http/app-env";
-import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors";
 import { presentJob } from "./present";
 import { checkCaptionsUrl, checkVideoUrl } from "./source-url";
 import { checkVideoType, createJob, type Submission } from "./submit";
@@ -31,7 +31,7 @@ async function sha256Hex(text: string): Promise<string> {
 function submitAnswer(env: Env, job: Job): SubmitJobAnswer {
   const shaped = presentJob(env.CDN_URL, job, []);
   // createJob inserts the job queued; anything else would be a bug worth a 500.
-  if (shaped.status !== "queued") throw new AppError("internal_error", `A new job is ${shaped.status}, not queued.`);
+  if (shaped.status !== "queued") throw new DomainError("internal_error", `A new job is ${shaped.status}, not queued.`);
   return { ...shaped, status: shaped.status, message: "Job queued. Poll GET /api/v1/jobs/" + job.id + " for its status." };
 }
 
@@ -105,10 +105,10 @@ export async function submitJob(
   if (!claimed) {
     const record = await findIdempotencyRecord(env.DB, accountId, idempotencyKey);
     if (!record || record.requestHash !== hash) {
-      throw new AppError("idempotency_key_reused", "This idempotency key was already used with a different request body.");
+      throw new DomainError("idempotency_key_reused", "This idempotency key was already used with a different request body.");
     }
     if (record.status === PENDING_STATUS) {
-      throw new AppError("conflict", "A request with this idempotency key is still in progress; retry shortly.", {
+      throw new DomainError("conflict", "A request with this idempotency key is still in progress; retry shortly.", {
         headers: { "Retry-After": "1" },
       });
     }

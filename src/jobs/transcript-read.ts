@@ -1,7 +1,7 @@
 /** A job's transcript as its owner reads it (the REST route and the MCP tool). */
 import type { Transcript } from "#contract";
 import type { Job } from "../db/jobs";
-import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors";
 import { loadOwnJob } from "./account-jobs";
 import { loadTranscript, noTranscriptReason } from "./transcript-store";
 
@@ -9,6 +9,6 @@ import { loadTranscript, noTranscriptReason } from "./transcript-store";
 export async function readOwnTranscript(env: Env, accountId: string, jobId: string): Promise<{ job: Job; transcript: Transcript }> {
   const job = await loadOwnJob(env.DB, accountId, jobId);
   const transcript = await loadTranscript(env, job);
-  if (!transcript) throw new AppError("transcript_not_found", noTranscriptReason(job));
+  if (!transcript) throw new DomainError("transcript_not_found", noTranscriptReason(job));
   return { job, transcript };
 }

@@ -23,6 +23,7 @@ import type { AppEnv, AuthInfo } from "../http/app-env";
 import { authenticate } from "../http/auth";
 import { readBodyCapped } from "../http/capped-body";
 import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors";
 import { admitRequest, rateLimited, type Admission } from "../http/rate-limit";
 import { WINDOW_SECONDS } from "../account/request-window";
 import { mcpServer } from "./server";
@@ -79,7 +80,7 @@ async function resolveCaller(c: Context<AppEnv>): Promise<McpCaller> {
     });
   } catch (err) {
     // A refusal of the key or of the account's window stops the tools; anything else (the per-address limit) stops the request.
-    if (err instanceof AppError && (err.code === "unauthorized" || (err.code === "rate_limited" && auth !== null))) return { ok: false, error: err };
+    if (err instanceof DomainError && (err.code === "unauthorized" || (err.code === "rate_limited" && auth !== null))) return { ok: false, error: err };
     throw err;
   }
   if (admitted === null) throw new Error("authenticate passed without admitting the request");

@@ -10,6 +10,7 @@ import type { CallToolResult, McpServer, ToolAnnotations } from "@modelcontextpr
 import type { z } from "zod";
 import type { AuthInfo } from "../http/app-env";
 import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors";
 import { toolInput } from "./tool-input";
 import { toolError, unexpectedToolError } from "./tool-result";
 
@@ -20,14 +21,14 @@ import { toolError, unexpectedToolError } from "./tool-result";
  */
 export interface ToolPermits {
   left: number;
-  refusal: AppError | null;
+  refusal: DomainError | null;
 }
 
 /** Who called, as the HTTP layer resolved it: admitted (with its permits), or the problem that stops every tool. */
-export type McpCaller = { ok: true; auth: AuthInfo; permits: ToolPermits } | { ok: false; error: AppError };
+export type McpCaller = { ok: true; auth: AuthInfo; permits: ToolPermits } | { ok: false; error: DomainError };
 
 /** Takes one permit; the refusal when none is left. */
-function takePermit(permits: ToolPermits): AppError | null {
+function takePermit(permits: ToolPermits): DomainError | null {
   if (permits.left > 0) {
     permits.left -= 1;
     return null;
@@ -73,7 +74,7 @@ export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolRe
         try {
           return await tool.run(parsed.args, { ...call, auth: call.caller.auth });
         } catch (err) {
-          return err instanceof AppError ? toolError(err, call.requestId) : unexpectedToolError(err, call.requestId, tool.name);
+          return err instanceof DomainError ? toolError(err, call.requestId) : unexpectedToolError(err, call.requestId, tool.name);
         }
       },
     );

@@ -4,7 +4,7 @@
  * it when the job ends. The job's video_url is an internal `upload://` URL
  * whose last segment is the file name, so the engine titles it like a link.
  */
-import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors";
 import { isUploadId } from "./ids";
 import { notFound, uploadError } from "./service";
 import { uploadState } from "./stub";
@@ -31,7 +31,7 @@ export async function claimUploadForJob(env: Env, accountId: string, uploadId: s
   const result = await uploadState(env, uploadId).claim(accountId, jobId);
   if (!result.ok) {
     const error = uploadError(uploadId, result);
-    throw new AppError(error.code, error.message, { extra: error.extra, errors: [{ path: "upload_id", message: error.message }] });
+    throw new DomainError(error.code, error.message, { extra: error.extra, errors: [{ path: "upload_id", message: error.message }] });
   }
   try {
     return { uploadId, videoUrl: uploadVideoUrl(uploadId, result.upload.fileName), title: wellFormed(result.upload.fileName ?? UNNAMED) };

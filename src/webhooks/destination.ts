@@ -4,7 +4,7 @@
  * (local development) is on. Checked when an endpoint is saved and again
  * before every attempt, since the rules may have tightened in between.
  */
-import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors";
 import { isPrivateHost } from "../jobs/source-url";
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -35,6 +35,6 @@ export function destinationProblem(raw: string, allowPrivate: boolean): string |
 /** The normalised URL, or an invalid_webhook_url error saying what is wrong. */
 export function checkWebhookUrl(raw: string, allowPrivate: boolean): string {
   const problem = destinationProblem(raw, allowPrivate);
-  if (problem !== null) throw new AppError("invalid_webhook_url", problem, { errors: [{ path: "url", message: problem }] });
+  if (problem !== null) throw new DomainError("invalid_webhook_url", problem, { errors: [{ path: "url", message: problem }] });
   return new URL(raw.trim()).toString();
 }

@@ -5,6 +5,7 @@
  */
 import { Hono } from "hono";
 import { AppError } from "../../http/errors";
+import { DomainError } from "../../domain/errors";
 import { EXPORT_FORMATS, type ExportFormat } from "../../jobs/export/index";
 import { exportOwnJob } from "../../jobs/export/read";
 import type { DashboardEnv } from "../env";
@@ -21,7 +22,7 @@ export const jobExportPages = new Hono<DashboardEnv>().get("/:id/export", async 
     const cut = await exportOwnJob(c.env, sessionOf(c).accountId, c.req.param("id"), format, new URL(c.req.url).origin);
     return c.body(cut.body, 200, { "Content-Type": cut.contentType, "Content-Disposition": `attachment; filename="${cut.fileName}"` });
   } catch (error) {
-    if (error instanceof AppError && (error.code === "not_found" || error.code === "job_not_completed")) {
+    if (error instanceof DomainError && (error.code === "not_found" || error.code === "job_not_completed")) {
       return c.text(error.message, error.code === "not_found" ? 404 : 409);
     }
     throw error;

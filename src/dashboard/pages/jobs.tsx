@@ -6,7 +6,8 @@ import { listClips, listClipsOfJobs } from "../../db/clips";
 import { listConfigs } from "../../db/configs";
 import { findAccountJob, listJobs, type Job } from "../../db/jobs";
 import { CAPTION_LANGUAGES, LANGUAGE_NAMES, MAX_PROMPT_CHARS, REMOVE_SILENCE_MODES, SPEECH_LANGUAGES, VIDEO_TYPES, type LanguageCode } from "#contract";
-import { AppError } from "../../http/errors";
+import { AppError, problemStatus } from "../../http/errors";
+import { DomainError } from "../../domain/errors";
 import { decodeCursor, encodeCursor } from "../../jobs/cursor";
 import { isJobId } from "../../jobs/ids";
 import { holdUntilEnd } from "../../jobs/held-read";
@@ -221,8 +222,8 @@ export const jobPages = new Hono<DashboardEnv>()
       // Post/redirect/get: reloading the page never submits the video again.
       return c.redirect(`/dashboard/jobs?queued=${answer.job_id}`, 303);
     } catch (err) {
-      if (!(err instanceof AppError) || (err.status >= 500 && err.code !== "service_unavailable")) throw err;
-      const status = ([400, 402, 404, 409, 410, 422, 503] as const).find((s) => s === err.status) ?? 400;
+      if (!(err instanceof DomainError) || (problemStatus(err) >= 500 && err.code !== "service_unavailable")) throw err;
+      const status = ([400, 402, 404, 409, 410, 422, 503] as const).find((s) => s === problemStatus(err)) ?? 400;
       const fields = (err.errors ?? []).map((e) => `${e.path}: ${e.message}`);
       return renderJobsPage(c, { form, errors: [err.message, ...fields], errorCode: err.code }, status);
     }

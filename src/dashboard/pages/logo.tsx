@@ -8,6 +8,7 @@ import { Hono, type Context } from "hono";
 import { MAX_LOGO_BYTES, MAX_LOGO_PIXELS } from "#contract";
 import { findLogo, type Logo } from "../../db/logos";
 import { AppError } from "../../http/errors";
+import { DomainError } from "../../domain/errors";
 import { readLogo, removeLogo, storeLogo } from "../../logos/service";
 import { Alert, ConfirmForm, CsrfField, Notice } from "../components/form";
 import { Layout } from "../components/layout";
@@ -81,7 +82,7 @@ export const logoPages = new Hono<DashboardEnv>()
       const { created } = await storeLogo(c.env, sessionOf(c).accountId, new Uint8Array(await file.arrayBuffer()));
       return renderPage(c, { notice: created ? "Logo uploaded." : "Logo replaced." });
     } catch (err) {
-      if (err instanceof AppError && (err.code === "invalid_logo" || err.code === "logo_too_large")) {
+      if (err instanceof DomainError && (err.code === "invalid_logo" || err.code === "logo_too_large")) {
         return renderPage(c, { problems: [err.message] }, err.code === "logo_too_large" ? 413 : 400);
       }
       throw err;

@@ -6,7 +6,8 @@
  */
 import { Hono, type Context } from "hono";
 import { deleteEndpoint, findEndpointDelivery, listDeliveries, listEndpoints, type Delivery, type WebhookEndpoint } from "../../db/webhooks";
-import { AppError } from "../../http/errors";
+import { problemStatus } from "../../http/errors";
+import { DomainError } from "../../domain/errors";
 import { JOB_EVENT_TYPES } from "../../webhooks/events";
 import {
   changeEndpoint,
@@ -268,7 +269,7 @@ function formEvents(values: (string | File)[]): EndpointInput["events"] {
 }
 
 function messagesOf(err: unknown): string[] {
-  if (!(err instanceof AppError) || err.status >= 500) throw err;
+  if (!(err instanceof DomainError) || problemStatus(err) >= 500) throw err;
   return err.errors?.map((e) => e.message) ?? [err.message];
 }
 
