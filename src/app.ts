@@ -11,6 +11,7 @@ import { CDN_MOUNT, localCdnOnly } from "./cdn/local-only";
 import { transcript } from "./api/transcript";
 import { cdn } from "./cdn/routes";
 import { callbacks } from "./engine/routes";
+import { CALLBACK_PREFIX } from "#contract";
 import { dashboard } from "./dashboard/routes";
 import { DASHBOARD_UPLOADS_PATH, dashboardUploads } from "./dashboard/pages/uploads";
 import { uploads } from "./api/uploads";
@@ -19,22 +20,14 @@ import { videoTypes } from "./api/video-types";
 import { webhooks } from "./api/webhooks";
 import { apiApp } from "./http/api-app";
 import { apiGuard } from "./http/api-guard";
-import { handleError, handleNotFound } from "./http/problem";
 import { MCP_PATH, mcp } from "./mcp/routes";
-import { requestId } from "./http/request-id";
-import { drainUnreadBody } from "./http/unread-body";
+import { framed } from "./http/app-frame";
 
 /**
  * The root is an OpenAPIHono: every apiApp() sub-app mounted with app.route()
  * lands in the served OpenAPI document (see src/api/openapi.ts).
  */
-export const app = apiApp();
-
-// First in, last out: whatever a handler left of the request body is read before the answer leaves (unread-body.ts).
-app.use("*", drainUnreadBody);
-app.use("*", requestId);
-app.onError(handleError);
-app.notFound(handleNotFound);
+export const app = framed(apiApp());
 
 // Unauthenticated.
 app.route("/health", health);
@@ -67,6 +60,6 @@ app.route("/dashboard", dashboard);
 app.route("/admin/v1", admin);
 
 // Engine channel (its own authentication), and the local CDN where CDN_URL is this Worker.
-app.route("/internal/v1/jobs", callbacks);
+app.route(CALLBACK_PREFIX, callbacks);
 app.use(`${CDN_MOUNT}/*`, localCdnOnly);
 app.route(CDN_MOUNT, cdn);
