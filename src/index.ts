@@ -7,7 +7,7 @@ import { handleWebhookDeadLetters, WEBHOOK_DEAD_LETTER_QUEUE } from "./webhooks/
 import { runSweep } from "./jobs/sweep";
 
 export { AccountState } from "./account/account-state";
-export { ClipEngine } from "./engine/container";
+export { ClipEngine } from "./engine/clip-engine";
 export { FleetScheduler } from "./fleet/fleet-scheduler";
 export { UploadState } from "./uploads/upload-state";
 export { ClientGate } from "./gate/client-gate";

@@ -1,7 +1,7 @@
 /** The engine channel accepts only the per-job token the Worker signed. */
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { ClipEngine } from "../../src/engine/container";
+import { ClipEngine } from "../../src/engine/clip-engine";
 import { signEngineToken, verifyEngineToken } from "../../src/engine/token";
 import { expectAck, FakeEngine } from "./engine-stub";
 import { createAccount, expectProblem } from "./helpers";

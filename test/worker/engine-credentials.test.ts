@@ -8,7 +8,7 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { fromBase64, importVerifyKey, toBase64Url } from "#contract";
-import { engineEnvironment } from "../../src/engine/container";
+import { engineEnvironment } from "../../src/engine/clip-engine";
 import type { Job } from "../../src/db/jobs";
 import { callbacks } from "../../src/engine/routes";
 import { CHANNEL_ROUTES, grantedScopes, SCOPES, scopeOf } from "../../src/engine/scopes";

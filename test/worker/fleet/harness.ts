@@ -8,7 +8,7 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { expect } from "vitest";
 import { app } from "../../../src/app";
-import { ClipEngine } from "../../../src/engine/container";
+import { ClipEngine } from "../../../src/engine/clip-engine";
 import { handleQueue } from "../../../src/queue/consumer";
 import type { JobMessage } from "../../../src/queue/message";
 import type { TestAccount } from "../helpers";
