@@ -7,7 +7,7 @@
  * period, like the plan's own credits. `credits_reserved` carries over: it
  * belongs to jobs still running across the month boundary.
  */
-import { newId } from "../keys/random";
+import { newId } from "../lib/random";
 import { PLAN_COLUMNS, planFromRow, type PlanLimits, type PlanRow } from "./plans";
 
 export interface Account {

@@ -20,7 +20,7 @@
  * does not name (unclaimed-publication.ts).
  */
 import type { ClipReport } from "#contract";
-import { base62 } from "../keys/random";
+import { base62 } from "../lib/random";
 import { publishStagedClip } from "./clip-staging";
 import {
   CLIP_CACHE_CONTROL,

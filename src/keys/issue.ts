@@ -1,6 +1,6 @@
 import { insertApiKey, type ApiKeyRecord } from "../db/api-keys";
 import { generateApiKey } from "./api-key";
-import { newId } from "./random";
+import { newId } from "../lib/random";
 
 /**
  * Creates a key for the account; the secret is returned once and never

@@ -15,7 +15,7 @@ import {
   type WebhookEndpoint,
 } from "../db/webhooks";
 import { DomainError } from "../domain/errors";
-import { newId } from "../keys/random";
+import { newId } from "../lib/random";
 import { allowPrivateDestinations, checkWebhookUrl } from "./destination";
 import { isJobEventType, TEST_EVENT_TYPE, type JobEventType } from "./events";
 import { enqueueFirstAttempts, newDeliveryId, publishEvent, type QueuedDelivery } from "./publish";

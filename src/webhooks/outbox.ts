@@ -21,7 +21,7 @@ import {
   type OutboxEvent,
 } from "../db/webhooks";
 import { presentJob } from "../jobs/present";
-import { base62, newId } from "../keys/random";
+import { base62, newId } from "../lib/random";
 import { subscribes, type EventBody, type JobEventType } from "./events";
 import type { WebhookMessage } from "./message";
 

@@ -5,7 +5,7 @@
  * under the same webhook-id.
  */
 import { closeDelivery, insertDelivery, insertEvent, type WebhookEndpoint } from "../db/webhooks";
-import { newId } from "../keys/random";
+import { newId } from "../lib/random";
 import type { EventBody } from "./events";
 import type { WebhookMessage } from "./message";
 
