@@ -17,7 +17,7 @@
 import { z } from "zod";
 import { SIMILARITY_MAX_TEXTS, textBatches, type SimilarityResult } from "#contract";
 import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry";
-import { withTimeout } from "../http/timeout";
+import { withTimeout } from "../lib/timeout";
 import type { AiRunner } from "../ai/runner";
 
 export const EMBEDDING_MODEL = "@cf/baai/bge-m3";

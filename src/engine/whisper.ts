@@ -10,7 +10,7 @@
 import { z } from "zod";
 import type { TranscribeResult, TranscriptWord } from "#contract";
 import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry";
-import { withTimeout } from "../http/timeout";
+import { withTimeout } from "../lib/timeout";
 import type { AiRunner } from "../ai/runner";
 
 export const WHISPER_MODEL = "@cf/openai/whisper-large-v3-turbo";

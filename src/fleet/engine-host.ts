@@ -9,7 +9,7 @@
  */
 import { getContainer } from "@cloudflare/containers";
 import { ENGINE_SIGNATURE_HEADER, signEngineRequest } from "#contract";
-import { withTimeout } from "../http/timeout";
+import { withTimeout } from "../lib/timeout";
 import { engineSigningKey } from "../settings";
 import type { StartProblem } from "./fleet-scheduler";
 
