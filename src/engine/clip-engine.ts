@@ -9,7 +9,7 @@
 import { Container, type OutboundHandler, type StopParams } from "@cloudflare/containers";
 import { engineChannelApp } from "./channel-app";
 import { CALLBACK_PREFIX, ENGINE_PORT } from "#contract";
-import { engineExited } from "../fleet/engine-exit";
+import { engineExited } from "../jobs/engine-exit";
 import { callbackBase, engineVerifyKey, INTERNAL_CALLBACK_HOST } from "../settings";
 
 /**

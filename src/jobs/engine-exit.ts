@@ -7,9 +7,9 @@
  * the job is put back in line as that report would have.
  */
 import { findJob } from "../db/jobs";
-import { requeueAfterInterruption } from "../jobs/lifecycle";
-import { sendDispatches } from "./fleet-scheduler";
-import { fleetScheduler } from "./stub";
+import { requeueAfterInterruption } from "./lifecycle";
+import { sendDispatches } from "../fleet/fleet-scheduler";
+import { fleetScheduler } from "../fleet/stub";
 
 export async function engineExited(env: Env, jobId: string): Promise<void> {
   const { grants, heldBy } = await fleetScheduler(env).instanceStopped(jobId);
