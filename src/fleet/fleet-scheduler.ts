@@ -18,7 +18,7 @@
  * is bounded by the capacity or by one account's jobs.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { JobMessage } from "../queue/message";
+import type { JobMessage } from "./job-message";
 import { roundFor } from "./fair-rule";
 import * as tables from "./fleet-tables";
 import { engineHosts, stopEngine } from "./engine-host";

@@ -12,7 +12,7 @@ import { engineConfigProblem, engineLimits, maxQueueSeconds, misconfiguredVariab
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type ClipConfig, type VideoType } from "#contract";
 import { findLogo } from "../db/logos";
 import { DomainError } from "../domain/errors";
-import type { JobMessage } from "../queue/message";
+import type { JobMessage } from "../fleet/job-message";
 import { deleteUndispatchedJobEvents } from "../db/webhooks";
 import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
 import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source";

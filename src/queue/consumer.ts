@@ -34,7 +34,7 @@ import { fleetScheduler } from "../fleet/stub";
 import { failJob } from "../jobs/lifecycle";
 import { EngineMisconfiguredError, silenceTimeoutSeconds } from "../settings";
 import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
-import type { JobMessage } from "./message";
+import type { JobMessage } from "../fleet/job-message";
 
 /** Must match `max_retries` of the consumer in wrangler.toml (only unexpected errors use the queue's retries). */
 export const QUEUE_MAX_RETRIES = 5;

@@ -12,7 +12,7 @@ import { withCountedD1, type D1Counts } from "../../src/db/query-count";
 import type { ProgressReport } from "#contract";
 import worker from "../../src/index";
 import { handleQueue } from "../../src/queue/consumer";
-import type { JobMessage } from "../../src/queue/message";
+import type { JobMessage } from "../../src/fleet/job-message";
 import { clipReport, EngineClient, FakeEngine, waitFor } from "./engine-stub";
 import { BASE, createAccount, type TestAccount } from "./helpers";
 import { deliver, submitJob, submitUndelivered, type JobJson } from "./jobs-helpers";

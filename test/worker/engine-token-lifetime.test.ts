@@ -12,7 +12,7 @@ import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
 import { createAccount } from "./helpers";
 import { deliver as deliverMessage } from "./fleet/harness";
 import { deliver, getJob, submitUndelivered } from "./jobs-helpers";
-import type { JobMessage } from "../../src/queue/message";
+import type { JobMessage } from "../../src/fleet/job-message";
 
 function expiryOf(token: string): number {
   const payload = JSON.parse(atob(token.split(".")[0]!.replace(/-/g, "+").replace(/_/g, "/"))) as { exp: number };

@@ -16,7 +16,7 @@ import { followUpTick, sendDispatches } from "../../src/fleet/fleet-scheduler";
 import { fleetLimits } from "../../src/fleet/limits";
 import { fleetTime } from "../../src/fleet/time";
 import { handleDeadLetters } from "../../src/queue/dead-letter";
-import type { JobMessage } from "../../src/queue/message";
+import type { JobMessage } from "../../src/fleet/job-message";
 import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
 import { acceptingEngine, callback, deliver, deliverWith, privateFleet, recordingQueue, standInFor, submitWith } from "./fleet/harness";
 import { SimClock } from "./fleet/sim-clock";

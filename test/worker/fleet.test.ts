@@ -13,7 +13,7 @@ import { fleetScheduler } from "../../src/fleet/stub";
 import { fleetTime } from "../../src/fleet/time";
 import { expireOverdueJob, MAX_ENGINE_RESTARTS } from "../../src/jobs/lifecycle";
 import { handleDeadLetters } from "../../src/queue/dead-letter";
-import type { JobMessage } from "../../src/queue/message";
+import type { JobMessage } from "../../src/fleet/job-message";
 import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
 import { acceptingEngine, deliver, deliverWith, driveQueue, privateFleet, recordingQueue, standInFor, submitWith } from "./fleet/harness";
 import type { PlatformOptions } from "./fleet/container-standin";

@@ -18,7 +18,7 @@ import { app } from "../../src/app";
 import { DEFAULT_CLIP_CONFIG, MAX_CLIP_UPLOAD_BYTES } from "#contract";
 import { startRetryDelaySeconds } from "../../src/fleet/fleet-scheduler";
 import { handleQueue } from "../../src/queue/consumer";
-import type { JobMessage } from "../../src/queue/message";
+import type { JobMessage } from "../../src/fleet/job-message";
 import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub";
 import { deliver as deliverTo, recordingQueue } from "./fleet/harness";
 import { api, createAccount, expectProblem } from "./helpers";

@@ -3,7 +3,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { expect } from "vitest";
 import { app } from "../../src/app";
 import { handleQueue } from "../../src/queue/consumer";
-import type { JobMessage } from "../../src/queue/message";
+import type { JobMessage } from "../../src/fleet/job-message";
 import { EngineClient, waitFor, type FakeEngine } from "./engine-stub";
 import { api, type TestAccount } from "./helpers";
 

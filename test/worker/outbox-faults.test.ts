@@ -16,7 +16,7 @@ import { fleetScheduler } from "../../src/fleet/stub";
 import { runSweep } from "../../src/jobs/sweep";
 import { handleQueue } from "../../src/queue/consumer";
 import { createMessageBatch } from "cloudflare:test";
-import type { JobMessage } from "../../src/queue/message";
+import type { JobMessage } from "../../src/fleet/job-message";
 import type { WebhookMessage } from "../../src/webhooks/message";
 import { clipReport, EngineClient, FakeEngine, waitFor } from "./engine-stub";
 import { createAccount, type TestAccount } from "./helpers";

@@ -10,7 +10,7 @@ import { expect } from "vitest";
 import { app } from "../../../src/app";
 import { ClipEngine } from "../../../src/engine/clip-engine";
 import { handleQueue } from "../../../src/queue/consumer";
-import type { JobMessage } from "../../../src/queue/message";
+import type { JobMessage } from "../../../src/fleet/job-message";
 import type { TestAccount } from "../helpers";
 import { ContainerStandIn, type PlatformOptions, type SimProcess } from "./container-standin";
 import type { SimClock } from "./sim-clock";

@@ -32,7 +32,7 @@ import { fleetTime } from "../../../src/fleet/time";
 import { expireOverdueJob } from "../../../src/jobs/lifecycle";
 import { handleQueue, QUEUE_MAX_RETRIES } from "../../../src/queue/consumer";
 import { handleDeadLetters } from "../../../src/queue/dead-letter";
-import type { JobMessage } from "../../../src/queue/message";
+import type { JobMessage } from "../../../src/fleet/job-message";
 import { rng } from "../../media/beds";
 import { type SimProcess } from "./container-standin";
 import { privateFleet, standInFor } from "./harness";
