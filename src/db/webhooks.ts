@@ -302,7 +302,7 @@ export function insertEvent(db: D1Database, event: WebhookEvent): D1PreparedStat
     .bind(event.id, event.accountId, event.type, event.body, event.createdAt);
 }
 
-// ---- the job event outbox (src/webhooks/outbox.ts) ----
+// ---- the job event outbox (src/jobs/outbox.ts) ----
 
 export interface OutboxEvent extends WebhookEvent {
   jobId: string;

@@ -2,7 +2,7 @@
  * Job state transitions: the one writer of a job's status after submission.
  * Each transition is one D1 batch whose statements are all guarded by the
  * job's current status: the credit movement, the transition and its webhook
- * event (the outbox, src/webhooks/outbox.ts) either all apply or none does.
+ * event (the outbox, src/jobs/outbox.ts) either all apply or none does.
  * Whoever's batch matched (cancel, watchdog, engine callback, queue consumer)
  * then releases what the job held (settle.ts) and dispatches the event; both
  * are idempotent and never throw, and whatever they leave undone is redone
@@ -31,7 +31,7 @@ import { requeueInFleet } from "../fleet/capacity";
 import { engineGone, repairQueuedJob, waitingPastDeadline } from "../fleet/repair";
 import { newPublicationKey, publishedKeys, publishStaged, type PublishedClip } from "./publication";
 import { dropUnclaimedPublication } from "./unclaimed-publication";
-import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "./outbox";
 import { settleEndedJob, type SettleOptions } from "./settle";
 
 

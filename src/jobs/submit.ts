@@ -14,7 +14,7 @@ import { findLogo } from "../db/logos";
 import { DomainError } from "../domain/errors";
 import type { JobMessage } from "../fleet/job-message";
 import { deleteUndispatchedJobEvents } from "../db/webhooks";
-import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "./outbox";
 import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source";
 import { newJobId } from "./ids";
 import { checkTimeRange, steeredConfig, type SteeringInput } from "./steering";

@@ -16,7 +16,7 @@
  * the sweep only takes over what was truly left behind.
  */
 import { listUnsettledJobs, markSettleAttempted } from "../db/jobs";
-import { dispatchStaleEvents, requeueUnsentDeliveries } from "../webhooks/outbox";
+import { dispatchStaleEvents, requeueUnsentDeliveries } from "./outbox";
 import { clearDeletedPublications } from "./deleted-publications";
 import { moveLegacyTranscripts } from "./job-objects";
 import { settleEndedJob } from "./settle";

@@ -33,7 +33,7 @@ import { queueSecondsLeft } from "../fleet/repair";
 import { fleetScheduler } from "../fleet/stub";
 import { failJob } from "../jobs/lifecycle";
 import { EngineMisconfiguredError, silenceTimeoutSeconds } from "../settings";
-import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../jobs/outbox";
 import type { JobMessage } from "../fleet/job-message";
 
 /** Must match `max_retries` of the consumer in wrangler.toml (only unexpected errors use the queue's retries). */

@@ -6,7 +6,7 @@ import { env, SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_WEBHOOKS_PER_ACCOUNT } from "../../src/webhooks/schemas";
 import { findJob } from "../../src/db/jobs";
-import { dispatchJobEvents, jobEventStatement } from "../../src/webhooks/outbox";
+import { dispatchJobEvents, jobEventStatement } from "../../src/jobs/outbox";
 import { clipReport, expectAck, FakeEngine } from "./engine-stub";
 import { checkResponse, type Operation } from "./fuzz/oracle";
 import { ORIGIN, send } from "./fuzz/invoke";

@@ -20,10 +20,10 @@ import {
   takeUnsentDeliveries,
   type OutboxEvent,
 } from "../db/webhooks";
-import { presentJob } from "../jobs/present";
+import { presentJob } from "./present";
 import { base62, newId } from "../lib/random";
-import { subscribes, type EventBody, type JobEventType } from "./events";
-import type { WebhookMessage } from "./message";
+import { subscribes, type EventBody, type JobEventType } from "../webhooks/events";
+import type { WebhookMessage } from "../webhooks/message";
 
 /** A transition's id, which is also the id of its event (and the event's webhook-id). */
 export function newTransitionId(): string {
