@@ -13,7 +13,7 @@ import { claimIdempotencyKey, findIdempotencyRecord, PENDING_STATUS, releaseIdem
 import type { AuthInfo } from "../http/app-env";
 import { DomainError } from "../domain/errors";
 import { presentJob } from "./present";
-import { checkCaptionsUrl, checkVideoUrl } from "./source-url";
+import { checkCaptionsUrl, checkVideoUrl } from "../domain/source-url";
 import { checkVideoType, createJob, type Submission } from "./submit";
 import type { SubmitJobInput } from "./submit-contract";
 

@@ -1,11 +1,11 @@
 /**
  * Where a webhook may be sent. The same host rules as video sources
- * (src/jobs/source-url.ts), plus: https only unless ALLOW_PRIVATE_SOURCES
+ * (src/domain/source-url.ts), plus: https only unless ALLOW_PRIVATE_SOURCES
  * (local development) is on. Checked when an endpoint is saved and again
  * before every attempt, since the rules may have tightened in between.
  */
 import { DomainError } from "../domain/errors";
-import { isPrivateHost } from "../jobs/source-url";
+import { isPrivateHost } from "../domain/source-url";
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors";
-import { checkVideoUrl, isPrivateHost } from "../../src/jobs/source-url";
+import { checkVideoUrl, isPrivateHost } from "../../src/domain/source-url";
 
 describe("isPrivateHost", () => {
   it.each([
