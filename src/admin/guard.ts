@@ -10,7 +10,7 @@
  * ADMIN_TOKEN) whatever it presents, and each isolate logs the reason once.
  */
 import { createMiddleware } from "hono/factory";
-import { ADMIN_ADDRESS_POLICY, admitClientAddress } from "../gate/pre-auth-limit";
+import { ADMIN_ADDRESS_POLICY, admitClientAddress } from "../http/pre-auth-limit";
 import type { AppEnv } from "../http/app-env";
 import { AppError } from "../http/errors";
 import { bearerToken } from "../http/auth";

@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { findCredentialByHash, touchApiKeyLastUsed } from "../db/api-keys";
 import { looksLikeApiKey, sha256Hex, timingSafeEqualText } from "../keys/api-key";
 import type { AppEnv } from "./app-env";
-import { admitClientAddress } from "../gate/pre-auth-limit";
+import { admitClientAddress } from "./pre-auth-limit";
 import { cacheCredential, cachedCredential, isKnownUnknown, rememberUnknown } from "./credential-cache";
 import { AppError } from "./errors";
 

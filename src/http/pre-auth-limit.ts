@@ -17,10 +17,10 @@
  */
 import type { Context } from "hono";
 import { WINDOW_SECONDS } from "../account/request-window";
-import type { AppEnv } from "../http/app-env";
-import { AppError } from "../http/errors";
-import { clientGate } from "./client-gate";
-import { clientKey } from "./client-key";
+import type { AppEnv } from "./app-env";
+import { AppError } from "./errors";
+import { clientGate } from "../gate/client-gate";
+import { clientKey } from "../gate/client-key";
 
 /** Requests without a known-valid key, per client address per rolling minute (PRE_AUTH_REQUESTS_PER_MINUTE). */
 export const DEFAULT_PRE_AUTH_REQUESTS_PER_MINUTE = 300;
