@@ -3,7 +3,7 @@ import { findCredentialByHash, touchApiKeyLastUsed } from "../db/api-keys";
 import { looksLikeApiKey, sha256Hex, timingSafeEqualText } from "../keys/api-key";
 import type { AppEnv } from "./app-env";
 import { admitClientAddress } from "./pre-auth-limit";
-import { cacheCredential, cachedCredential, isKnownUnknown, rememberUnknown } from "./credential-cache";
+import { cacheCredential, cachedCredential, isKnownUnknown, rememberUnknown } from "../keys/credential-cache";
 import { AppError } from "./errors";
 
 /** last_used_at is a hint for key owners: written at most this often per key. */

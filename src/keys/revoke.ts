@@ -1,6 +1,6 @@
 import { accountState } from "../account/stub";
 import { getApiKey, revokeApiKey, type ApiKeyRecord } from "../db/api-keys";
-import { forgetCredential } from "../http/credential-cache";
+import { forgetCredential } from "./credential-cache";
 
 /**
  * Revokes a key for good: first in the account's Durable Object (which every
