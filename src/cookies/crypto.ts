@@ -6,6 +6,7 @@
  * account's row or platform does not decrypt.
  */
 import { DomainError } from "../domain/errors";
+import type { Sealed } from "../db/platform-cookies";
 
 const MIN_SECRET_LENGTH = 32;
 
@@ -42,10 +43,7 @@ function associatedData(accountId: string, platform: string): Uint8Array<ArrayBu
   return new Uint8Array(new TextEncoder().encode(`${accountId}\n${platform}`));
 }
 
-export interface Sealed {
-  iv: string;
-  ciphertext: string;
-}
+export type { Sealed };
 
 export async function sealCookies(env: Pick<Env, "COOKIES_KEY">, accountId: string, platform: string, text: string): Promise<Sealed> {
   const key = await cookiesKey(env);
