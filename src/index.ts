@@ -6,7 +6,7 @@ import { handleWebhookQueue, WEBHOOK_QUEUE } from "./webhooks/consumer";
 import { handleWebhookDeadLetters, WEBHOOK_DEAD_LETTER_QUEUE } from "./webhooks/dead-letter";
 import { runSweep } from "./jobs/sweep";
 
-export { AccountState } from "./account/account-state";
+export { AccountState } from "./jobs/account-state";
 export { ClipEngine } from "./engine/clip-engine";
 export { FleetScheduler } from "./fleet/fleet-scheduler";
 export { UploadState } from "./uploads/upload-state";

@@ -6,18 +6,22 @@
  * key and same request within 24 hours: the first answer again, never a
  * second job).
  */
-import type { z } from "@hono/zod-openapi";
-import type { SubmitJobResponse } from "../api/openapi-schemas";
 import type { Job } from "../db/jobs";
 import { claimIdempotencyKey, findIdempotencyRecord, PENDING_STATUS, releaseIdempotencyKey } from "../db/idempotency";
-import type { AuthInfo } from "../http/app-env";
+import type { PlanLimits } from "../db/plans";
 import { DomainError } from "../domain/errors";
 import { presentJob } from "./present";
 import { checkCaptionsUrl, checkVideoUrl } from "../domain/source-url";
 import { checkVideoType, createJob, type Submission } from "./submit";
 import type { SubmitJobInput } from "./submit-contract";
 
-export type SubmitJobAnswer = z.output<typeof SubmitJobResponse>;
+/** The answer to a submission (the API's SubmitJobResponse). */
+export interface SubmitJobAnswer {
+  job_id: string;
+  status: "queued";
+  message: string;
+  created_at?: string;
+}
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** A claim older than this belongs to a request that died before answering. */
@@ -66,7 +70,7 @@ function requestHash(body: SubmitJobInput): Promise<string> {
 /** Submits validated input for the caller; `replayed` when an idempotency key returned an earlier answer. */
 export async function submitJob(
   env: Env,
-  auth: Pick<AuthInfo, "accountId" | "plan">,
+  auth: { accountId: string; plan: PlanLimits },
   body: SubmitJobInput,
   idempotencyKey: string | undefined,
 ): Promise<{ answer: SubmitJobAnswer; replayed: boolean }> {

@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AccountState } from "../../src/account/account-state";
+import type { AccountState } from "../../src/jobs/account-state";
 import { accountState } from "../../src/account/stub";
 
 function freshAccountId(): string {

@@ -6,7 +6,7 @@
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { AccountState } from "../../src/account/account-state";
+import type { AccountState } from "../../src/jobs/account-state";
 import { accountState } from "../../src/account/stub";
 import { app } from "../../src/app";
 import { fleetScheduler } from "../../src/fleet/stub";

@@ -8,7 +8,7 @@
  */
 import { createExecutionContext, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { AccountState } from "../../src/account/account-state";
+import type { AccountState } from "../../src/jobs/account-state";
 import { JobWaiters, MAX_WAITERS } from "../../src/account/job-waiters";
 import { accountState } from "../../src/account/stub";
 import { app } from "../../src/app";

@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AccountState } from "../../src/account/account-state";
+import type { AccountState } from "../../src/jobs/account-state";
 import { RESERVE_SECONDS } from "../../src/account/request-window";
 import { accountState } from "../../src/account/stub";
 import { api, createAccount, expectProblem } from "./helpers";

@@ -1,6 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { EXPIRY_RETRY_MS, type AccountState } from "../../src/account/account-state";
+import { EXPIRY_RETRY_MS } from "../../src/account/account-state";
+import type { AccountState } from "../../src/jobs/account-state";
 import { accountState } from "../../src/account/stub";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
 import { api, createAccount } from "./helpers";

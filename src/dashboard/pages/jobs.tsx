@@ -1,6 +1,6 @@
 /** Jobs: submit (the API's rules, via jobs/submit), the account's jobs newest first, live progress. */
 import { Hono, type Context } from "hono";
-import { VIDEO_TYPE_DESCRIPTIONS } from "../../api/video-types";
+import { VIDEO_TYPE_DESCRIPTIONS } from "../../jobs/video-types";
 import { getUsage } from "../../db/accounts";
 import { listClips, listClipsOfJobs } from "../../db/clips";
 import { listConfigs } from "../../db/configs";
