@@ -29,10 +29,11 @@ export function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile() && /\.(ts|tsx|mts)$/.test(entry.name) && !entry.name.endsWith(".d.ts"))
     .map((entry) => posix(path.relative(root, path.join(entry.parentPath, entry.name))))
+    .filter((file) => !file.split("/").includes("node_modules"))
     .sort();
 }
 
-const ALIASES: Record<string, string> = { "#contract": "src/contract/index.ts" };
+const ALIASES: Record<string, string> = { "#contract": "contract/src/index.ts", "@clipjobs/contract": "contract/src/index.ts" };
 
 /** The project file a specifier names, or null for a package or a built-in. */
 export function resolve(from: string, specifier: string): string | null {
