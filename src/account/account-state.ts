@@ -1,15 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Job } from "../db/jobs";
-import { silenceTimeoutSeconds } from "../settings";
-import { countsD1Queries, withD1Totals } from "../db/query-count";
-import * as slots from "./active-slots";
-import { KeyRevocations } from "./key-revocations";
-import { JobWaiters } from "./job-waiters";
-import * as live from "./live-jobs";
-import * as uploads from "./open-uploads";
-import { PlanLimits } from "./plan-limits";
-import { RequestWindow, type HitResult } from "./request-window";
-import * as watchdog from "./watchdog";
+import type { Job } from "../db/jobs.ts";
+import { silenceTimeoutSeconds } from "../settings.ts";
+import { countsD1Queries, withD1Totals } from "../db/query-count.ts";
+import * as slots from "./active-slots.ts";
+import { KeyRevocations } from "./key-revocations.ts";
+import { JobWaiters } from "./job-waiters.ts";
+import * as live from "./live-jobs.ts";
+import * as uploads from "./open-uploads.ts";
+import { PlanLimits } from "./plan-limits.ts";
+import { RequestWindow, type HitResult } from "./request-window.ts";
+import * as watchdog from "./watchdog.ts";
 
 export type AdmitResult = { revoked: true } | ({ revoked: false } & HitResult & { granted: number; job?: live.LiveJobView });
 

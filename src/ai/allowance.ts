@@ -13,8 +13,8 @@
  * engine takes as "not available" and goes on without.
  */
 import { SIMILARITY_MAX_TEXT_CHARS, TRANSCRIBE_CHUNK_OVERLAP_SECONDS, TRANSCRIBE_MAX_CHUNK_SECONDS } from "#contract";
-import type { Job } from "../db/jobs";
-import { DomainError } from "../domain/errors";
+import type { Job } from "../db/jobs.ts";
+import { DomainError } from "../domain/errors.ts";
 
 export const DEFAULT_TRANSCRIBE_MARGIN_SECONDS = 60;
 

@@ -23,7 +23,7 @@ import {
   TRANSLATION_STATUSES,
   VideoType,
 } from "#contract";
-import { ERROR_CODES, type ErrorCode } from "../http/errors";
+import { ERROR_CODES, type ErrorCode } from "../http/errors.ts";
 
 const Timestamp = z.iso.datetime().describe("RFC 3339 timestamp, UTC");
 const JobId = z.string().regex(/^job_[A-Za-z0-9]+$/).describe("`job_` + at least 80 random bits");

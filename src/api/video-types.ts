@@ -1,8 +1,8 @@
 import { VIDEO_TYPES, type VideoType } from "#contract";
-import { apiApp, apiRoute } from "../http/api-app";
-import { AppError } from "../http/errors";
-import { VIDEO_TYPE_DESCRIPTIONS } from "../jobs/video-types";
-import { VideoTypes } from "./openapi-schemas";
+import { apiApp, apiRoute } from "../http/api-app.ts";
+import { AppError } from "../http/errors.ts";
+import { VIDEO_TYPE_DESCRIPTIONS } from "../jobs/video-types.ts";
+import { VideoTypes } from "./openapi-schemas.ts";
 
 export { VIDEO_TYPE_DESCRIPTIONS };
 

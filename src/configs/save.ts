@@ -1,7 +1,7 @@
 /** Saving one of an account's configurations (the REST route and the MCP tool): the per-account limit, checked by the write itself. */
 import type { ClipConfig } from "#contract";
-import { putConfig, type SavedConfig } from "../db/configs";
-import { DomainError } from "../domain/errors";
+import { putConfig, type SavedConfig } from "../db/configs.ts";
+import { DomainError } from "../domain/errors.ts";
 
 /** Keeps one account's saved configurations a list a person can manage. */
 export const MAX_CONFIGS_PER_ACCOUNT = 100;

@@ -5,8 +5,8 @@
  * platform are the associated data, so a ciphertext copied to another
  * account's row or platform does not decrypt.
  */
-import { DomainError } from "../domain/errors";
-import type { Sealed } from "../db/platform-cookies";
+import { DomainError } from "../domain/errors.ts";
+import type { Sealed } from "../db/platform-cookies.ts";
 
 const MIN_SECRET_LENGTH = 32;
 

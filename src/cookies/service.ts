@@ -6,10 +6,10 @@
  * never logged and never in an API answer (those carry counts and dates).
  */
 import { PLATFORM_SITES, platformOfUrl, type PlatformId, type PlatformSite } from "#contract";
-import { deleteCookies, findCookies, putCookies, type StoredCookies } from "../db/platform-cookies";
-import { DomainError } from "../domain/errors";
-import { openCookies, sealCookies } from "./crypto";
-import { checkCookiesFile, MAX_COOKIES_BYTES } from "./netscape";
+import { deleteCookies, findCookies, putCookies, type StoredCookies } from "../db/platform-cookies.ts";
+import { DomainError } from "../domain/errors.ts";
+import { openCookies, sealCookies } from "./crypto.ts";
+import { checkCookiesFile, MAX_COOKIES_BYTES } from "./netscape.ts";
 
 export function siteOf(platform: PlatformId): PlatformSite {
   const site = PLATFORM_SITES.find((s) => s.id === platform);

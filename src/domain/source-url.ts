@@ -5,7 +5,7 @@
  * The WHATWG URL parser has already normalised odd IPv4 spellings
  * (0x7f.1, 2130706433, 0177.0.0.1) to dotted decimal, and IPv6 to hex groups.
  */
-import { DomainError } from "./errors";
+import { DomainError } from "./errors.ts";
 
 export const MAX_VIDEO_URL_LENGTH = 2048;
 

@@ -7,8 +7,8 @@
  */
 import { Hono } from "hono";
 import { CALLBACK_PREFIX } from "#contract";
-import type { AppEnv } from "../http/app-env";
-import { framed } from "../http/app-frame";
-import { callbacks } from "./routes";
+import type { AppEnv } from "../http/app-env.ts";
+import { framed } from "../http/app-frame.ts";
+import { callbacks } from "./routes.ts";
 
 export const engineChannelApp = framed(new Hono<AppEnv>()).route(CALLBACK_PREFIX, callbacks);

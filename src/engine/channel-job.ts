@@ -6,11 +6,11 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { Job } from "../db/jobs";
-import { keepEngineAwake } from "../fleet/engine-host";
-import type { AppEnv } from "../http/app-env";
-import { DomainError } from "../domain/errors";
-import { liveProcessingJob } from "./live-job";
+import type { Job } from "../db/jobs.ts";
+import { keepEngineAwake } from "../fleet/engine-host.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { DomainError } from "../domain/errors.ts";
+import { liveProcessingJob } from "./live-job.ts";
 
 export interface ChannelEnv {
   Bindings: Env;

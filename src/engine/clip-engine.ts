@@ -7,10 +7,10 @@
  * export ContainerProxy from @cloudflare/containers.)
  */
 import { Container, type OutboundHandler, type StopParams } from "@cloudflare/containers";
-import { engineChannelApp } from "./channel-app";
+import { engineChannelApp } from "./channel-app.ts";
 import { CALLBACK_PREFIX, ENGINE_PORT } from "#contract";
-import { engineExited } from "../jobs/engine-exit";
-import { callbackBase, engineVerifyKey, INTERNAL_CALLBACK_HOST } from "../settings";
+import { engineExited } from "../jobs/engine-exit.ts";
+import { callbackBase, engineVerifyKey, INTERNAL_CALLBACK_HOST } from "../settings.ts";
 
 /**
  * The engine's whole environment. Its settings come from here, never from a

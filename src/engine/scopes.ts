@@ -9,7 +9,7 @@
  * the rule that grants it). docs/architecture.md "Engine credentials" says so too.
  */
 import { platformOfUrl } from "#contract";
-import type { Job } from "../db/jobs";
+import type { Job } from "../db/jobs.ts";
 
 export const SCOPES = {
   /** progress, probe, complete, fail, interrupted: the job's own reports and transitions. */

@@ -9,8 +9,8 @@
  */
 import { getContainer } from "@cloudflare/containers";
 import { ENGINE_SIGNATURE_HEADER, signEngineRequest } from "#contract";
-import { withTimeout } from "../lib/timeout";
-import { engineSigningKey } from "../settings";
+import { withTimeout } from "../lib/timeout.ts";
+import { engineSigningKey } from "../settings.ts";
 
 /** Why a start failed, as the consumer classified it (engine/dispatch.ts); counted for operators. */
 export type StartFailureKind =

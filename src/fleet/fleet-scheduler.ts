@@ -18,14 +18,14 @@
  * is bounded by the capacity or by one account's jobs.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { JobMessage } from "./job-message";
-import { roundFor } from "./fair-rule";
-import * as tables from "./fleet-tables";
-import { engineHosts, stopEngine, type StartFailureKind, type StartProblem } from "./engine-host";
-import { fleetLimits, type FleetLimits } from "./limits";
-import { RankedLine } from "./ranked-line";
-import { fleetScheduler } from "./stub";
-import { fleetTime } from "./time";
+import type { JobMessage } from "./job-message.ts";
+import { roundFor } from "./fair-rule.ts";
+import * as tables from "./fleet-tables.ts";
+import { engineHosts, stopEngine, type StartFailureKind, type StartProblem } from "./engine-host.ts";
+import { fleetLimits, type FleetLimits } from "./limits.ts";
+import { RankedLine } from "./ranked-line.ts";
+import { fleetScheduler } from "./stub.ts";
+import { fleetTime } from "./time.ts";
 
 export interface Grant {
   jobId: string;
@@ -42,7 +42,7 @@ export type Claim =
   /** Another chain owns the job now (or the fleet let it go): drop the message. */
   | { state: "stale"; grants: Grant[] };
 
-export type { StartFailureKind, StartProblem } from "./engine-host";
+export type { StartFailureKind, StartProblem } from "./engine-host.ts";
 
 export type StartFailure =
   | { action: "retry"; dispatch: number; delaySeconds: number }

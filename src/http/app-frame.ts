@@ -6,10 +6,10 @@
  * by it, so a callback answers alike whichever of them serves it.
  */
 import type { Hono } from "hono";
-import type { AppEnv } from "./app-env";
-import { handleError, handleNotFound } from "./problem";
-import { requestId } from "./request-id";
-import { drainUnreadBody } from "./unread-body";
+import type { AppEnv } from "./app-env.ts";
+import { handleError, handleNotFound } from "./problem.ts";
+import { requestId } from "./request-id.ts";
+import { drainUnreadBody } from "./unread-body.ts";
 
 export function framed<A extends Hono<AppEnv>>(app: A): A {
   // First in, last out: whatever a handler left of the request body is read before the answer leaves (unread-body.ts).

@@ -13,7 +13,7 @@
  *
  * Off unless set; production never sets it.
  */
-import { countsD1Queries, isolateD1Totals as totals, withCountedD1, withD1Totals, type D1Counts } from "../db/query-count";
+import { countsD1Queries, isolateD1Totals as totals, withCountedD1, withD1Totals, type D1Counts } from "../db/query-count.ts";
 
 export { countsD1Queries, withD1Totals };
 

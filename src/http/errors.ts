@@ -6,7 +6,7 @@
  * title and meaning. /docs/errors renders it and the OpenAPI document's
  * Problem schema and problem responses are built from it.
  */
-import { DomainError, type DomainErrorDetails, type ErrorCode, type FieldError } from "../domain/errors";
+import { DomainError, type DomainErrorDetails, type ErrorCode, type FieldError } from "../domain/errors.ts";
 
 export type { ErrorCode, FieldError };
 

@@ -1,8 +1,8 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { AppEnv } from "./app-env";
-import { DomainError } from "../domain/errors";
-import { AppError, problemBody, problemStatus } from "./errors";
+import type { AppEnv } from "./app-env.ts";
+import { DomainError } from "../domain/errors.ts";
+import { AppError, problemBody, problemStatus } from "./errors.ts";
 
 const PROBLEM_CONTENT_TYPE = "application/problem+json";
 

@@ -17,10 +17,10 @@
  * over 100 MB on its smallest plans before they reach a Worker).
  */
 import { createMiddleware } from "hono/factory";
-import { drainBody } from "../lib/drain-body";
-import type { AppEnv } from "./app-env";
+import { drainBody } from "../lib/drain-body.ts";
+import type { AppEnv } from "./app-env.ts";
 
-export { drainBody, MAX_DRAIN_BYTES } from "../lib/drain-body";
+export { drainBody, MAX_DRAIN_BYTES } from "../lib/drain-body.ts";
 
 function declaredLengthOf(request: Request): number | null {
   const declared = request.headers.get("content-length");

@@ -3,14 +3,14 @@
  * a page of the list, and cancelling one. Submission is submit-request.ts,
  * a single read read-path.ts.
  */
-import { listClipsOfJobs } from "../db/clips";
-import { ACTIVE_STATUSES, findAccountJob, listJobs, type Job, type JobStatus } from "../db/jobs";
-import { DomainError } from "../domain/errors";
-import { decodeCursor, encodeCursor } from "./cursor";
-import { isJobId } from "./ids";
-import { cancelJob } from "./lifecycle";
-import { presentJob, presentListItem } from "./present";
-import { withLiveStates } from "./read-path";
+import { listClipsOfJobs } from "../db/clips.ts";
+import { ACTIVE_STATUSES, findAccountJob, listJobs, type Job, type JobStatus } from "../db/jobs.ts";
+import { DomainError } from "../domain/errors.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { isJobId } from "./ids.ts";
+import { cancelJob } from "./lifecycle.ts";
+import { presentJob, presentListItem } from "./present.ts";
+import { withLiveStates } from "./read-path.ts";
 
 export function jobNotFound(jobId: string): DomainError {
   return new DomainError("not_found", `No job ${jobId}.`);

@@ -5,7 +5,7 @@
  * longest source. One module for the API and the dashboard's submit form.
  */
 import { ClipConfig, type RemoveSilence, type TimeRange } from "#contract";
-import { DomainError } from "../domain/errors";
+import { DomainError } from "../domain/errors.ts";
 
 /** What a submission may set on top of its configuration; undefined: the configuration's value. */
 export interface SteeringInput {

@@ -6,14 +6,14 @@
  * key and same request within 24 hours: the first answer again, never a
  * second job).
  */
-import type { Job } from "../db/jobs";
-import { claimIdempotencyKey, findIdempotencyRecord, PENDING_STATUS, releaseIdempotencyKey } from "../db/idempotency";
-import type { PlanLimits } from "../db/plans";
-import { DomainError } from "../domain/errors";
-import { presentJob } from "./present";
-import { checkCaptionsUrl, checkVideoUrl } from "../domain/source-url";
-import { checkVideoType, createJob, type Submission } from "./submit";
-import type { SubmitJobInput } from "./submit-contract";
+import type { Job } from "../db/jobs.ts";
+import { claimIdempotencyKey, findIdempotencyRecord, PENDING_STATUS, releaseIdempotencyKey } from "../db/idempotency.ts";
+import type { PlanLimits } from "../db/plans.ts";
+import { DomainError } from "../domain/errors.ts";
+import { presentJob } from "./present.ts";
+import { checkCaptionsUrl, checkVideoUrl } from "../domain/source-url.ts";
+import { checkVideoType, createJob, type Submission } from "./submit.ts";
+import type { SubmitJobInput } from "./submit-contract.ts";
 
 /** The answer to a submission (the API's SubmitJobResponse). */
 export interface SubmitJobAnswer {

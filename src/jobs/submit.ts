@@ -3,21 +3,21 @@
  * submit form: video type check, credits, saved configuration, the
  * account's active-job slot (its Durable Object), insert and enqueue.
  */
-import { accountState } from "../account/stub";
-import { getUsage } from "../db/accounts";
-import { getConfig } from "../db/configs";
-import { claimHeldGuard, deleteIdempotencyRecord, holdsClaim, storeIdempotentResponseStatement } from "../db/idempotency";
-import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
-import { engineConfigProblem, engineLimits, maxQueueSeconds, misconfiguredVariable } from "../settings";
+import { accountState } from "../account/stub.ts";
+import { getUsage } from "../db/accounts.ts";
+import { getConfig } from "../db/configs.ts";
+import { claimHeldGuard, deleteIdempotencyRecord, holdsClaim, storeIdempotentResponseStatement } from "../db/idempotency.ts";
+import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs.ts";
+import { engineConfigProblem, engineLimits, maxQueueSeconds, misconfiguredVariable } from "../settings.ts";
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type ClipConfig, type VideoType } from "#contract";
-import { findLogo } from "../db/logos";
-import { DomainError } from "../domain/errors";
-import type { JobMessage } from "../fleet/job-message";
-import { deleteUndispatchedJobEvents } from "../db/webhooks";
-import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "./outbox";
-import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source";
-import { newJobId } from "./ids";
-import { checkTimeRange, steeredConfig, type SteeringInput } from "./steering";
+import { findLogo } from "../db/logos.ts";
+import { DomainError } from "../domain/errors.ts";
+import type { JobMessage } from "../fleet/job-message.ts";
+import { deleteUndispatchedJobEvents } from "../db/webhooks.ts";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "./outbox.ts";
+import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source.ts";
+import { newJobId } from "./ids.ts";
+import { checkTimeRange, steeredConfig, type SteeringInput } from "./steering.ts";
 
 export function checkVideoType(value: string): VideoType {
   const allowed: readonly string[] = VIDEO_TYPES;

@@ -15,11 +15,11 @@
  * The ages below leave the transition's own attempt time to finish first, so
  * the sweep only takes over what was truly left behind.
  */
-import { listUnsettledJobs, markSettleAttempted } from "../db/jobs";
-import { dispatchStaleEvents, requeueUnsentDeliveries } from "./outbox";
-import { clearDeletedPublications } from "./deleted-publications";
-import { moveLegacyTranscripts } from "./job-objects";
-import { settleEndedJob } from "./settle";
+import { listUnsettledJobs, markSettleAttempted } from "../db/jobs.ts";
+import { dispatchStaleEvents, requeueUnsentDeliveries } from "./outbox.ts";
+import { clearDeletedPublications } from "./deleted-publications.ts";
+import { moveLegacyTranscripts } from "./job-objects.ts";
+import { settleEndedJob } from "./settle.ts";
 
 /** An ended job unsettled this long had its own releases fail or crash. */
 export const SETTLE_AFTER_MS = 30_000;

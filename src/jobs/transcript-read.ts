@@ -1,9 +1,9 @@
 /** A job's transcript as its owner reads it (the REST route and the MCP tool). */
 import type { Transcript } from "#contract";
-import type { Job } from "../db/jobs";
-import { DomainError } from "../domain/errors";
-import { loadOwnJob } from "./account-jobs";
-import { loadTranscript, noTranscriptReason } from "./transcript-store";
+import type { Job } from "../db/jobs.ts";
+import { DomainError } from "../domain/errors.ts";
+import { loadOwnJob } from "./account-jobs.ts";
+import { loadTranscript, noTranscriptReason } from "./transcript-store.ts";
 
 /** The account's job and its transcript; not_found for another account's job, transcript_not_found with the reason. */
 export async function readOwnTranscript(env: Env, accountId: string, jobId: string): Promise<{ job: Job; transcript: Transcript }> {

@@ -12,10 +12,10 @@
  * a deleted object. A job reading the logo meanwhile gets one whole image.
  */
 import { MAX_LOGO_BYTES, type LogoContentType } from "#contract";
-import { deleteLogo, findLogo, putLogo, type Logo } from "../db/logos";
-import { DomainError } from "../domain/errors";
-import { privateBucket } from "../jobs/storage";
-import { checkLogoImage } from "./image";
+import { deleteLogo, findLogo, putLogo, type Logo } from "../db/logos.ts";
+import { DomainError } from "../domain/errors.ts";
+import { privateBucket } from "../jobs/storage.ts";
+import { checkLogoImage } from "./image.ts";
 
 /** Where one write of a logo lives: its content's hash, then a random id of the write (no two writes share a key). */
 export function logoKey(accountId: string, sha256: string): string {

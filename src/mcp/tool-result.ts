@@ -8,8 +8,8 @@
  * as structured content.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { DomainError } from "../domain/errors";
-import { AppError, problemBody } from "../http/errors";
+import type { DomainError } from "../domain/errors.ts";
+import { AppError, problemBody } from "../http/errors.ts";
 
 export function toolResult(data: Record<string, unknown>, text?: string): CallToolResult {
   return {

@@ -8,11 +8,11 @@
  */
 import type { CallToolResult, McpServer, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import type { AuthInfo } from "../http/app-env";
-import { AppError } from "../http/errors";
-import { DomainError } from "../domain/errors";
-import { toolInput } from "./tool-input";
-import { toolError, unexpectedToolError } from "./tool-result";
+import type { AuthInfo } from "../http/app-env.ts";
+import { AppError } from "../http/errors.ts";
+import { DomainError } from "../domain/errors.ts";
+import { toolInput } from "./tool-input.ts";
+import { toolError, unexpectedToolError } from "./tool-result.ts";
 
 /**
  * The tool calls one HTTP request may run: what the request window granted

@@ -4,11 +4,11 @@
  * it when the job ends. The job's video_url is an internal `upload://` URL
  * whose last segment is the file name, so the engine titles it like a link.
  */
-import { DomainError } from "../domain/errors";
-import { isUploadId } from "./ids";
-import { notFound, uploadError } from "./service";
-import { uploadState } from "./stub";
-import { wellFormed } from "./tus-metadata";
+import { DomainError } from "../domain/errors.ts";
+import { isUploadId } from "./ids.ts";
+import { notFound, uploadError } from "./service.ts";
+import { uploadState } from "./stub.ts";
+import { wellFormed } from "./tus-metadata.ts";
 
 export interface ClaimedUpload {
   uploadId: string;

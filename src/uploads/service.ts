@@ -4,12 +4,12 @@
  * its plan, talks to the upload's Durable Object and turns its answer into
  * tus headers or an DomainError with a stable code.
  */
-import type { PlanLimits } from "../db/plans";
-import { DomainError } from "../domain/errors";
-import { isUploadId, newUploadId } from "./ids";
-import { accountState } from "../account/stub";
-import { MAX_PATCH_BYTES, maxUploadBytes, OPEN_UPLOAD_MARGIN_MS, partSizeFor, UPLOAD_TTL_MS } from "./limits";
-import { uploadState } from "./stub";
+import type { PlanLimits } from "../db/plans.ts";
+import { DomainError } from "../domain/errors.ts";
+import { isUploadId, newUploadId } from "./ids.ts";
+import { accountState } from "../account/stub.ts";
+import { MAX_PATCH_BYTES, maxUploadBytes, OPEN_UPLOAD_MARGIN_MS, partSizeFor, UPLOAD_TTL_MS } from "./limits.ts";
+import { uploadState } from "./stub.ts";
 import {
   checkTusVersion,
   fileNameOf,
@@ -20,8 +20,8 @@ import {
   TUS_EXTENSIONS,
   TUS_RESPONSE_HEADERS,
   TUS_VERSION,
-} from "./tus-headers";
-import type { UploadFailure, UploadView } from "./upload-state";
+} from "./tus-headers.ts";
+import type { UploadFailure, UploadView } from "./upload-state.ts";
 
 export interface UploadCaller {
   accountId: string;

@@ -3,8 +3,8 @@
  * version negotiation, Upload-Length / Upload-Offset as non-negative
  * integers, and Upload-Metadata as comma-separated `key base64value` pairs.
  */
-import { DomainError } from "../domain/errors";
-import { fileNameFromMetadata, parseMetadataHeader } from "./tus-metadata";
+import { DomainError } from "../domain/errors.ts";
+import { fileNameFromMetadata, parseMetadataHeader } from "./tus-metadata.ts";
 
 export const TUS_VERSION = "1.0.0";
 export const TUS_EXTENSIONS = ["creation", "termination", "expiration"] as const;

@@ -1,10 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
-import { accountState } from "../account/stub";
-import { ACTIVE_STATUSES, findJob } from "../db/jobs";
-import { discardBody } from "./discard-body";
-import { uploadKey } from "./ids";
-import { CLAIM_RECHECK_MS, MAX_PATCH_BYTES, OPEN_UPLOAD_MARGIN_MS, STAGING_ROW_BYTES, TOMBSTONE_TTL_MS, UPLOAD_TTL_MS } from "./limits";
-import { createUploadTables, UploadTables, type NewUpload, type UploadMeta, type UploadStatus } from "./upload-tables";
+import { accountState } from "../account/stub.ts";
+import { ACTIVE_STATUSES, findJob } from "../db/jobs.ts";
+import { discardBody } from "./discard-body.ts";
+import { uploadKey } from "./ids.ts";
+import { CLAIM_RECHECK_MS, MAX_PATCH_BYTES, OPEN_UPLOAD_MARGIN_MS, STAGING_ROW_BYTES, TOMBSTONE_TTL_MS, UPLOAD_TTL_MS } from "./limits.ts";
+import { createUploadTables, UploadTables, type NewUpload, type UploadMeta, type UploadStatus } from "./upload-tables.ts";
 
 export type { NewUpload, UploadStatus };
 

@@ -4,8 +4,8 @@
  * (local development) is on. Checked when an endpoint is saved and again
  * before every attempt, since the rules may have tightened in between.
  */
-import { DomainError } from "../domain/errors";
-import { isPrivateHost } from "../domain/source-url";
+import { DomainError } from "../domain/errors.ts";
+import { isPrivateHost } from "../domain/source-url.ts";
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 

@@ -1,6 +1,6 @@
 /** The event types a webhook endpoint can subscribe to, and the body every event is sent as. */
 
-import { JOB_EVENT_TYPES, type JobEventType } from "../db/webhooks";
+import { JOB_EVENT_TYPES, type JobEventType } from "../db/webhooks.ts";
 
 export { JOB_EVENT_TYPES, type JobEventType };
 

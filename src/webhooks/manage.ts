@@ -13,14 +13,14 @@ import {
   type Delivery,
   type EndpointChanges,
   type WebhookEndpoint,
-} from "../db/webhooks";
-import { DomainError } from "../domain/errors";
-import { newId } from "../lib/random";
-import { allowPrivateDestinations, checkWebhookUrl } from "./destination";
-import { isJobEventType, TEST_EVENT_TYPE, type JobEventType } from "./events";
-import { enqueueFirstAttempts, newDeliveryId, publishEvent, type QueuedDelivery } from "./publish";
-import { MAX_DESCRIPTION_LENGTH, MAX_WEBHOOKS_PER_ACCOUNT } from "./schemas";
-import { newSecret } from "./secret";
+} from "../db/webhooks.ts";
+import { DomainError } from "../domain/errors.ts";
+import { newId } from "../lib/random.ts";
+import { allowPrivateDestinations, checkWebhookUrl } from "./destination.ts";
+import { isJobEventType, TEST_EVENT_TYPE, type JobEventType } from "./events.ts";
+import { enqueueFirstAttempts, newDeliveryId, publishEvent, type QueuedDelivery } from "./publish.ts";
+import { MAX_DESCRIPTION_LENGTH, MAX_WEBHOOKS_PER_ACCOUNT } from "./schemas.ts";
+import { newSecret } from "./secret.ts";
 
 /** The previous secret keeps signing this long after a rotation. */
 export const ROTATION_OVERLAP_SECONDS = 24 * 3600;

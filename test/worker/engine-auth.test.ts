@@ -1,11 +1,11 @@
 /** The engine channel accepts only the per-job token the Worker signed. */
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { ClipEngine } from "../../src/engine/clip-engine";
-import { signEngineToken, verifyEngineToken } from "../../src/engine/token";
-import { expectAck, FakeEngine } from "./engine-stub";
-import { createAccount, expectProblem } from "./helpers";
-import { getJob, startJob } from "./jobs-helpers";
+import { ClipEngine } from "../../src/engine/clip-engine.ts";
+import { signEngineToken, verifyEngineToken } from "../../src/engine/token.ts";
+import { expectAck, FakeEngine } from "./engine-stub.ts";
+import { createAccount, expectProblem } from "./helpers.ts";
+import { getJob, startJob } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -7,8 +7,8 @@
  * accounts and the whole size table.
  */
 import { describe, it } from "vitest";
-import { expectFairFleet, scenario, summarize } from "./fleet/scenario";
-import { runFleetSimulation } from "./fleet/simulation";
+import { expectFairFleet, scenario, summarize } from "./fleet/scenario.ts";
+import { runFleetSimulation } from "./fleet/simulation.ts";
 
 describe("fleet simulation", () => {
   it("serves every job fairly within the instance limit through a deploy, failing and stranding none", async () => {

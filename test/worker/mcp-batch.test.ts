@@ -6,8 +6,8 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ok, problem, TOOL_NAMES, type ToolAnswer } from "../e2e/harness/mcp-answers";
-import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers";
+import { ok, problem, TOOL_NAMES, type ToolAnswer } from "../e2e/harness/mcp-answers.ts";
+import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
 
 interface RpcAnswer {
   id: number | string | null;

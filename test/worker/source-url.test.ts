@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../../src/domain/errors";
-import { checkVideoUrl, isPrivateHost } from "../../src/domain/source-url";
+import { DomainError } from "../../src/domain/errors.ts";
+import { checkVideoUrl, isPrivateHost } from "../../src/domain/source-url.ts";
 
 describe("isPrivateHost", () => {
   it.each([

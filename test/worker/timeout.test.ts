@@ -5,7 +5,7 @@
  * is rejected and its signal aborted when the time is up.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { withTimeout } from "../../src/lib/timeout";
+import { withTimeout } from "../../src/lib/timeout.ts";
 
 beforeEach(() => {
   vi.useFakeTimers();

@@ -4,12 +4,12 @@
  * the session in place of an API key.
  */
 import { Hono } from "hono";
-import { AppError } from "../../http/errors";
-import { DomainError } from "../../domain/errors";
-import { EXPORT_FORMATS, type ExportFormat } from "../../jobs/export/index";
-import { exportOwnJob } from "../../jobs/export/read";
-import type { DashboardEnv } from "../env";
-import { sessionOf } from "../security/session";
+import { AppError } from "../../http/errors.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { EXPORT_FORMATS, type ExportFormat } from "../../jobs/export/index.ts";
+import { exportOwnJob } from "../../jobs/export/read.ts";
+import type { DashboardEnv } from "../env.ts";
+import { sessionOf } from "../security/session.ts";
 
 function isExportFormat(value: string | undefined): value is ExportFormat {
   return (EXPORT_FORMATS as readonly string[]).includes(value ?? "");

@@ -6,15 +6,15 @@
  */
 import { Hono, type Context } from "hono";
 import { MAX_LOGO_BYTES, MAX_LOGO_PIXELS } from "#contract";
-import { findLogo, type Logo } from "../../db/logos";
-import { AppError } from "../../http/errors";
-import { DomainError } from "../../domain/errors";
-import { readLogo, removeLogo, storeLogo } from "../../logos/service";
-import { Alert, ConfirmForm, CsrfField, Notice } from "../components/form";
-import { Layout } from "../components/layout";
-import { Time } from "../components/time";
-import type { DashboardEnv } from "../env";
-import { sessionOf } from "../security/session";
+import { findLogo, type Logo } from "../../db/logos.ts";
+import { AppError } from "../../http/errors.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { readLogo, removeLogo, storeLogo } from "../../logos/service.ts";
+import { Alert, ConfirmForm, CsrfField, Notice } from "../components/form.tsx";
+import { Layout } from "../components/layout.tsx";
+import { Time } from "../components/time.tsx";
+import type { DashboardEnv } from "../env.ts";
+import { sessionOf } from "../security/session.ts";
 
 export const LOGO_PAGE_PATH = "/dashboard/logo";
 /** The multipart form around a 1 MiB image: the image, the CSRF field and the part headers. */

@@ -1,8 +1,8 @@
 import { createMiddleware } from "hono/factory";
-import { readBodyCapped } from "../../http/capped-body";
-import { AppError, problemBody } from "../../http/errors";
-import { DomainError } from "../../domain/errors";
-import type { DashboardEnv } from "../env";
+import { readBodyCapped } from "../../http/capped-body.ts";
+import { AppError, problemBody } from "../../http/errors.ts";
+import { DomainError } from "../../domain/errors.ts";
+import type { DashboardEnv } from "../env.ts";
 
 /**
  * Caps a form's body at `maxBytes`, with or without Content-Length: the body

@@ -1,9 +1,9 @@
 /** A job's cut as an editor project (the REST route and the MCP tool): the account's completed job, in one format. */
-import { listClips } from "../../db/clips";
-import { DomainError } from "../../domain/errors";
-import { loadOwnJob } from "../account-jobs";
-import { exportTimeline } from "./from-job";
-import { EXPORT_WRITERS, type ExportFormat } from "./index";
+import { listClips } from "../../db/clips.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { loadOwnJob } from "../account-jobs.ts";
+import { exportTimeline } from "./from-job.ts";
+import { EXPORT_WRITERS, type ExportFormat } from "./index.ts";
 
 export interface ExportedCut {
   body: string;
