@@ -180,7 +180,7 @@ describe("package boundaries", () => {
   });
 
   it("every relative import names its file with the extension", () => {
-    const dirs = ["src", "test", "container/src", "container/test", "client/src", "client/test", "scripts", "bench"];
+    const dirs = ["src", "test", "contract/src", "container/src", "container/test", "client/src", "client/test", "scripts", "bench"];
     const bare = dirs
       .flatMap(sourceFiles)
       .flatMap((file) => importsOfText(file, readFileSync(path.join(root, file), "utf8")))
