@@ -2,7 +2,7 @@
  * What a job's callback token may call. Every route of the engine channel
  * (under /internal/v1/jobs/:job_id) belongs to one scope; a token lists the
  * scopes its job was granted at dispatch, and the token middleware
- * (callbacks.ts) refuses a route outside them, or in no scope at all.
+ * (routes.ts) refuses a route outside them, or in no scope at all.
  *
  * The one place to extend: a new channel route gets its line in
  * CHANNEL_ROUTES (with an existing scope, or a new one added to SCOPES with

@@ -6,7 +6,7 @@
  * - ended jobs not yet settled: their releases again (settle.ts), those
  *   least recently tried first, so a job whose releases keep failing takes
  *   its turn and never starves newer ones;
- * - job events still undispatched: dispatched (webhooks/outbox.ts);
+ * - job events still undispatched: dispatched (outbox.ts);
  * - deliveries whose first attempt was never queued: queued again;
  * - transcripts stored in the public bucket under the older layout: moved to the private one;
  * - deleted jobs' publication keys, once no completion attempt can still be

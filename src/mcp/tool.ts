@@ -16,7 +16,7 @@ import { toolError, unexpectedToolError } from "./tool-result.ts";
 
 /**
  * The tool calls one HTTP request may run: what the request window granted
- * it (one for a single message, up to one per message of a batch, route.ts).
+ * it (one for a single message, up to one per message of a batch, routes.ts).
  * Each tool call takes one; once none is left, `refusal` answers it.
  */
 export interface ToolPermits {
