@@ -1,41 +1,34 @@
-import { admin } from "./admin/routes";
-import { configs } from "./api/configs";
-import { errorDocs } from "./api/error-docs";
-import { exportCut } from "./api/export";
-import { clips } from "./api/clips";
-import { health } from "./api/health";
-import { jobs } from "./api/jobs";
-import { logo } from "./api/logo";
-import { cookies } from "./api/cookies";
-import { OPENAPI_PATH, openApiDocumentApp } from "./api/openapi";
-import { CDN_MOUNT, localCdnOnly } from "./cdn/local-only";
-import { transcript } from "./api/transcript";
-import { cdn } from "./cdn/routes";
-import { callbacks } from "./engine/callbacks";
-import { dashboard } from "./dashboard";
-import { DASHBOARD_UPLOADS_PATH, dashboardUploads } from "./dashboard/uploads";
-import { uploads } from "./api/uploads";
-import { usage } from "./api/usage";
-import { videoTypes } from "./api/video-types";
-import { webhooks } from "./webhooks/routes";
-import { apiApp } from "./http/api-app";
-import { apiGuard } from "./http/api-guard";
-import { handleError, handleNotFound } from "./http/problem";
-import { MCP_PATH, mcp } from "./mcp/route";
-import { requestId } from "./http/request-id";
-import { drainUnreadBody } from "./http/unread-body";
+import { admin } from "./admin/routes.ts";
+import { configs } from "./api/configs.ts";
+import { errorDocs } from "./api/error-docs.ts";
+import { exportCut } from "./api/export.ts";
+import { clips } from "./api/clips.ts";
+import { health } from "./api/health.ts";
+import { jobs } from "./api/jobs.ts";
+import { logo } from "./api/logo.ts";
+import { cookies } from "./api/cookies.ts";
+import { OPENAPI_PATH, openApiDocumentApp } from "./api/openapi.ts";
+import { CDN_MOUNT, localCdnOnly } from "./cdn/local-only.ts";
+import { transcript } from "./api/transcript.ts";
+import { cdn } from "./cdn/routes.ts";
+import { callbacks } from "./engine/routes.ts";
+import { CALLBACK_PREFIX } from "#contract";
+import { dashboard } from "./dashboard/routes.tsx";
+import { DASHBOARD_UPLOADS_PATH, dashboardUploads } from "./dashboard/pages/uploads.ts";
+import { uploads } from "./api/uploads.ts";
+import { usage } from "./api/usage.ts";
+import { videoTypes } from "./api/video-types.ts";
+import { webhooks } from "./api/webhooks.ts";
+import { apiApp } from "./http/api-app.ts";
+import { apiGuard } from "./http/api-guard.ts";
+import { MCP_PATH, mcp } from "./mcp/routes.ts";
+import { framed } from "./http/app-frame.ts";
 
 /**
  * The root is an OpenAPIHono: every apiApp() sub-app mounted with app.route()
  * lands in the served OpenAPI document (see src/api/openapi.ts).
  */
-export const app = apiApp();
-
-// First in, last out: whatever a handler left of the request body is read before the answer leaves (unread-body.ts).
-app.use("*", drainUnreadBody);
-app.use("*", requestId);
-app.onError(handleError);
-app.notFound(handleNotFound);
+export const app = framed(apiApp());
 
 // Unauthenticated.
 app.route("/health", health);
@@ -69,6 +62,6 @@ app.route("/dashboard", dashboard);
 app.route("/admin/v1", admin);
 
 // Engine channel (its own authentication), and the local CDN where CDN_URL is this Worker.
-app.route("/internal/v1/jobs", callbacks);
+app.route(CALLBACK_PREFIX, callbacks);
 app.use(`${CDN_MOUNT}/*`, localCdnOnly);
 app.route(CDN_MOUNT, cdn);

@@ -1,17 +1,17 @@
-import { app } from "./app";
-import { countsD1Queries, fetchCountingD1, withD1Totals } from "./http/d1-query-header";
-import { handleQueue } from "./queue/consumer";
-import { handleDeadLetters, JOBS_DEAD_LETTER_QUEUE } from "./queue/dead-letter";
-import { handleWebhookQueue, WEBHOOK_QUEUE } from "./webhooks/consumer";
-import { handleWebhookDeadLetters, WEBHOOK_DEAD_LETTER_QUEUE } from "./webhooks/dead-letter";
-import { runSweep } from "./jobs/sweep";
+import { app } from "./app.ts";
+import { countsD1Queries, fetchCountingD1, withD1Totals } from "./http/d1-query-header.ts";
+import { handleQueue } from "./queue/consumer.ts";
+import { handleDeadLetters, JOBS_DEAD_LETTER_QUEUE } from "./queue/dead-letter.ts";
+import { handleWebhookQueue, WEBHOOK_QUEUE } from "./webhooks/consumer.ts";
+import { handleWebhookDeadLetters, WEBHOOK_DEAD_LETTER_QUEUE } from "./webhooks/dead-letter.ts";
+import { runSweep } from "./jobs/sweep.ts";
 
-export { AccountState } from "./account/account-state";
-export { ClipEngine } from "./engine/container";
-export { FleetScheduler } from "./fleet/fleet-scheduler";
-export { UploadState } from "./uploads/upload-state";
-export { ClientGate } from "./gate/client-gate";
-export { AiBudget } from "./ai/budget";
+export { AccountState } from "./jobs/account-state.ts";
+export { ClipEngine } from "./engine/clip-engine.ts";
+export { FleetScheduler } from "./fleet/fleet-scheduler.ts";
+export { UploadState } from "./uploads/upload-state.ts";
+export { ClientGate } from "./gate/client-gate.ts";
+export { AiBudget } from "./ai/budget.ts";
 // The Container's outbound interception (engine callbacks to clipjobs.internal) runs through this entrypoint.
 export { ContainerProxy } from "@cloudflare/containers";
 

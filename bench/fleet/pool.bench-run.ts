@@ -18,8 +18,8 @@
  */
 import { env } from "cloudflare:test";
 import { it } from "vitest";
-import { quantile } from "../../test/worker/fleet/simulation";
-import { installPoolPrototypeFix, uninstallPoolPrototypeFix } from "../../test/worker/pool-prototype-fix";
+import { quantile } from "../../test/worker/fleet/simulation.ts";
+import { installPoolPrototypeFix, uninstallPoolPrototypeFix } from "../../test/worker/pool-prototype-fix.ts";
 
 async function callCost(name: string): Promise<number[]> {
   const stub = env.ACCOUNTS.get(env.ACCOUNTS.idFromName(name));

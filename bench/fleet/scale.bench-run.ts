@@ -10,8 +10,8 @@
  * requests a minute for the account). Every check of the CI run applies.
  */
 import { it } from "vitest";
-import { effectiveCapacity, expectFairFleet, expectJudgedFleet, figures, judgementLine, scenario, summarize } from "../../test/worker/fleet/scenario";
-import { runFleetSimulation } from "../../test/worker/fleet/simulation";
+import { effectiveCapacity, expectFairFleet, expectJudgedFleet, figures, judgementLine, scenario, summarize } from "../../test/worker/fleet/scenario.ts";
+import { runFleetSimulation } from "../../test/worker/fleet/simulation.ts";
 
 it("10,030 jobs from 1,000 accounts through a rollout", async () => {
   const options = scenario({

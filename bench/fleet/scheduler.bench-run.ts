@@ -13,10 +13,10 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { it } from "vitest";
-import type { FleetScheduler } from "../../src/fleet/fleet-scheduler";
-import type { FleetLimits } from "../../src/fleet/limits";
-import { privateFleet } from "../../test/worker/fleet/harness";
-import { quantile } from "../../test/worker/fleet/simulation";
+import type { FleetScheduler } from "../../src/fleet/fleet-scheduler.ts";
+import type { FleetLimits } from "../../src/fleet/limits.ts";
+import { privateFleet } from "../../test/worker/fleet/harness.ts";
+import { quantile } from "../../test/worker/fleet/simulation.ts";
 
 const SIZES = [1_000, 10_000, 50_000];
 const CAPACITY = 100;

@@ -7,8 +7,8 @@
  * account submitting as many jobs as there are instances.
  */
 import { it } from "vitest";
-import { expectJudgedFleet, figures, PLATFORM, withHeadroom } from "../../test/worker/fleet/scenario";
-import { quantile, runFleetSimulation, waits } from "../../test/worker/fleet/simulation";
+import { expectJudgedFleet, figures, PLATFORM, withHeadroom } from "../../test/worker/fleet/scenario.ts";
+import { quantile, runFleetSimulation, waits } from "../../test/worker/fleet/simulation.ts";
 
 const CAPACITIES = [1, 5, 20, 100];
 const LOADS = [1, 2, 4];

@@ -1,16 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Job } from "../db/jobs";
-import { silenceTimeoutSeconds } from "../settings";
-import { countsD1Queries, withD1Totals } from "../http/d1-query-header";
-import { expireOverdueJob } from "../jobs/lifecycle";
-import * as slots from "./active-slots";
-import { KeyRevocations } from "./key-revocations";
-import { JobWaiters } from "./job-waiters";
-import * as live from "./live-jobs";
-import * as uploads from "./open-uploads";
-import { PlanLimits } from "./plan-limits";
-import { RequestWindow, type HitResult } from "./request-window";
-import * as watchdog from "./watchdog";
+import type { Job } from "../db/jobs.ts";
+import { silenceTimeoutSeconds } from "../settings.ts";
+import { countsD1Queries, withD1Totals } from "../db/query-count.ts";
+import * as slots from "./active-slots.ts";
+import { KeyRevocations } from "./key-revocations.ts";
+import { JobWaiters } from "./job-waiters.ts";
+import * as live from "./live-jobs.ts";
+import * as uploads from "./open-uploads.ts";
+import { PlanLimits } from "./plan-limits.ts";
+import { RequestWindow, type HitResult } from "./request-window.ts";
+import * as watchdog from "./watchdog.ts";
 
 export type AdmitResult = { revoked: true } | ({ revoked: false } & HitResult & { granted: number; job?: live.LiveJobView });
 
@@ -36,8 +35,15 @@ export const EXPIRY_RETRY_MS = 30_000;
  * the watchdog deadlines of the account's processing jobs. RPC methods that
  * decide something are synchronous (memory and synchronous SQL only), so the
  * runtime never interleaves two of them.
+ *
+ * What an overdue job's expiry does to the job itself is the jobs domain's
+ * (src/jobs/account-state.ts completes this class with it), so the account
+ * never imports the lifecycle that calls it.
  */
-export class AccountState extends DurableObject<Env> {
+export abstract class AccountObject extends DurableObject<Env> {
+  /** Fails, requeues or repairs an overdue job; "ended" when the job no longer holds anything here. */
+  protected abstract expireOverdueJob(accountId: string, jobId: string): Promise<"ended" | "repaired">;
+
   /** Public for tests (runInDurableObject); not an RPC method. */
   readonly requestWindow: RequestWindow;
   private readonly revocations: KeyRevocations;
@@ -299,7 +305,7 @@ export class AccountState extends DurableObject<Env> {
       }
       try {
         if (!accountId) throw new Error("account id unknown to this Durable Object");
-        if ((await expireOverdueJob(this.env, accountId, jobId)) === "ended") {
+        if ((await this.expireOverdueJob(accountId, jobId)) === "ended") {
           watchdog.clearDeadline(sql, jobId);
           slots.releaseSlot(sql, jobId);
           live.endJob(sql, jobId, Date.now());

@@ -15,7 +15,7 @@
  *
  * Ended and deleted rows are pruned beyond MAX_SETTLED_ROWS per account.
  */
-import { ACTIVE_STATUSES, type Job, type JobStatus } from "../db/jobs";
+import { ACTIVE_STATUSES, type Job, type JobStatus } from "../db/jobs.ts";
 
 /** Ended and deleted jobs remembered per account (the oldest are forgotten first). */
 export const MAX_SETTLED_ROWS = 1000;

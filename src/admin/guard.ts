@@ -10,11 +10,11 @@
  * ADMIN_TOKEN) whatever it presents, and each isolate logs the reason once.
  */
 import { createMiddleware } from "hono/factory";
-import { ADMIN_ADDRESS_POLICY, admitClientAddress } from "../gate/pre-auth-limit";
-import type { AppEnv } from "../http/app-env";
-import { AppError } from "../http/errors";
-import { bearerToken } from "../http/auth";
-import { sha256Hex, timingSafeEqualText } from "../keys/api-key";
+import { ADMIN_ADDRESS_POLICY, admitClientAddress } from "../http/pre-auth-limit.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { AppError } from "../http/errors.ts";
+import { bearerToken } from "../http/auth.ts";
+import { sha256Hex, timingSafeEqualText } from "../keys/api-key.ts";
 
 /** The shortest ADMIN_TOKEN the operator API opens for (e.g. openssl rand -base64 32 gives 44). */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;

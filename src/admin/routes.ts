@@ -1,17 +1,17 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { createAccount, findAccountByEmail, getAccount, getUsage, grantCredits, setAccountPlan, usageToJson } from "../db/accounts";
-import { accountState } from "../account/stub";
-import { apiKeyToJson, getApiKey, listApiKeys } from "../db/api-keys";
-import { getPlan, listPlans, planToJson } from "../db/plans";
-import type { AppEnv } from "../http/app-env";
-import { jsonBodyGuard } from "../http/body-guard";
-import { AppError } from "../http/errors";
-import { validate } from "../http/validate";
-import { adminGuard } from "./guard";
-import { revokeKey } from "../keys/revoke";
-import { issueApiKey } from "../keys/issue";
-import { fleetOverview } from "../fleet/overview";
+import { createAccount, findAccountByEmail, getAccount, getUsage, grantCredits, setAccountPlan, usageToJson } from "../db/accounts.ts";
+import { accountState } from "../account/stub.ts";
+import { apiKeyToJson, getApiKey, listApiKeys } from "../db/api-keys.ts";
+import { getPlan, listPlans, planToJson } from "../db/plans.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { jsonBodyGuard } from "../http/body-guard.ts";
+import { AppError } from "../http/errors.ts";
+import { validate } from "../http/validate.ts";
+import { adminGuard } from "./guard.ts";
+import { revokeKey } from "../keys/revoke.ts";
+import { issueApiKey } from "../keys/issue.ts";
+import { fleetOverview } from "../fleet/overview.ts";
 
 const CreateAccountBody = z.object({
   email: z.email().max(254),

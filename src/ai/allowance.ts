@@ -13,8 +13,8 @@
  * engine takes as "not available" and goes on without.
  */
 import { SIMILARITY_MAX_TEXT_CHARS, TRANSCRIBE_CHUNK_OVERLAP_SECONDS, TRANSCRIBE_MAX_CHUNK_SECONDS } from "#contract";
-import type { Job } from "../db/jobs";
-import { AppError } from "../http/errors";
+import type { Job } from "../db/jobs.ts";
+import { DomainError } from "../domain/errors.ts";
 
 export const DEFAULT_TRANSCRIBE_MARGIN_SECONDS = 60;
 
@@ -33,7 +33,7 @@ export function transcriptionAllowanceSeconds(job: Pick<Job, "sourceDurationSeco
 export function checkTranslationScope(job: Pick<Job, "id" | "config">, targetLanguage: string): void {
   const wanted = job.config.caption_language ?? null;
   if (wanted === null || wanted !== targetLanguage) {
-    throw new AppError(
+    throw new DomainError(
       "ai_scope_exceeded",
       `Job ${job.id} translates only into its caption_language (${wanted ?? "none"}), not ${targetLanguage}.`,
     );
@@ -44,7 +44,7 @@ export function checkSimilarityScope(job: Pick<Job, "id" | "config">, query: str
   const prompt = job.config.prompt ?? null;
   // The engine sends the prompt cut to the contract's text limit.
   if (prompt === null || prompt.slice(0, SIMILARITY_MAX_TEXT_CHARS) !== query) {
-    throw new AppError("ai_scope_exceeded", `Job ${job.id} matches only its own prompt by meaning; the query is not it.`);
+    throw new DomainError("ai_scope_exceeded", `Job ${job.id} matches only its own prompt by meaning; the query is not it.`);
   }
 }
 
@@ -59,7 +59,7 @@ export async function claimAudioSeconds(env: Env, job: Pick<Job, "id" | "sourceD
     .bind(seconds, job.id, allowance)
     .run();
   if (claimed.meta.changes !== 1) {
-    throw new AppError(
+    throw new DomainError(
       "ai_scope_exceeded",
       `Job ${job.id} has used its speech-to-text allowance (${Math.round(allowance)} s of audio: its source, the chunks' overlap and ${transcribeMarginSeconds(env)} s).`,
     );

@@ -10,7 +10,7 @@
  * WorkersAiError carrying the status and the API's errors.
  */
 import { z } from "zod";
-import type { AiRunner } from "./runner.ts";
+import type { AiRunner } from "./ai-runner.ts";
 import { WorkersAiError } from "./errors.ts";
 
 export const DEFAULT_WORKERS_AI_BASE_URL = "https://api.cloudflare.com/client/v4";

@@ -13,14 +13,9 @@
  */
 import { restAiRunner, DEFAULT_WORKERS_AI_BASE_URL } from "./rest.ts";
 
-export interface AiRunOptions {
-  signal?: AbortSignal;
-}
+import type { AiRunner } from "./ai-runner.ts";
 
-/** What every AI call site needs: the binding's `run`, structurally. */
-export interface AiRunner {
-  run(model: string, input: object, options?: AiRunOptions): Promise<unknown>;
-}
+export type { AiRunner, AiRunOptions } from "./ai-runner.ts";
 
 /** The settings that choose the transport (wrangler.toml [vars], .dev.vars, secrets). */
 export interface AiTransportSettings {

@@ -3,10 +3,10 @@
  * version rendered from the source), or cut a new one from the source.
  */
 import { z } from "@hono/zod-openapi";
-import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app";
-import type { ErrorCode } from "../http/errors";
-import { ClipAddBody, ClipEditBody } from "../jobs/clip-edit/contract";
-import { addClip, ClipAnswer, editClip, readClip } from "../jobs/clip-edit/service";
+import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app.ts";
+import type { ErrorCode } from "../http/errors.ts";
+import { ClipAddBody, ClipEditBody } from "../jobs/clip-edit/contract.ts";
+import { addClip, ClipAnswer, editClip, readClip } from "../jobs/clip-edit/service.ts";
 
 const JobParam = z.object({
   job_id: z.string().openapi({ param: { name: "job_id", in: "path" }, example: "job_7mQ2x9KfT4vLp8sRz3Wc" }),

@@ -1,17 +1,17 @@
 import { z } from "@hono/zod-openapi";
-import { saveConfig } from "../configs/save";
-import { deleteConfig, getConfig, listConfigs, savedConfigToJson } from "../db/configs";
-import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app";
-import { AppError } from "../http/errors";
-import { requireJsonBody } from "../http/json-body";
-import { ConfigBody, ConfigList, SavedConfig } from "./openapi-schemas";
+import { saveConfig } from "../configs/save.ts";
+import { deleteConfig, getConfig, listConfigs, savedConfigToJson } from "../db/configs.ts";
+import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app.ts";
+import { AppError } from "../http/errors.ts";
+import { requireJsonBody } from "../http/json-body.ts";
+import { ConfigBody, ConfigList, SavedConfig } from "./openapi-schemas.ts";
 
 /** Lower-case letters, digits, `_` and `-`; safe in URLs, logs and file names. */
 export const CONFIG_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const ConfigName = z.string().regex(CONFIG_NAME_PATTERN, {
   message: "must be 1-64 characters: lower-case letters, digits, '_' or '-', starting with a letter or digit",
 });
-export { MAX_CONFIGS_PER_ACCOUNT } from "../configs/save";
+export { MAX_CONFIGS_PER_ACCOUNT } from "../configs/save.ts";
 
 const NameParam = z.object({ name: ConfigName.openapi({ param: { name: "name", in: "path" }, example: "shorts" }) });
 

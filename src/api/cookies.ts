@@ -9,13 +9,14 @@
  */
 import { z } from "@hono/zod-openapi";
 import { PLATFORM_IDS } from "#contract";
-import { MAX_COOKIES_BYTES } from "../cookies/netscape";
-import { cookiesToJson, cookiesTooLarge, removeCookies, storeCookies } from "../cookies/service";
-import { findCookies, listCookies } from "../db/platform-cookies";
-import { apiApp, apiRoute, jsonContent } from "../http/api-app";
-import { mediaType, readBodyCapped } from "../http/capped-body";
-import { AppError } from "../http/errors";
-import { PlatformCookies, PlatformCookiesList } from "./openapi-schemas";
+import { MAX_COOKIES_BYTES } from "../cookies/netscape.ts";
+import { cookiesToJson, cookiesTooLarge, removeCookies, storeCookies } from "../cookies/service.ts";
+import { findCookies, listCookies } from "../db/platform-cookies.ts";
+import { apiApp, apiRoute, jsonContent } from "../http/api-app.ts";
+import { mediaType, readBodyCapped } from "../http/capped-body.ts";
+import { AppError } from "../http/errors.ts";
+import { DomainError } from "../domain/errors.ts";
+import { PlatformCookies, PlatformCookiesList } from "./openapi-schemas.ts";
 
 const ACCEPTED_MEDIA_TYPES = new Set(["text/plain", "application/octet-stream"]);
 
@@ -87,7 +88,7 @@ export const cookies = apiApp()
     try {
       bytes = await readBodyCapped(c.req.raw, MAX_COOKIES_BYTES);
     } catch (err) {
-      if (err instanceof AppError && err.code === "payload_too_large") throw cookiesTooLarge();
+      if (err instanceof DomainError && err.code === "payload_too_large") throw cookiesTooLarge();
       throw err;
     }
     const { created, cookies: stored } = await storeCookies(c.env, c.get("auth").accountId, platform, bytes);

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { FAILURE_CODES } from "#contract";
-import type { AppEnv } from "../http/app-env";
-import { ERROR_CODES, type ErrorCode } from "../http/errors";
+import type { AppEnv } from "../http/app-env.ts";
+import { ERROR_CODES, type ErrorCode } from "../http/errors.ts";
 
 /** What each job failure code (`error.code` of a failed job) means. */
 export const FAILURE_CODE_MEANINGS: Partial<Record<(typeof FAILURE_CODES)[number], string>> = {

@@ -4,11 +4,11 @@
  * says what each format carries).
  */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../http/app-env";
-import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors";
-import { fieldErrors } from "../http/validate";
-import { EXPORT_FORMATS } from "../jobs/export/index";
-import { exportOwnJob } from "../jobs/export/read";
+import type { AppEnv } from "../http/app-env.ts";
+import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors.ts";
+import { fieldErrors } from "../http/validate.ts";
+import { EXPORT_FORMATS } from "../jobs/export/index.ts";
+import { exportOwnJob } from "../jobs/export/read.ts";
 
 /** Problem codes this operation answers, besides those of every keyed route. */
 export const EXPORT_ERRORS: readonly ErrorCode[] = ["invalid_request", "not_found", "job_not_completed"];

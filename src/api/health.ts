@@ -1,5 +1,5 @@
-import { apiApp, apiRoute } from "../http/api-app";
-import { Health } from "./openapi-schemas";
+import { apiApp, apiRoute } from "../http/api-app.ts";
+import { Health } from "./openapi-schemas.ts";
 
 const healthRoute = apiRoute({
   method: "get",

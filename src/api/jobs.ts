@@ -1,20 +1,20 @@
 /** The jobs resource (SPEC section 4): submit, status, list, cancel, delete. */
 import { z } from "@hono/zod-openapi";
-import { accountState } from "../account/stub";
-import { deleteClipsOfJob } from "../db/clips";
-import { rememberDeletedPublication } from "../db/deleted-publications";
-import { ACTIVE_STATUSES, deleteFinishedJob, JOB_STATUSES } from "../db/jobs";
-import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app";
-import { AppError } from "../http/errors";
-import { MAX_WAIT_SECONDS, preferredWaitSeconds } from "../http/prefer";
-import { cancelOwnJob, jobNotFound, listJobPage, loadOwnJob } from "../jobs/account-jobs";
-import { readJobHeld } from "../jobs/held-read";
-import { readJob } from "../jobs/read-path";
-import { deleteAllJobObjects } from "../jobs/job-objects";
-import { releaseJobUpload } from "../uploads/job-source";
-import { IdempotencyKey, SubmitJobBody } from "../jobs/submit-contract";
-import { submitJob } from "../jobs/submit-request";
-import { Job as JobSchema, JobList, SubmitJobResponse } from "./openapi-schemas";
+import { accountState } from "../account/stub.ts";
+import { deleteClipsOfJob } from "../db/clips.ts";
+import { rememberDeletedPublication } from "../db/deleted-publications.ts";
+import { ACTIVE_STATUSES, deleteFinishedJob, JOB_STATUSES } from "../db/jobs.ts";
+import { apiApp, apiRoute, BODY_ERRORS, jsonContent } from "../http/api-app.ts";
+import { AppError } from "../http/errors.ts";
+import { MAX_WAIT_SECONDS, preferredWaitSeconds } from "../http/prefer.ts";
+import { cancelOwnJob, jobNotFound, listJobPage, loadOwnJob } from "../jobs/account-jobs.ts";
+import { readJobHeld } from "../jobs/held-read.ts";
+import { readJob } from "../jobs/read-path.ts";
+import { deleteAllJobObjects } from "../jobs/job-objects.ts";
+import { releaseJobUpload } from "../uploads/job-source.ts";
+import { IdempotencyKey, SubmitJobBody } from "../jobs/submit-contract.ts";
+import { submitJob } from "../jobs/submit-request.ts";
+import { Job as JobSchema, JobList, SubmitJobResponse } from "./openapi-schemas.ts";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 

@@ -6,12 +6,13 @@
  */
 import { z } from "@hono/zod-openapi";
 import { MAX_LOGO_BYTES } from "#contract";
-import { findLogo } from "../db/logos";
-import { apiApp, apiRoute, jsonContent } from "../http/api-app";
-import { mediaType, readBodyCapped } from "../http/capped-body";
-import { AppError } from "../http/errors";
-import { logoToJson, logoTooLarge, readLogo, removeLogo, storeLogo } from "../logos/service";
-import { Logo } from "./openapi-schemas";
+import { findLogo } from "../db/logos.ts";
+import { apiApp, apiRoute, jsonContent } from "../http/api-app.ts";
+import { mediaType, readBodyCapped } from "../http/capped-body.ts";
+import { AppError } from "../http/errors.ts";
+import { DomainError } from "../domain/errors.ts";
+import { logoToJson, logoTooLarge, readLogo, removeLogo, storeLogo } from "../logos/service.ts";
+import { Logo } from "./openapi-schemas.ts";
 
 /** The body is judged by its bytes; the declared type only has to say it is an image (or bytes). */
 const ACCEPTED_MEDIA_TYPES = new Set(["image/png", "image/jpeg", "application/octet-stream"]);
@@ -85,7 +86,7 @@ export const logo = apiApp()
     try {
       bytes = await readBodyCapped(c.req.raw, MAX_LOGO_BYTES);
     } catch (err) {
-      if (err instanceof AppError && err.code === "payload_too_large") throw logoTooLarge();
+      if (err instanceof DomainError && err.code === "payload_too_large") throw logoTooLarge();
       throw err;
     }
     const { created, logo: saved } = await storeLogo(c.env, c.get("auth").accountId, bytes);

@@ -14,9 +14,9 @@
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { VIDEO_TYPES } from "#contract";
-import { apiApp, apiRoute, HEADER_COMPONENTS, PROBLEM_COMPONENT } from "../http/api-app";
-import type { AppEnv } from "../http/app-env";
-import { Problem } from "./openapi-schemas";
+import { apiApp, apiRoute, HEADER_COMPONENTS, PROBLEM_COMPONENT } from "../http/api-app.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { Problem } from "./openapi-schemas.ts";
 
 type OpenApiDocument = ReturnType<OpenAPIHono["getOpenAPI31Document"]>;
 type DocumentConfig = Parameters<OpenAPIHono["getOpenAPI31Document"]>[0];

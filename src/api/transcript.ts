@@ -5,11 +5,11 @@
  */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { TranscriptSentence, TranscriptSource, TranscriptWord } from "#contract";
-import type { AppEnv } from "../http/app-env";
-import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors";
-import { fieldErrors } from "../http/validate";
-import { readOwnTranscript } from "../jobs/transcript-read";
-import { TRANSCRIPT_RENDERINGS } from "../jobs/transcript-store";
+import type { AppEnv } from "../http/app-env.ts";
+import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors.ts";
+import { fieldErrors } from "../http/validate.ts";
+import { readOwnTranscript } from "../jobs/transcript-read.ts";
+import { TRANSCRIPT_RENDERINGS } from "../jobs/transcript-store.ts";
 
 export const TRANSCRIPT_FORMATS = ["json", "vtt", "srt", "txt"] as const;
 

@@ -6,9 +6,9 @@
  */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../http/app-env";
-import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors";
-import { fieldErrors } from "../http/validate";
+import type { AppEnv } from "../http/app-env.ts";
+import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors.ts";
+import { fieldErrors } from "../http/validate.ts";
 import {
   appendToUpload,
   createUpload,
@@ -17,9 +17,9 @@ import {
   terminateUpload,
   uploadHeaders,
   type TusRequest,
-} from "../uploads/service";
-import { TUS_VERSION } from "../uploads/tus-headers";
-import type { UploadView } from "../uploads/upload-state";
+} from "../uploads/service.ts";
+import { TUS_VERSION } from "../uploads/tus-headers.ts";
+import type { UploadView } from "../uploads/upload-state.ts";
 
 const UploadIdParam = z.object({
   upload_id: z.string().openapi({ param: { name: "upload_id", in: "path" }, example: "upl_4Xq9a1B2c3D4e5F6g7H8i9" }),

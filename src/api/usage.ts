@@ -1,7 +1,7 @@
-import { getUsage, usageToJson } from "../db/accounts";
-import { apiApp, apiRoute } from "../http/api-app";
-import { AppError } from "../http/errors";
-import { Usage } from "./openapi-schemas";
+import { getUsage, usageToJson } from "../db/accounts.ts";
+import { apiApp, apiRoute } from "../http/api-app.ts";
+import { AppError } from "../http/errors.ts";
+import { Usage } from "./openapi-schemas.ts";
 
 const usageRoute = apiRoute({
   method: "get",

@@ -5,8 +5,8 @@
  * reads, no second public copy of the clips with its own caching.
  */
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../http/app-env";
-import { AppError } from "../http/errors";
+import type { AppEnv } from "../http/app-env.ts";
+import { AppError } from "../http/errors.ts";
 
 export const CDN_MOUNT = "/cdn";
 

@@ -6,10 +6,10 @@
  * Mounted behind localCdnOnly: only where CDN_URL names this Worker's /cdn.
  */
 import { Hono, type Context } from "hono";
-import type { AppEnv } from "../http/app-env";
-import { AppError } from "../http/errors";
-import { CLIP_CACHE_CONTROL } from "../jobs/storage";
-import { parseRange } from "./range";
+import type { AppEnv } from "../http/app-env.ts";
+import { AppError } from "../http/errors.ts";
+import { CLIP_CACHE_CONTROL } from "../jobs/storage.ts";
+import { parseRange } from "./range.ts";
 
 function etagMatches(ifNoneMatch: string, etag: string): boolean {
   if (ifNoneMatch.trim() === "*") return true;

@@ -5,7 +5,8 @@
  * platform are the associated data, so a ciphertext copied to another
  * account's row or platform does not decrypt.
  */
-import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors.ts";
+import type { Sealed } from "../db/platform-cookies.ts";
 
 const MIN_SECRET_LENGTH = 32;
 
@@ -22,11 +23,11 @@ function unbase64(text: string): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-/** The AES key, or an AppError when the operator has not set a usable COOKIES_KEY. */
+/** The AES key, or an DomainError when the operator has not set a usable COOKIES_KEY. */
 async function cookiesKey(env: Pick<Env, "COOKIES_KEY">): Promise<CryptoKey> {
   const secret = env.COOKIES_KEY ?? "";
   if (secret.length < MIN_SECRET_LENGTH) {
-    throw new AppError("service_unavailable", "Storing platform cookies is not set up on this service (the operator has not set COOKIES_KEY).");
+    throw new DomainError("service_unavailable", "Storing platform cookies is not set up on this service (the operator has not set COOKIES_KEY).");
   }
   const material = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), "HKDF", false, ["deriveKey"]);
   return crypto.subtle.deriveKey(
@@ -42,10 +43,7 @@ function associatedData(accountId: string, platform: string): Uint8Array<ArrayBu
   return new Uint8Array(new TextEncoder().encode(`${accountId}\n${platform}`));
 }
 
-export interface Sealed {
-  iv: string;
-  ciphertext: string;
-}
+export type { Sealed };
 
 export async function sealCookies(env: Pick<Env, "COOKIES_KEY">, accountId: string, platform: string, text: string): Promise<Sealed> {
   const key = await cookiesKey(env);

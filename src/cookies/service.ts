@@ -6,10 +6,10 @@
  * never logged and never in an API answer (those carry counts and dates).
  */
 import { PLATFORM_SITES, platformOfUrl, type PlatformId, type PlatformSite } from "#contract";
-import { deleteCookies, findCookies, putCookies, type StoredCookies } from "../db/platform-cookies";
-import { AppError } from "../http/errors";
-import { openCookies, sealCookies } from "./crypto";
-import { checkCookiesFile, MAX_COOKIES_BYTES } from "./netscape";
+import { deleteCookies, findCookies, putCookies, type StoredCookies } from "../db/platform-cookies.ts";
+import { DomainError } from "../domain/errors.ts";
+import { openCookies, sealCookies } from "./crypto.ts";
+import { checkCookiesFile, MAX_COOKIES_BYTES } from "./netscape.ts";
 
 export function siteOf(platform: PlatformId): PlatformSite {
   const site = PLATFORM_SITES.find((s) => s.id === platform);
@@ -17,8 +17,8 @@ export function siteOf(platform: PlatformId): PlatformSite {
   return site;
 }
 
-export function cookiesTooLarge(): AppError {
-  return new AppError("cookies_too_large", `The cookies file is larger than ${MAX_COOKIES_BYTES} bytes (100 KiB): export only the platform's cookies.`);
+export function cookiesTooLarge(): DomainError {
+  return new DomainError("cookies_too_large", `The cookies file is larger than ${MAX_COOKIES_BYTES} bytes (100 KiB): export only the platform's cookies.`);
 }
 
 export async function storeCookies(env: Env, accountId: string, platform: PlatformId, bytes: Uint8Array): Promise<{ created: boolean; cookies: StoredCookies }> {
@@ -27,10 +27,10 @@ export async function storeCookies(env: Env, accountId: string, platform: Platfo
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    throw new AppError("invalid_cookies", "The cookies file is not UTF-8 text.");
+    throw new DomainError("invalid_cookies", "The cookies file is not UTF-8 text.");
   }
   const check = checkCookiesFile(text, siteOf(platform));
-  if (!check.ok) throw new AppError("invalid_cookies", check.problem);
+  if (!check.ok) throw new DomainError("invalid_cookies", check.problem);
   const sealed = await sealCookies(env, accountId, platform, check.text);
   return putCookies(env.DB, {
     accountId,

@@ -1,4 +1,4 @@
-import type { AppEnv } from "../http/app-env";
+import type { AppEnv } from "../http/app-env.ts";
 
 /** The signed-in visitor, as the session middleware found them. */
 export interface DashboardSession {

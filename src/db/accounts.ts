@@ -7,8 +7,8 @@
  * period, like the plan's own credits. `credits_reserved` carries over: it
  * belongs to jobs still running across the month boundary.
  */
-import { newId } from "../keys/random";
-import { PLAN_COLUMNS, planFromRow, type PlanLimits, type PlanRow } from "./plans";
+import { newId } from "../lib/random.ts";
+import { PLAN_COLUMNS, planFromRow, type PlanLimits, type PlanRow } from "./plans.ts";
 
 export interface Account {
   id: string;

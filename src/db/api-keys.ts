@@ -1,5 +1,5 @@
 /** API keys: only the SHA-256 of a key is stored, with its visible prefix and last four. */
-import { PLAN_COLUMNS, planFromRow, type PlanLimits, type PlanRow } from "./plans";
+import { PLAN_COLUMNS, planFromRow, type PlanLimits, type PlanRow } from "./plans.ts";
 
 export interface ApiKeyRecord {
   id: string;

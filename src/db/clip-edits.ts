@@ -5,7 +5,7 @@
  * once per edit.
  */
 import type { ClipConfig, ClipEdit } from "#contract";
-import type { StoredCorrection } from "./clips";
+import type { StoredCorrection } from "./clips.ts";
 
 export type EditStatus = "queued" | "rendering" | "published" | "failed";
 export type EditKind = "edit" | "add";

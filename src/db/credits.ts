@@ -5,7 +5,7 @@
  * statement that guards it, so it happens at most once per job.
  */
 import type { TimeRange } from "#contract";
-import { claimReservation, confirmReservation, type JobStatus } from "./jobs";
+import { claimReservation, confirmReservation, type JobStatus } from "./jobs.ts";
 
 /** One credit per started minute of source video. */
 export function creditsForDuration(durationSeconds: number): number {

@@ -1,6 +1,11 @@
 /** Each account's sealed cookies files (migration 0032), one per platform. */
 import type { PlatformId } from "#contract";
-import type { Sealed } from "../cookies/crypto";
+
+/** A cookies file sealed by src/cookies/crypto.ts: AES-GCM, both parts base64. */
+export interface Sealed {
+  iv: string;
+  ciphertext: string;
+}
 
 export interface StoredCookies {
   accountId: string;

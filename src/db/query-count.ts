@@ -108,3 +108,24 @@ export function withCountedD1(env: Env, counts: D1Counts, ...tallies: D1Tally[])
 export function withTalliedD1(env: Env, tally: D1Tally): Env {
   return { ...env, DB: countingD1(env.DB, [tallyInto(tally)]) };
 }
+
+interface CountSwitch {
+  D1_QUERY_COUNT?: string;
+}
+
+/** The D1_QUERY_COUNT switch (src/http/d1-query-header.ts): local benches only, off unless set. */
+export function countsD1Queries(env: Env): boolean {
+  return (env as Env & CountSwitch).D1_QUERY_COUNT === "header";
+}
+
+export interface D1Totals extends D1Tally {
+  engineCallbacks: number;
+}
+
+/** The running totals of this isolate since it started: requests, waitUntil work and queue batches alike. */
+export const isolateD1Totals: D1Totals = { queries: 0, writes: 0, writesByTable: {}, engineCallbacks: 0 };
+
+/** A queue batch's (or a Durable Object's) D1 statements go into the isolate's totals. */
+export function withD1Totals(env: Env): Env {
+  return withTalliedD1(env, isolateD1Totals);
+}

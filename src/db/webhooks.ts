@@ -1,5 +1,8 @@
 /** Webhook endpoints, events and deliveries: every SQL statement on those tables. */
-import type { JobEventType } from "../webhooks/events";
+
+/** The job event types an endpoint subscribes to (the `events` column); src/webhooks/events.ts lists them for the API. */
+export const JOB_EVENT_TYPES = ["job.queued", "job.processing", "job.completed", "job.failed", "job.canceled", "clip.updated", "clip.created"] as const;
+export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
 
 export type DisabledReason = "gone" | "failing";
 export type DeliveryStatus = "pending" | "succeeded" | "failed" | "canceled";
@@ -302,7 +305,7 @@ export function insertEvent(db: D1Database, event: WebhookEvent): D1PreparedStat
     .bind(event.id, event.accountId, event.type, event.body, event.createdAt);
 }
 
-// ---- the job event outbox (src/webhooks/outbox.ts) ----
+// ---- the job event outbox (src/jobs/outbox.ts) ----
 
 export interface OutboxEvent extends WebhookEvent {
   jobId: string;

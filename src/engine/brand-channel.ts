@@ -12,14 +12,14 @@
  */
 import { Hono, type Context } from "hono";
 import { TranslateRequest, TRANSLATE_MAX_BODY_BYTES } from "#contract";
-import { mediaType, readBodyCapped } from "../http/capped-body";
-import { AppError } from "../http/errors";
-import { readLogo } from "../logos/service";
-import { cookiesForJob } from "../cookies/service";
-import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job";
-import { translateTexts, TranslationFailed, TranslationUnavailable } from "./translate";
-import { checkTranslationScope } from "../ai/allowance";
-import { jobAiRunner } from "../ai/usage";
+import { mediaType, readBodyCapped } from "../http/capped-body.ts";
+import { AppError } from "../http/errors.ts";
+import { readLogo } from "../logos/service.ts";
+import { cookiesForJob } from "../cookies/service.ts";
+import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job.ts";
+import { translateTexts, TranslationFailed, TranslationUnavailable } from "./translate.ts";
+import { checkTranslationScope } from "../ai/allowance.ts";
+import { jobAiRunner } from "../ai/usage.ts";
 
 async function translateBody(c: Context<ChannelEnv>): Promise<TranslateRequest> {
   if (mediaType(c.req.header("Content-Type")) !== "application/json") {

@@ -6,11 +6,11 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { Job } from "../db/jobs";
-import { keepEngineAwake } from "../fleet/engine-host";
-import type { AppEnv } from "../http/app-env";
-import { AppError } from "../http/errors";
-import { liveProcessingJob } from "./live-job";
+import type { Job } from "../db/jobs.ts";
+import { keepEngineAwake } from "../fleet/engine-host.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { DomainError } from "../domain/errors.ts";
+import { liveProcessingJob } from "./live-job.ts";
 
 export interface ChannelEnv {
   Bindings: Env;
@@ -25,7 +25,7 @@ export const liveJob = createMiddleware<ChannelEnv>(async (c, next) => {
 
 export function jobOf(c: Context<ChannelEnv>): Job {
   const job = c.get("job");
-  if (!job) throw new AppError("unauthorized", "A valid engine token for this job is required.");
+  if (!job) throw new DomainError("unauthorized", "A valid engine token for this job is required.");
   return job;
 }
 

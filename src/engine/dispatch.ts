@@ -5,13 +5,13 @@
  * and read the same way.
  */
 import { StartJob, StartJobAccepted, type StartJob as StartJobBody } from "#contract";
-import { classifyStartAnswer, EngineStartError, engineHosts } from "../fleet/engine-host";
-import { EngineMisconfiguredError, engineConfigProblem, engineLimits, tokenTtlSeconds } from "../settings";
-import { grantedScopes } from "./scopes";
-import { signEngineToken } from "./token";
-import type { Job } from "../db/jobs";
+import { classifyStartAnswer, EngineStartError, engineHosts } from "../fleet/engine-host.ts";
+import { EngineMisconfiguredError, engineConfigProblem, engineLimits, tokenTtlSeconds } from "../settings.ts";
+import { grantedScopes } from "./scopes.ts";
+import { signEngineToken } from "./token.ts";
+import type { Job } from "../db/jobs.ts";
 
-export { EngineStartError } from "../fleet/engine-host";
+export { EngineStartError } from "../fleet/engine-host.ts";
 
 const START_TIMEOUT_MS = 30_000;
 

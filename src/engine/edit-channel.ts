@@ -13,19 +13,19 @@
  * opened to an edit (the engine renders without them).
  */
 import { CompleteReport, FailReport, MAX_CLIP_UPLOAD_BYTES, MAX_ENGINE_REPORT_BYTES, type CallbackAck } from "#contract";
-import { parseRange } from "../cdn/range";
-import { findEdit, revertToQueued, touchEdit, type ClipEditRow } from "../db/clip-edits";
-import { findJob, type Job } from "../db/jobs";
-import { looksLikeCaptions } from "./caption-shape";
-import { MAX_CAPTIONS_UPLOAD_BYTES } from "./speech-channel";
-import { readBodyCapped } from "../http/capped-body";
-import { AppError } from "../http/errors";
-import { uploadKey } from "../uploads/ids";
-import { dropStagedClip, stageClip } from "../jobs/clip-staging";
-import { publishedKey, StagedObjectMissing } from "../jobs/publication";
-import { privateBucket, SRT_CONTENT_TYPE, stagedKey, THUMBNAIL_CONTENT_TYPE, VTT_CONTENT_TYPE } from "../jobs/storage";
-import { enqueueEdit } from "../jobs/clip-edit/dispatch";
-import { editPublicationKey, editStagedKeys, editStagingId, failEditAndClean, publishEdit } from "../jobs/clip-edit/publish";
+import { parseRange } from "../cdn/range.ts";
+import { findEdit, revertToQueued, touchEdit, type ClipEditRow } from "../db/clip-edits.ts";
+import { findJob, type Job } from "../db/jobs.ts";
+import { looksLikeCaptions } from "./caption-shape.ts";
+import { MAX_CAPTIONS_UPLOAD_BYTES } from "./speech-channel.ts";
+import { readBodyCapped } from "../http/capped-body.ts";
+import { AppError } from "../http/errors.ts";
+import { uploadKey } from "../uploads/ids.ts";
+import { dropStagedClip, stageClip } from "../jobs/clip-staging.ts";
+import { publishedKey, StagedObjectMissing } from "../jobs/publication.ts";
+import { privateBucket, SRT_CONTENT_TYPE, stagedKey, THUMBNAIL_CONTENT_TYPE, VTT_CONTENT_TYPE } from "../jobs/storage.ts";
+import { enqueueEdit } from "../jobs/clip-edit/dispatch.ts";
+import { editPublicationKey, editStagedKeys, editStagingId, failEditAndClean, publishEdit } from "../jobs/clip-edit/publish.ts";
 
 const ACK: CallbackAck = { ok: true };
 

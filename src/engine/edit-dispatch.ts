@@ -7,13 +7,13 @@
  * timeout (then failed, nothing charged); refused by the engine: failed.
  */
 import { StartJob, StartJobAccepted, type StartJob as StartJobBody } from "#contract";
-import { findEdit, markRendering, revertToQueued, type ClipEditRow } from "../db/clip-edits";
-import { findJob, type Job } from "../db/jobs";
-import { classifyStartAnswer, EngineStartError, engineHosts } from "../fleet/engine-host";
-import { EDIT_RETRY_DELAY_SECONDS as RETRY_DELAY_SECONDS, EDIT_TIMEOUT_MS, enqueueEdit, failPendingEdit } from "../jobs/clip-edit/dispatch";
-import { engineConfigProblem, engineLimits, EngineMisconfiguredError, tokenTtlSeconds } from "../settings";
-import { grantedScopes } from "./scopes";
-import { signEngineToken } from "./token";
+import { findEdit, markRendering, revertToQueued, type ClipEditRow } from "../db/clip-edits.ts";
+import { findJob, type Job } from "../db/jobs.ts";
+import { classifyStartAnswer, EngineStartError, engineHosts } from "../fleet/engine-host.ts";
+import { EDIT_RETRY_DELAY_SECONDS as RETRY_DELAY_SECONDS, EDIT_TIMEOUT_MS, enqueueEdit, failPendingEdit } from "../jobs/clip-edit/dispatch.ts";
+import { engineConfigProblem, engineLimits, EngineMisconfiguredError, tokenTtlSeconds } from "../settings.ts";
+import { grantedScopes } from "./scopes.ts";
+import { signEngineToken } from "./token.ts";
 
 const START_TIMEOUT_MS = 30_000;
 

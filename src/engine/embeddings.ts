@@ -16,9 +16,9 @@
  */
 import { z } from "zod";
 import { SIMILARITY_MAX_TEXTS, textBatches, type SimilarityResult } from "#contract";
-import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry";
-import { withTimeout } from "../http/timeout";
-import type { AiRunner } from "../ai/runner";
+import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry.ts";
+import { withTimeout } from "../lib/timeout.ts";
+import type { AiRunner } from "../ai/runner.ts";
 
 export const EMBEDDING_MODEL = "@cf/baai/bge-m3";
 /** The query and a whole engine request (SIMILARITY_MAX_TEXTS sentences) in one call. */

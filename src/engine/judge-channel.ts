@@ -7,13 +7,13 @@
  */
 import { Hono, type Context } from "hono";
 import { JUDGE_MAX_BODY_BYTES, JudgeRequest } from "#contract";
-import { mediaType, readBodyCapped } from "../http/capped-body";
-import { AppError } from "../http/errors";
-import { jobAiRunner } from "../ai/usage";
-import { judgeModel } from "../settings";
-import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job";
-import { jobJudgeBudget } from "./judge-budget";
-import { judgeCandidates } from "./judge";
+import { mediaType, readBodyCapped } from "../http/capped-body.ts";
+import { AppError } from "../http/errors.ts";
+import { jobAiRunner } from "../ai/usage.ts";
+import { judgeModel } from "../settings.ts";
+import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job.ts";
+import { jobJudgeBudget } from "./judge-budget.ts";
+import { judgeCandidates } from "./judge.ts";
 
 async function judgeBody(c: Context<ChannelEnv>): Promise<JudgeRequest> {
   if (mediaType(c.req.header("Content-Type")) !== "application/json") {

@@ -16,7 +16,7 @@ import type { JudgeRequest, JudgeResult, JudgeVerdict } from "#contract";
 import { isLocalPlaceholderError, retrying, type RetryPolicy } from "./ai-retry.ts";
 import { chaptersOf, readModelOutput, verdictsOf } from "./judge-answer.ts";
 import { answerSchema, judgeWindows, type JudgeWindow } from "./judge-prompt.ts";
-import { withTimeout } from "../http/timeout.ts";
+import { withTimeout } from "../lib/timeout.ts";
 
 /**
  * The part of the Workers AI binding (or of the REST transport of the same

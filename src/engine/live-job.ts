@@ -10,15 +10,15 @@
  * object missed a transition): D1, the durable record, then decides, and
  * repairs the object when the job is in fact processing.
  */
-import type { Report } from "../account/live-jobs";
-import { accountState } from "../account/stub";
-import { findJob, type Job } from "../db/jobs";
-import { AppError } from "../http/errors";
-import { silenceTimeoutSeconds } from "../settings";
-import { knownJobAccount, rememberJobAccount } from "./job-accounts";
+import type { Report } from "../account/live-jobs.ts";
+import { accountState } from "../account/stub.ts";
+import { findJob, type Job } from "../db/jobs.ts";
+import { DomainError } from "../domain/errors.ts";
+import { silenceTimeoutSeconds } from "../settings.ts";
+import { knownJobAccount, rememberJobAccount } from "./job-accounts.ts";
 
-export function jobNotActive(jobId: string): AppError {
-  return new AppError("job_not_active", `Job ${jobId} is no longer processing; stop work on it.`);
+export function jobNotActive(jobId: string): DomainError {
+  return new DomainError("job_not_active", `Job ${jobId} is no longer processing; stop work on it.`);
 }
 
 /** The job from D1 when it is processing there (and its account remembered); else 409 job_not_active. */

@@ -2,14 +2,14 @@
  * What a job's callback token may call. Every route of the engine channel
  * (under /internal/v1/jobs/:job_id) belongs to one scope; a token lists the
  * scopes its job was granted at dispatch, and the token middleware
- * (callbacks.ts) refuses a route outside them, or in no scope at all.
+ * (routes.ts) refuses a route outside them, or in no scope at all.
  *
  * The one place to extend: a new channel route gets its line in
  * CHANNEL_ROUTES (with an existing scope, or a new one added to SCOPES with
  * the rule that grants it). docs/architecture.md "Engine credentials" says so too.
  */
 import { platformOfUrl } from "#contract";
-import type { Job } from "../db/jobs";
+import type { Job } from "../db/jobs.ts";
 
 export const SCOPES = {
   /** progress, probe, complete, fail, interrupted: the job's own reports and transitions. */

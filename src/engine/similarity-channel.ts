@@ -8,14 +8,14 @@
  */
 import { Hono } from "hono";
 import { SimilarityRequest } from "#contract";
-import type { AppEnv } from "../http/app-env";
-import { readBodyCapped } from "../http/capped-body";
-import { AppError } from "../http/errors";
-import { keepEngineAwake } from "../fleet/engine-host";
-import { EmbeddingFailed, EmbeddingUnavailable, similarities } from "./embeddings";
-import { liveProcessingJob } from "./live-job";
-import { checkSimilarityScope } from "../ai/allowance";
-import { jobAiRunner } from "../ai/usage";
+import type { AppEnv } from "../http/app-env.ts";
+import { readBodyCapped } from "../http/capped-body.ts";
+import { AppError } from "../http/errors.ts";
+import { keepEngineAwake } from "../fleet/engine-host.ts";
+import { EmbeddingFailed, EmbeddingUnavailable, similarities } from "./embeddings.ts";
+import { liveProcessingJob } from "./live-job.ts";
+import { checkSimilarityScope } from "../ai/allowance.ts";
+import { jobAiRunner } from "../ai/usage.ts";
 
 /** 101 texts of at most 2,000 characters, in UTF-8 and JSON escapes, with room to spare. */
 const MAX_SIMILARITY_BODY_BYTES = 1024 * 1024;

@@ -13,10 +13,10 @@
  */
 import { Hono, type Context } from "hono";
 import { z } from "zod";
-import type { Job } from "../db/jobs";
-import { mediaType, readBodyCapped } from "../http/capped-body";
-import { AppError } from "../http/errors";
-import { validate } from "../http/validate";
+import type { Job } from "../db/jobs.ts";
+import { mediaType, readBodyCapped } from "../http/capped-body.ts";
+import { AppError } from "../http/errors.ts";
+import { validate } from "../http/validate.ts";
 import {
   privateBucket,
   SRT_CONTENT_TYPE,
@@ -25,7 +25,7 @@ import {
   TRANSCRIPT_CONTENT_TYPE,
   VTT_CONTENT_TYPE,
   type CaptionFormat,
-} from "../jobs/storage";
+} from "../jobs/storage.ts";
 import {
   CHUNK_START_HEADER,
   MAX_TRANSCRIPT_UPLOAD_BYTES,
@@ -35,14 +35,14 @@ import {
   type CallbackAck,
   type CompleteReport,
 } from "#contract";
-import { keepEngineAwake } from "../fleet/engine-host";
-import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job";
-import { liveProcessingJob } from "./live-job";
-import { claimAudioSeconds } from "../ai/allowance";
-import { jobAiRunner } from "../ai/usage";
-import { inspectWav } from "./wav";
-import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable } from "./whisper";
-import { looksLikeCaptions } from "./caption-shape";
+import { keepEngineAwake } from "../fleet/engine-host.ts";
+import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job.ts";
+import { liveProcessingJob } from "./live-job.ts";
+import { claimAudioSeconds } from "../ai/allowance.ts";
+import { jobAiRunner } from "../ai/usage.ts";
+import { inspectWav } from "./wav.ts";
+import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable } from "./whisper.ts";
+import { looksLikeCaptions } from "./caption-shape.ts";
 
 
 /** A clip's captions are a few kilobytes; this leaves room for word-level cues of a 3-minute clip. */

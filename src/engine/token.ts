@@ -8,7 +8,7 @@
  * admin token) has this shape.
  */
 import { decodeBase64Url, encodeBase64Url } from "hono/utils/encode";
-import { isScope, type Scope } from "./scopes";
+import { isScope, type Scope } from "./scopes.ts";
 
 export interface TokenClaims {
   job_id: string;

@@ -21,7 +21,7 @@
 import { z } from "zod";
 import type { TranslateRequest, TranslateResult } from "#contract";
 import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry.ts";
-import { withTimeout } from "../http/timeout.ts";
+import { withTimeout } from "../lib/timeout.ts";
 import type { AiRunner } from "../ai/runner.ts";
 
 /**

@@ -9,13 +9,13 @@
  */
 import { z } from "zod";
 import type { TranscribeResult, TranscriptWord } from "#contract";
-import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry";
-import { withTimeout } from "../http/timeout";
-import type { AiRunner } from "../ai/runner";
+import { DEFAULT_RETRY_POLICY, retrying, type RetryPolicy } from "./ai-retry.ts";
+import { withTimeout } from "../lib/timeout.ts";
+import type { AiRunner } from "../ai/runner.ts";
 
 export const WHISPER_MODEL = "@cf/openai/whisper-large-v3-turbo";
 
-export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./ai-retry";
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./ai-retry.ts";
 
 /** This deployment has no speech-to-text (no AI binding, or `wrangler dev --local`'s placeholder). */
 export class TranscriptionUnavailable extends Error {

@@ -5,9 +5,9 @@
  * queued job is in line. The job lifecycle calls these after its D1
  * transitions; none of them changes a job's status.
  */
-import { sendDispatches } from "./fleet-scheduler";
-import { fleetLimits } from "./limits";
-import { fleetScheduler } from "./stub";
+import { sendDispatches } from "./fleet-scheduler.ts";
+import { fleetLimits } from "./limits.ts";
+import { fleetScheduler } from "./stub.ts";
 
 /** The job ended or left the queue: its engine (or place in line) goes back to the fleet. */
 export async function releaseCapacity(env: Env, jobId: string, options: { noInstance?: boolean } = {}): Promise<void> {

@@ -9,9 +9,22 @@
  */
 import { getContainer } from "@cloudflare/containers";
 import { ENGINE_SIGNATURE_HEADER, signEngineRequest } from "#contract";
-import { withTimeout } from "../http/timeout";
-import { engineSigningKey } from "../settings";
-import type { StartProblem } from "./fleet-scheduler";
+import { withTimeout } from "../lib/timeout.ts";
+import { engineSigningKey } from "../settings.ts";
+
+/** Why a start failed, as the consumer classified it (engine/dispatch.ts); counted for operators. */
+export type StartFailureKind =
+  | "no_instance"
+  | "rate_limited"
+  | "start_failed"
+  | "proxy_failed"
+  | "engine_shutting_down"
+  | "engine_error"
+  | "unreachable"
+  | "misconfigured";
+
+/** A failure kind, or `refused`: the engine's own 4xx to this job's StartJob (the job's fault: no retry). */
+export type StartProblem = StartFailureKind | "refused";
 
 /** The engine could not be reached or refused a request that is not a start (a stop). */
 export class EngineUnavailableError extends Error {

@@ -18,14 +18,14 @@
  * is bounded by the capacity or by one account's jobs.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { JobMessage } from "../queue/message";
-import { roundFor } from "./fair-rule";
-import * as tables from "./fleet-tables";
-import { engineHosts, stopEngine } from "./engine-host";
-import { fleetLimits, type FleetLimits } from "./limits";
-import { RankedLine } from "./ranked-line";
-import { fleetScheduler } from "./stub";
-import { fleetTime } from "./time";
+import type { JobMessage } from "./job-message.ts";
+import { roundFor } from "./fair-rule.ts";
+import * as tables from "./fleet-tables.ts";
+import { engineHosts, stopEngine, type StartFailureKind, type StartProblem } from "./engine-host.ts";
+import { fleetLimits, type FleetLimits } from "./limits.ts";
+import { RankedLine } from "./ranked-line.ts";
+import { fleetScheduler } from "./stub.ts";
+import { fleetTime } from "./time.ts";
 
 export interface Grant {
   jobId: string;
@@ -42,19 +42,7 @@ export type Claim =
   /** Another chain owns the job now (or the fleet let it go): drop the message. */
   | { state: "stale"; grants: Grant[] };
 
-/** Why a start failed, as the consumer classified it (engine/dispatch.ts); counted for operators. */
-export type StartFailureKind =
-  | "no_instance"
-  | "rate_limited"
-  | "start_failed"
-  | "proxy_failed"
-  | "engine_shutting_down"
-  | "engine_error"
-  | "unreachable"
-  | "misconfigured";
-
-/** A failure kind, or `refused`: the engine's own 4xx to this job's StartJob (the job's fault: no retry). */
-export type StartProblem = StartFailureKind | "refused";
+export type { StartFailureKind, StartProblem } from "./engine-host.ts";
 
 export type StartFailure =
   | { action: "retry"; dispatch: number; delaySeconds: number }

@@ -6,7 +6,7 @@
  * indexed range bounded by one account's jobs or by the capacity, never a
  * scan of the line.
  */
-import type { LineEntry } from "./ranked-line";
+import type { LineEntry } from "./ranked-line.ts";
 
 export interface WaitingRow extends Record<string, SqlStorageValue> {
   job_id: string;

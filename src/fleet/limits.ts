@@ -3,7 +3,7 @@
  * these with its call (the FleetScheduler also keeps the last ones it saw for
  * its alarm), so a change of settings applies from the next call.
  */
-import { engineStartBudgetSeconds, engineStopGraceSeconds, fleetCapacity } from "../settings";
+import { engineStartBudgetSeconds, engineStopGraceSeconds, fleetCapacity } from "../settings.ts";
 
 export interface FleetLimits {
   /** Engines that may be held at once (ENGINE_MAX_INSTANCES, within the account's vCPU). */

@@ -5,11 +5,11 @@
  * failures per minute) beside the last hour's failed jobs by code from D1,
  * and the settings that bound it all.
  */
-import { failuresByCodeSince } from "../db/jobs";
-import { engineStartBudgetSeconds, engineStopGraceSeconds } from "../settings";
-import type { FleetStats } from "./fleet-scheduler";
-import { fleetLimits } from "./limits";
-import { fleetScheduler } from "./stub";
+import { failuresByCodeSince } from "../db/jobs.ts";
+import { engineStartBudgetSeconds, engineStopGraceSeconds } from "../settings.ts";
+import type { FleetStats } from "./fleet-scheduler.ts";
+import { fleetLimits } from "./limits.ts";
+import { fleetScheduler } from "./stub.ts";
 
 export interface FleetOverview extends FleetStats {
   /** Failed jobs of the last hour, by error code. */

@@ -8,8 +8,8 @@
  * in that time). The fleet so gets at most one position call per waiting
  * job per interval per location, however often clients poll.
  */
-import type { Job } from "../db/jobs";
-import { fleetScheduler } from "./stub";
+import type { Job } from "../db/jobs.ts";
+import { fleetScheduler } from "./stub.ts";
 
 const CACHE_ORIGIN = "https://fleet-position.clipjobs.internal";
 

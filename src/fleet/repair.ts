@@ -12,13 +12,13 @@
  *   serving it (it got SIGTERM and closed its server), was interrupted (its
  *   `interrupted` report was lost), not silent.
  */
-import { accountState } from "../account/stub";
-import { queuedSince, type Job } from "../db/jobs";
-import { maxQueueSeconds } from "../settings";
-import { engineHosts } from "./engine-host";
-import { sendDispatches } from "./fleet-scheduler";
-import { fleetLimits } from "./limits";
-import { fleetScheduler } from "./stub";
+import { accountState } from "../account/stub.ts";
+import { queuedSince, type Job } from "../db/jobs.ts";
+import { maxQueueSeconds } from "../settings.ts";
+import { engineHosts } from "./engine-host.ts";
+import { sendDispatches } from "./fleet-scheduler.ts";
+import { fleetLimits } from "./limits.ts";
+import { fleetScheduler } from "./stub.ts";
 
 /** The job's queue deadline in epoch ms, or null when the job is gone. */
 export async function queueDeadlineMs(env: Env, jobId: string): Promise<number | null> {

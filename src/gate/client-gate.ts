@@ -11,7 +11,7 @@
  * session that stopped calling leaves no rows behind).
  */
 import { DurableObject } from "cloudflare:workers";
-import { RequestWindow, RESERVE_SECONDS, WINDOW_SECONDS, type HitResult } from "../account/request-window";
+import { RequestWindow, RESERVE_SECONDS, WINDOW_SECONDS, type HitResult } from "../account/request-window.ts";
 
 export class ClientGate extends DurableObject<Env> {
   private readonly window: RequestWindow;

@@ -4,9 +4,9 @@
  * handler's response types and the OpenAPI document come from one object.
  */
 import { createRoute, OpenAPIHono, type RouteConfig, type z } from "@hono/zod-openapi";
-import type { AppEnv } from "./app-env";
-import { ERROR_CODES, type ErrorCode } from "./errors";
-import { rejectInvalid } from "./validate";
+import type { AppEnv } from "./app-env.ts";
+import { ERROR_CODES, type ErrorCode } from "./errors.ts";
+import { rejectInvalid } from "./validate.ts";
 
 /** An OpenAPIHono whose validation failures are the project's problem+json 400. */
 export function apiApp(): OpenAPIHono<AppEnv> {

@@ -1,9 +1,9 @@
 import { every } from "hono/combine";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "./app-env";
-import { authenticate } from "./auth";
-import { jsonBodyGuard } from "./body-guard";
-import { rateLimit } from "./rate-limit";
+import type { AppEnv } from "./app-env.ts";
+import { authenticate } from "./auth.ts";
+import { jsonBodyGuard } from "./body-guard.ts";
+import { rateLimit } from "./rate-limit.ts";
 
 /** Paths under /api/v1 that answer without a key (SPEC section 4). */
 export const PUBLIC_API_PATHS: ReadonlySet<string> = new Set(["/api/v1/openapi.json"]);

@@ -1,5 +1,5 @@
-import type { LiveJobView } from "../account/live-jobs";
-import type { PlanLimits } from "../db/plans";
+import type { LiveJobView } from "../account/live-jobs.ts";
+import type { PlanLimits } from "../db/plans.ts";
 
 /** Who is calling: set by the auth middleware on every authenticated route. */
 export interface AuthInfo {

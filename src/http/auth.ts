@@ -1,10 +1,10 @@
 import { createMiddleware } from "hono/factory";
-import { findCredentialByHash, touchApiKeyLastUsed } from "../db/api-keys";
-import { looksLikeApiKey, sha256Hex, timingSafeEqualText } from "../keys/api-key";
-import type { AppEnv } from "./app-env";
-import { admitClientAddress } from "../gate/pre-auth-limit";
-import { cacheCredential, cachedCredential, isKnownUnknown, rememberUnknown } from "./credential-cache";
-import { AppError } from "./errors";
+import { findCredentialByHash, touchApiKeyLastUsed } from "../db/api-keys.ts";
+import { looksLikeApiKey, sha256Hex, timingSafeEqualText } from "../keys/api-key.ts";
+import type { AppEnv } from "./app-env.ts";
+import { admitClientAddress } from "./pre-auth-limit.ts";
+import { cacheCredential, cachedCredential, isKnownUnknown, rememberUnknown } from "../keys/credential-cache.ts";
+import { AppError } from "./errors.ts";
 
 /** last_used_at is a hint for key owners: written at most this often per key. */
 export const LAST_USED_WRITE_INTERVAL_MS = 60_000;

@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "./app-env";
-import { readBodyCapped } from "./capped-body";
-import { AppError } from "./errors";
+import type { AppEnv } from "./app-env.ts";
+import { readBodyCapped } from "./capped-body.ts";
+import { AppError } from "./errors.ts";
 
 /** SPEC section 5: JSON bodies of at most 16 KiB. */
 export const MAX_JSON_BODY_BYTES = 16 * 1024;

@@ -6,7 +6,7 @@
  * canceled nor read on: drainUnreadBody (unread-body.ts) reads the rest
  * before the 413 leaves, so the answer reaches the client on every path.
  */
-import { AppError } from "./errors";
+import { AppError } from "./errors.ts";
 
 export function bodyTooLarge(maxBytes: number): AppError {
   return new AppError("payload_too_large", `The request body exceeds ${maxBytes} bytes.`);

@@ -13,21 +13,9 @@
  *
  * Off unless set; production never sets it.
  */
-import { withCountedD1, withTalliedD1, type D1Counts, type D1Tally } from "../db/query-count";
+import { countsD1Queries, isolateD1Totals as totals, withCountedD1, withD1Totals, type D1Counts } from "../db/query-count.ts";
 
-interface CountSwitch {
-  D1_QUERY_COUNT?: string;
-}
-
-export interface D1Totals extends D1Tally {
-  engineCallbacks: number;
-}
-
-const totals: D1Totals = { queries: 0, writes: 0, writesByTable: {}, engineCallbacks: 0 };
-
-export function countsD1Queries(env: Env): boolean {
-  return (env as Env & CountSwitch).D1_QUERY_COUNT === "header";
-}
+export { countsD1Queries, withD1Totals };
 
 const ENGINE_CALLBACK = /^\/internal\/v1\/jobs\//;
 
@@ -45,9 +33,4 @@ export async function fetchCountingD1(
   response.headers.set("D1-Writes", String(counts.writes));
   response.headers.set("D1-Totals", JSON.stringify(totals));
   return response;
-}
-
-/** A queue batch's D1 statements go into the isolate's totals. */
-export function withD1Totals(env: Env): Env {
-  return withTalliedD1(env, totals);
 }

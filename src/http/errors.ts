@@ -1,9 +1,21 @@
 /**
- * The one error path of the API (SPEC section 6): every failure is an AppError,
- * rendered by app.onError as RFC 9457 problem+json with a stable `code`.
- * This table is the one list of codes: /docs/errors renders it and the
- * OpenAPI document's Problem schema and problem responses are built from it.
+ * The one error path of the API (SPEC section 6): every failure is a
+ * DomainError (src/domain/errors.ts) or, raised by routes and middleware, an
+ * AppError, rendered by app.onError as RFC 9457 problem+json with a stable
+ * `code`. This table is the one map of codes to HTTP: each code's status,
+ * title and meaning. /docs/errors renders it and the OpenAPI document's
+ * Problem schema and problem responses are built from it.
  */
+import { DomainError, type DomainErrorDetails, type ErrorCode, type FieldError } from "../domain/errors.ts";
+
+export type { ErrorCode, FieldError };
+
+interface ProblemDoc {
+  status: number;
+  title: string;
+  meaning: string;
+}
+
 export const ERROR_CODES = {
   invalid_request: {
     status: 400,
@@ -330,47 +342,32 @@ export const ERROR_CODES = {
     meaning:
       "The operator's configuration stops the service from running jobs (e.g. a missing or weak engine signing key or callback token secret); nothing was created. Retry later.",
   },
-} as const;
+} as const satisfies Record<ErrorCode, ProblemDoc>;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
-
-export interface FieldError {
-  path: string;
-  message: string;
+/** The HTTP status a problem code is answered with. */
+export function problemStatus(err: DomainError): number {
+  return ERROR_CODES[err.code].status;
 }
 
-export class AppError extends Error {
-  readonly code: ErrorCode;
+/** An error raised by a route or middleware: a DomainError that knows its HTTP status. */
+export class AppError extends DomainError {
   readonly status: number;
-  readonly errors?: FieldError[];
-  /** Extra members of the problem document, e.g. `active_job_id`. */
-  readonly extra?: Record<string, unknown>;
-  /** Extra response headers, e.g. `Retry-After`. */
-  readonly headers?: Record<string, string>;
 
-  constructor(
-    code: ErrorCode,
-    detail: string,
-    options: { errors?: FieldError[]; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
-  ) {
-    super(detail);
+  constructor(code: ErrorCode, detail: string, details: DomainErrorDetails = {}) {
+    super(code, detail, details);
     this.name = "AppError";
-    this.code = code;
     this.status = ERROR_CODES[code].status;
-    this.errors = options.errors;
-    this.extra = options.extra;
-    this.headers = options.headers;
   }
 }
 
 /** `type` is a relative URI: the Worker serves the error reference at /docs/errors. */
 export const PROBLEM_TYPE_BASE = "/docs/errors#";
 
-export function problemBody(err: AppError, requestId: string): Record<string, unknown> {
+export function problemBody(err: DomainError, requestId: string): Record<string, unknown> {
   return {
     type: PROBLEM_TYPE_BASE + err.code,
     title: ERROR_CODES[err.code].title,
-    status: err.status,
+    status: problemStatus(err),
     detail: err.message,
     code: err.code,
     request_id: requestId,

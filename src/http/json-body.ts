@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "./app-env";
-import { AppError } from "./errors";
-import { isBlankJson } from "./body-guard";
+import type { AppEnv } from "./app-env.ts";
+import { AppError } from "./errors.ts";
+import { isBlankJson } from "./body-guard.ts";
 
 /**
  * The request body parsed as JSON, for handlers that read it without a

@@ -1,7 +1,8 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { AppEnv } from "./app-env";
-import { AppError, problemBody } from "./errors";
+import type { AppEnv } from "./app-env.ts";
+import { DomainError } from "../domain/errors.ts";
+import { AppError, problemBody, problemStatus } from "./errors.ts";
 
 const PROBLEM_CONTENT_TYPE = "application/problem+json";
 
@@ -9,12 +10,12 @@ function requestIdOf(c: Context<AppEnv>): string {
   return c.get("requestId") ?? "unknown";
 }
 
-/** Renders an AppError as problem+json, keeping headers set earlier (Request-Id, RateLimit). */
-export function renderProblem(c: Context<AppEnv>, err: AppError): Response {
+/** Renders a DomainError (or AppError) as problem+json, keeping headers set earlier (Request-Id, RateLimit). */
+export function renderProblem(c: Context<AppEnv>, err: DomainError): Response {
   for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
   c.header("Content-Type", PROBLEM_CONTENT_TYPE);
   c.header("Cache-Control", "no-store");
-  return c.body(JSON.stringify(problemBody(err, requestIdOf(c))), err.status as 400);
+  return c.body(JSON.stringify(problemBody(err, requestIdOf(c))), problemStatus(err) as 400);
 }
 
 /** Hono's own exceptions come from its validators and body parsers: all client mistakes. */
@@ -47,8 +48,8 @@ export function transientPlatformError(err: unknown): AppError | null {
 }
 
 export const handleError: ErrorHandler<AppEnv> = (err, c) => {
-  if (err instanceof AppError) {
-    if (err.status >= 500) console.error(`[${requestIdOf(c)}] ${err.code}: ${err.message}`);
+  if (err instanceof DomainError) {
+    if (problemStatus(err) >= 500) console.error(`[${requestIdOf(c)}] ${err.code}: ${err.message}`);
     return renderProblem(c, err);
   }
   if (err instanceof HTTPException) return renderProblem(c, fromHttpException(err));

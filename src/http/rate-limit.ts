@@ -1,11 +1,11 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { accountState } from "../account/stub";
-import { WINDOW_SECONDS } from "../account/request-window";
-import { jobReadTarget } from "../jobs/read-path";
-import type { AppEnv } from "./app-env";
-import { unauthorized } from "./auth";
-import { AppError } from "./errors";
+import { accountState } from "../account/stub.ts";
+import { WINDOW_SECONDS } from "../account/request-window.ts";
+import { jobReadTarget } from "../jobs/read-path.ts";
+import type { AppEnv } from "./app-env.ts";
+import { unauthorized } from "./auth.ts";
+import { AppError } from "./errors.ts";
 
 /** The window's refusal: 429 rate_limited with when to retry. */
 export function rateLimited(limit: number, retryAfterSeconds: number, detail = `Rate limit of ${limit} requests per ${WINDOW_SECONDS} seconds exceeded.`): AppError {

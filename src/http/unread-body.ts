@@ -17,37 +17,10 @@
  * over 100 MB on its smallest plans before they reach a Worker).
  */
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "./app-env";
+import { drainBody } from "../lib/drain-body.ts";
+import type { AppEnv } from "./app-env.ts";
 
-/** The most of an unread body read and dropped before answering. */
-export const MAX_DRAIN_BYTES = 100 * 1024 * 1024;
-
-/** Reads the rest of `body` and drops it (up to MAX_DRAIN_BYTES); a locked, used or failing body is left alone. */
-export async function drainBody(body: ReadableStream<Uint8Array> | null, declaredLength: number | null): Promise<void> {
-  if (!body || body.locked) return;
-  if (declaredLength !== null && declaredLength > MAX_DRAIN_BYTES) {
-    await body.cancel().catch(() => undefined);
-    return;
-  }
-  let reader: ReadableStreamDefaultReader<Uint8Array>;
-  try {
-    reader = body.getReader();
-  } catch {
-    return;
-  }
-  try {
-    for (let read = 0; read <= MAX_DRAIN_BYTES; ) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      read += value.byteLength;
-    }
-    await reader.cancel().catch(() => undefined);
-  } catch {
-    // The client went away: nothing left to read.
-  } finally {
-    reader.releaseLock();
-  }
-}
+export { drainBody, MAX_DRAIN_BYTES } from "../lib/drain-body.ts";
 
 function declaredLengthOf(request: Request): number | null {
   const declared = request.headers.get("content-length");

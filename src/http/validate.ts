@@ -2,7 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
 import type { z } from "zod";
 import { CAPTION_FONTS, CAPTION_LANGUAGES, SPEECH_LANGUAGES } from "#contract";
-import { AppError, type ErrorCode, type FieldError } from "./errors";
+import { AppError, type ErrorCode, type FieldError } from "./errors.ts";
 
 /** Turns zod issues into the problem document's `errors: [{path, message}]`; `root` names the input as a whole. */
 export function fieldErrors(issues: readonly z.core.$ZodIssue[], root = "(body)"): FieldError[] {

@@ -3,17 +3,17 @@
  * a page of the list, and cancelling one. Submission is submit-request.ts,
  * a single read read-path.ts.
  */
-import { listClipsOfJobs } from "../db/clips";
-import { ACTIVE_STATUSES, findAccountJob, listJobs, type Job, type JobStatus } from "../db/jobs";
-import { AppError } from "../http/errors";
-import { decodeCursor, encodeCursor } from "./cursor";
-import { isJobId } from "./ids";
-import { cancelJob } from "./lifecycle";
-import { presentJob, presentListItem } from "./present";
-import { withLiveStates } from "./read-path";
+import { listClipsOfJobs } from "../db/clips.ts";
+import { ACTIVE_STATUSES, findAccountJob, listJobs, type Job, type JobStatus } from "../db/jobs.ts";
+import { DomainError } from "../domain/errors.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { isJobId } from "./ids.ts";
+import { cancelJob } from "./lifecycle.ts";
+import { presentJob, presentListItem } from "./present.ts";
+import { withLiveStates } from "./read-path.ts";
 
-export function jobNotFound(jobId: string): AppError {
-  return new AppError("not_found", `No job ${jobId}.`);
+export function jobNotFound(jobId: string): DomainError {
+  return new DomainError("not_found", `No job ${jobId}.`);
 }
 
 /** The account's job by id; any id that is not one of its jobs is not_found. */
@@ -34,7 +34,7 @@ export interface JobListRequest {
 export async function listJobPage(env: Env, accountId: string, request: JobListRequest) {
   const after = request.cursor === undefined ? null : decodeCursor(request.cursor);
   if (request.cursor !== undefined && after === null) {
-    throw new AppError("invalid_request", "cursor is not a cursor this API issued.", {
+    throw new DomainError("invalid_request", "cursor is not a cursor this API issued.", {
       errors: [{ path: "cursor", message: "unrecognised cursor" }],
     });
   }
@@ -57,13 +57,13 @@ export async function listJobPage(env: Env, accountId: string, request: JobListR
 export async function cancelOwnJob(env: Env, accountId: string, jobId: string) {
   const job = await loadOwnJob(env.DB, accountId, jobId);
   if (!ACTIVE_STATUSES.includes(job.status)) {
-    throw new AppError("job_not_cancelable", `Job ${job.id} is ${job.status}; only queued or processing jobs can be canceled.`);
+    throw new DomainError("job_not_cancelable", `Job ${job.id} is ${job.status}; only queued or processing jobs can be canceled.`);
   }
   await cancelJob(env, job);
   // Whoever won the race, answer with the job as it now stands.
   const current = await loadOwnJob(env.DB, accountId, job.id);
   if (current.status !== "canceled") {
-    throw new AppError("job_not_cancelable", `Job ${job.id} is ${current.status}; it finished before the cancel.`);
+    throw new DomainError("job_not_cancelable", `Job ${job.id} is ${current.status}; it finished before the cancel.`);
   }
   return presentJob(env.CDN_URL, current, []);
 }

@@ -21,7 +21,7 @@
  * A part may have any size when it is the only one (R2 requires 5 MiB only of
  * parts that are not the last), and up to 5 GiB, far above MAX_CLIP_UPLOAD_BYTES.
  */
-import { CLIP_CACHE_CONTROL, CLIP_CONTENT_TYPE, privateBucket, StagedObjectMissing, stagedKey, stagingPrefix } from "./storage";
+import { CLIP_CACHE_CONTROL, CLIP_CONTENT_TYPE, privateBucket, StagedObjectMissing, stagedKey, stagingPrefix } from "./storage.ts";
 
 /** What a clip's marker records (R2 custom metadata: strings). */
 interface ClipMarker {

@@ -1,6 +1,6 @@
 /** Opaque list cursor: base64url of "<created_at>|<job id>" of the last item of a page. */
 import { decodeBase64Url, encodeBase64Url } from "hono/utils/encode";
-import { isJobId } from "./ids";
+import { isJobId } from "./ids.ts";
 
 export interface CursorPosition {
   createdAt: string;

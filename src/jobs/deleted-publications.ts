@@ -8,10 +8,10 @@
  * deletion) the sweep deletes every key that publication key derives, then
  * the record.
  */
-import { forgetDeletedPublication, listDeletedPublications } from "../db/deleted-publications";
-import { PUBLISH_RACE_MS } from "./job-objects";
-import { allPublishedKeys } from "./publication";
-import { deleteKeys } from "./storage";
+import { forgetDeletedPublication, listDeletedPublications } from "../db/deleted-publications.ts";
+import { PUBLISH_RACE_MS } from "./job-objects.ts";
+import { allPublishedKeys } from "./publication.ts";
+import { deleteKeys } from "./storage.ts";
 
 /** One sweep's share: how many deleted jobs' keys were cleared. */
 export async function clearDeletedPublications(env: Env, nowMs: number, limit: number): Promise<number> {

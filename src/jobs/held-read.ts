@@ -10,10 +10,10 @@
  * held, a failed or reset call, e.g. a deploy) the job is answered as it is
  * now, without Preference-Applied, never as an error.
  */
-import type { LiveJobView } from "../account/live-jobs";
-import { accountState } from "../account/stub";
-import { ACTIVE_STATUSES, type JobStatus } from "../db/jobs";
-import { readJob, type PresentedJob, type ReadScope } from "./read-path";
+import type { LiveJobView } from "../account/live-jobs.ts";
+import { accountState } from "../account/stub.ts";
+import { ACTIVE_STATUSES, type JobStatus } from "../db/jobs.ts";
+import { readJob, type PresentedJob, type ReadScope } from "./read-path.ts";
 
 /** Beyond the wait itself, how long the Worker gives the object's answer before reading the job itself. */
 const ANSWER_GRACE_MS = 5_000;

@@ -1,4 +1,4 @@
-import { randomBase62 } from "../keys/random";
+import { randomBase62 } from "../lib/random.ts";
 
 /** A new job id: `job_` + 15 random bytes in base62 (120 bits; SPEC asks for at least 80). */
 export function newJobId(): string {

@@ -3,10 +3,10 @@
  * lives): what a job's end, a lost completion and DELETE remove. Every
  * function is idempotent, so a retry or the sweep can run it again.
  */
-import { listClips } from "../db/clips";
-import { findJob, findPublicationKey } from "../db/jobs";
-import { abortStagedClips } from "./clip-staging";
-import { allPublishedKeys, PUBLISH_BUDGET_MS } from "./publication";
+import { listClips } from "../db/clips.ts";
+import { findJob, findPublicationKey } from "../db/jobs.ts";
+import { abortStagedClips } from "./clip-staging.ts";
+import { allPublishedKeys, PUBLISH_BUDGET_MS } from "./publication.ts";
 import {
   deleteKeys,
   deletePrefix,
@@ -16,7 +16,7 @@ import {
   stagingPrefix,
   TRANSCRIPT_CONTENT_TYPE,
   transcriptKey,
-} from "./storage";
+} from "./storage.ts";
 
 /**
  * A completion that lost to the job's end may still be copying (up to its

@@ -2,18 +2,18 @@
  * Job state transitions: the one writer of a job's status after submission.
  * Each transition is one D1 batch whose statements are all guarded by the
  * job's current status: the credit movement, the transition and its webhook
- * event (the outbox, src/webhooks/outbox.ts) either all apply or none does.
+ * event (the outbox, src/jobs/outbox.ts) either all apply or none does.
  * Whoever's batch matched (cancel, watchdog, engine callback, queue consumer)
  * then releases what the job held (settle.ts) and dispatches the event; both
  * are idempotent and never throw, and whatever they leave undone is redone
  * by the next attempt or the sweep (sweep.ts). No failure after the commit
  * can lose the event or keep a hold for good.
  */
-import { accountState } from "../account/stub";
+import { accountState } from "../account/stub.ts";
 import type { Chapter, ClipReport, FailureCode, JobJudgement, TranscriptSummary, TranslationOutcome } from "#contract";
-import { maxQueueSeconds } from "../settings";
-import { insertClipWhileProcessing, type Clip } from "../db/clips";
-import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits";
+import { maxQueueSeconds } from "../settings.ts";
+import { insertClipWhileProcessing, type Clip } from "../db/clips.ts";
+import { chargeJobCredits, creditsForDuration, releaseJobCredits } from "../db/credits.ts";
 import {
   claimPublicationKey,
   endStep,
@@ -26,13 +26,13 @@ import {
   type Job,
   type JobStatus,
   recordJudgementWhileProcessing,
-} from "../db/jobs";
-import { requeueInFleet } from "../fleet/capacity";
-import { engineGone, repairQueuedJob, waitingPastDeadline } from "../fleet/repair";
-import { newPublicationKey, publishedKeys, publishStaged, type PublishedClip } from "./publication";
-import { dropUnclaimedPublication } from "./unclaimed-publication";
-import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
-import { settleEndedJob, type SettleOptions } from "./settle";
+} from "../db/jobs.ts";
+import { requeueInFleet } from "../fleet/capacity.ts";
+import { engineGone, repairQueuedJob, waitingPastDeadline } from "../fleet/repair.ts";
+import { newPublicationKey, publishedKeys, publishStaged, type PublishedClip } from "./publication.ts";
+import { dropUnclaimedPublication } from "./unclaimed-publication.ts";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "./outbox.ts";
+import { settleEndedJob, type SettleOptions } from "./settle.ts";
 
 
 /** A job whose engine is stopped under it this many times (redeploys) fails with internal_error. */

@@ -1,8 +1,8 @@
 /** Job -> API JSON, shaped by status (SPEC section 3). Clip links live under CDN_URL. */
-import type { Clip } from "../db/clips";
-import type { AiUsageTotals, Job } from "../db/jobs";
-import { USD_PER_NEURON } from "../ai/pricing";
-import { cdnUrl, legacyCaptionsKey } from "./storage";
+import type { Clip } from "../db/clips.ts";
+import type { AiUsageTotals, Job } from "../db/jobs.ts";
+import { USD_PER_NEURON } from "../ai/pricing.ts";
+import { cdnUrl, legacyCaptionsKey } from "./storage.ts";
 
 /** A clip's published sidecar keys, or null without sidecars (clips published under the older layout keep theirs next to the clip). */
 export function captionKeysOf(clip: Clip): { vtt: string; srt: string } | null {

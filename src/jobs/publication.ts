@@ -20,8 +20,8 @@
  * does not name (unclaimed-publication.ts).
  */
 import type { ClipReport } from "#contract";
-import { base62 } from "../keys/random";
-import { publishStagedClip } from "./clip-staging";
+import { base62 } from "../lib/random.ts";
+import { publishStagedClip } from "./clip-staging.ts";
 import {
   CLIP_CACHE_CONTROL,
   CLIP_CONTENT_TYPE,
@@ -31,9 +31,9 @@ import {
   THUMBNAIL_CONTENT_TYPE,
   VTT_CONTENT_TYPE,
   type StagedKind,
-} from "./storage";
+} from "./storage.ts";
 
-export { StagedObjectMissing } from "./storage";
+export { StagedObjectMissing } from "./storage.ts";
 
 /** The most clips a job has (ClipReport.index is 0-19): cleanup derives every key a job could have published. */
 export const MAX_CLIPS = 20;

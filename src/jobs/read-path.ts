@@ -12,14 +12,14 @@
  *   another account's job, no such job) D1 answers, and a finished job's
  *   JSON is cached for the next reads.
  */
-import type { LiveJobView } from "../account/live-jobs";
-import { accountState } from "../account/stub";
-import { listClips } from "../db/clips";
-import { ACTIVE_STATUSES, findAccountJob, type Job } from "../db/jobs";
-import { withQueuePosition } from "../fleet/queue-position";
-import { AppError } from "../http/errors";
-import { isJobId } from "./ids";
-import { presentJob } from "./present";
+import type { LiveJobView } from "../account/live-jobs.ts";
+import { accountState } from "../account/stub.ts";
+import { listClips } from "../db/clips.ts";
+import { ACTIVE_STATUSES, findAccountJob, type Job } from "../db/jobs.ts";
+import { withQueuePosition } from "../fleet/queue-position.ts";
+import { DomainError } from "../domain/errors.ts";
+import { isJobId } from "./ids.ts";
+import { presentJob } from "./present.ts";
 
 const JOB_PATH = /^\/api\/v1\/jobs\/([^/]+)$/;
 
@@ -54,7 +54,7 @@ export async function readJob(scope: ReadScope, jobId: string, view: LiveJobView
   if (view?.kind === "active") return presentJob(cdnBase, await withQueuePosition(env, view.job), []);
 
   const job = isJobId(jobId) ? await findAccountJob(env.DB, accountId, jobId) : null;
-  if (!job) throw new AppError("not_found", `No job ${jobId}.`);
+  if (!job) throw new DomainError("not_found", `No job ${jobId}.`);
   const account = accountState(env, accountId);
   if (ACTIVE_STATUSES.includes(job.status)) {
     // The Durable Object missed this job (e.g. accepted before it kept live state): repair it.

@@ -9,12 +9,12 @@
  * attempt of its transition (a retried callback, the account's alarm) or by
  * the sweep (src/jobs/sweep.ts). Settling never throws.
  */
-import { accountState } from "../account/stub";
-import { markSettled, type Job } from "../db/jobs";
-import { stopEngine } from "../fleet/engine-host";
-import { releaseCapacity } from "../fleet/capacity";
-import { settleJobUpload } from "../uploads/job-source";
-import { releaseJobObjects } from "./job-objects";
+import { accountState } from "../account/stub.ts";
+import { markSettled, type Job } from "../db/jobs.ts";
+import { stopEngine } from "../fleet/engine-host.ts";
+import { releaseCapacity } from "../fleet/capacity.ts";
+import { settleJobUpload } from "../uploads/job-source.ts";
+import { releaseJobObjects } from "./job-objects.ts";
 
 export interface SettleOptions {
   /** The engine itself reported the end (or never got the job): a shared engine process has nothing to stop. */

@@ -5,7 +5,7 @@
  * longest source. One module for the API and the dashboard's submit form.
  */
 import { ClipConfig, type RemoveSilence, type TimeRange } from "#contract";
-import { AppError } from "../http/errors";
+import { DomainError } from "../domain/errors.ts";
 
 /** What a submission may set on top of its configuration; undefined: the configuration's value. */
 export interface SteeringInput {
@@ -27,7 +27,7 @@ export function steeredConfig(base: ClipConfig, input: SteeringInput): ClipConfi
   };
   const parsed = ClipConfig.safeParse(merged);
   if (!parsed.success) {
-    throw new AppError("invalid_request", "The submission's steering fields are not valid.", {
+    throw new DomainError("invalid_request", "The submission's steering fields are not valid.", {
       errors: parsed.error.issues.map((issue) => ({ path: issue.path.join(".") || "(body)", message: issue.message })),
     });
   }
@@ -35,7 +35,7 @@ export function steeredConfig(base: ClipConfig, input: SteeringInput): ClipConfi
 }
 
 function badRange(detail: string, path = "time_range"): never {
-  throw new AppError("invalid_time_range", detail, { errors: [{ path, message: detail }] });
+  throw new DomainError("invalid_time_range", detail, { errors: [{ path, message: detail }] });
 }
 
 /**

@@ -17,7 +17,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { CaptionLanguage, Prompt, RemoveSilence, SpeechLanguage, VIDEO_TYPES } from "#contract";
-import { VIDEO_TYPE_DESCRIPTIONS } from "../api/video-types";
+import { VIDEO_TYPE_DESCRIPTIONS } from "./video-types.ts";
 
 /** Longest Idempotency-Key (header, MCP argument, dashboard form field). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;

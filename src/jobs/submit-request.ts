@@ -6,18 +6,22 @@
  * key and same request within 24 hours: the first answer again, never a
  * second job).
  */
-import type { z } from "@hono/zod-openapi";
-import type { SubmitJobResponse } from "../api/openapi-schemas";
-import type { Job } from "../db/jobs";
-import { claimIdempotencyKey, findIdempotencyRecord, PENDING_STATUS, releaseIdempotencyKey } from "../db/idempotency";
-import type { AuthInfo } from "../http/app-env";
-import { AppError } from "../http/errors";
-import { presentJob } from "./present";
-import { checkCaptionsUrl, checkVideoUrl } from "./source-url";
-import { checkVideoType, createJob, type Submission } from "./submit";
-import type { SubmitJobInput } from "./submit-contract";
+import type { Job } from "../db/jobs.ts";
+import { claimIdempotencyKey, findIdempotencyRecord, PENDING_STATUS, releaseIdempotencyKey } from "../db/idempotency.ts";
+import type { PlanLimits } from "../db/plans.ts";
+import { DomainError } from "../domain/errors.ts";
+import { presentJob } from "./present.ts";
+import { checkCaptionsUrl, checkVideoUrl } from "../domain/source-url.ts";
+import { checkVideoType, createJob, type Submission } from "./submit.ts";
+import type { SubmitJobInput } from "./submit-contract.ts";
 
-export type SubmitJobAnswer = z.output<typeof SubmitJobResponse>;
+/** The answer to a submission (the API's SubmitJobResponse). */
+export interface SubmitJobAnswer {
+  job_id: string;
+  status: "queued";
+  message: string;
+  created_at?: string;
+}
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** A claim older than this belongs to a request that died before answering. */
@@ -31,7 +35,7 @@ async function sha256Hex(text: string): Promise<string> {
 function submitAnswer(env: Env, job: Job): SubmitJobAnswer {
   const shaped = presentJob(env.CDN_URL, job, []);
   // createJob inserts the job queued; anything else would be a bug worth a 500.
-  if (shaped.status !== "queued") throw new AppError("internal_error", `A new job is ${shaped.status}, not queued.`);
+  if (shaped.status !== "queued") throw new DomainError("internal_error", `A new job is ${shaped.status}, not queued.`);
   return { ...shaped, status: shaped.status, message: "Job queued. Poll GET /api/v1/jobs/" + job.id + " for its status." };
 }
 
@@ -66,7 +70,7 @@ function requestHash(body: SubmitJobInput): Promise<string> {
 /** Submits validated input for the caller; `replayed` when an idempotency key returned an earlier answer. */
 export async function submitJob(
   env: Env,
-  auth: Pick<AuthInfo, "accountId" | "plan">,
+  auth: { accountId: string; plan: PlanLimits },
   body: SubmitJobInput,
   idempotencyKey: string | undefined,
 ): Promise<{ answer: SubmitJobAnswer; replayed: boolean }> {
@@ -105,10 +109,10 @@ export async function submitJob(
   if (!claimed) {
     const record = await findIdempotencyRecord(env.DB, accountId, idempotencyKey);
     if (!record || record.requestHash !== hash) {
-      throw new AppError("idempotency_key_reused", "This idempotency key was already used with a different request body.");
+      throw new DomainError("idempotency_key_reused", "This idempotency key was already used with a different request body.");
     }
     if (record.status === PENDING_STATUS) {
-      throw new AppError("conflict", "A request with this idempotency key is still in progress; retry shortly.", {
+      throw new DomainError("conflict", "A request with this idempotency key is still in progress; retry shortly.", {
         headers: { "Retry-After": "1" },
       });
     }

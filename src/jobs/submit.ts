@@ -3,28 +3,28 @@
  * submit form: video type check, credits, saved configuration, the
  * account's active-job slot (its Durable Object), insert and enqueue.
  */
-import { accountState } from "../account/stub";
-import { getUsage } from "../db/accounts";
-import { editPending } from "../db/clip-edits";
-import { getConfig } from "../db/configs";
-import { claimHeldGuard, deleteIdempotencyRecord, holdsClaim, storeIdempotentResponseStatement } from "../db/idempotency";
-import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs";
-import { engineConfigProblem, engineLimits, maxQueueSeconds, misconfiguredVariable } from "../settings";
+import { accountState } from "../account/stub.ts";
+import { getUsage } from "../db/accounts.ts";
+import { editPending } from "../db/clip-edits.ts";
+import { getConfig } from "../db/configs.ts";
+import { claimHeldGuard, deleteIdempotencyRecord, holdsClaim, storeIdempotentResponseStatement } from "../db/idempotency.ts";
+import { ACTIVE_STATUSES, deleteQueuedJob, findJob, insertJobStatement, queuedJob, type Job, type NewJob } from "../db/jobs.ts";
+import { engineConfigProblem, engineLimits, maxQueueSeconds, misconfiguredVariable } from "../settings.ts";
 import { DEFAULT_CLIP_CONFIG, VIDEO_TYPES, type ClipConfig, type VideoType } from "#contract";
-import { findLogo } from "../db/logos";
-import { AppError } from "../http/errors";
-import type { JobMessage } from "../queue/message";
-import { deleteUndispatchedJobEvents } from "../db/webhooks";
-import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
-import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source";
-import { newJobId } from "./ids";
-import { checkTimeRange, steeredConfig, type SteeringInput } from "./steering";
+import { findLogo } from "../db/logos.ts";
+import { DomainError } from "../domain/errors.ts";
+import type { JobMessage } from "../fleet/job-message.ts";
+import { deleteUndispatchedJobEvents } from "../db/webhooks.ts";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "./outbox.ts";
+import { claimUploadForJob, unclaimUpload, type ClaimedUpload } from "../uploads/job-source.ts";
+import { newJobId } from "./ids.ts";
+import { checkTimeRange, steeredConfig, type SteeringInput } from "./steering.ts";
 
 export function checkVideoType(value: string): VideoType {
   const allowed: readonly string[] = VIDEO_TYPES;
   if (allowed.includes(value)) return value as VideoType;
   const detail = `video_type must be one of: ${VIDEO_TYPES.join(", ")}.`;
-  throw new AppError("invalid_video_type", detail, {
+  throw new DomainError("invalid_video_type", detail, {
     errors: [{ path: "video_type", message: detail }],
     extra: { allowed_values: VIDEO_TYPES },
   });
@@ -81,7 +81,7 @@ async function acquireSlot(env: Env, accountId: string, jobId: string, maxActive
     if (freed) slot = await account.acquireSlot(jobId, maxActive);
   }
   if (!slot.ok) {
-    throw new AppError("active_job_limit", "The account already has an active job.", {
+    throw new DomainError("active_job_limit", "The account already has an active job.", {
       extra: { active_job_id: slot.activeJobId },
     });
   }
@@ -115,28 +115,28 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
   const problem = engineConfigProblem(env);
   if (problem) {
     console.error(`refusing submissions: ${problem}`);
-    throw new AppError("service_misconfigured", "The service cannot run jobs until its operator fixes its configuration.", {
+    throw new DomainError("service_misconfigured", "The service cannot run jobs until its operator fixes its configuration.", {
       headers: { "Retry-After": "300" },
       extra: { configuration_error: misconfiguredVariable(problem) },
     });
   }
   const usage = await getUsage(env.DB, submission.accountId);
   if (!usage || usage.creditsRemaining <= 0) {
-    throw new AppError("insufficient_credits", "No credits left in this period.", {
+    throw new DomainError("insufficient_credits", "No credits left in this period.", {
       extra: { credits_remaining: 0 },
     });
   }
   let config = DEFAULT_CLIP_CONFIG;
   if (submission.configName !== null) {
     const saved = await getConfig(env.DB, submission.accountId, submission.configName);
-    if (!saved) throw new AppError("config_not_found", `No saved configuration named "${submission.configName}".`);
+    if (!saved) throw new DomainError("config_not_found", `No saved configuration named "${submission.configName}".`);
     config = saved.config;
   }
   config = { ...config, ...submission.languages };
   config = steeredConfig(config, submission.steering ?? {});
   const timeRange = checkTimeRange(submission.steering?.timeRange, config, engineLimits(env).max_source_seconds);
   if (config.logo_position !== "off" && !(await findLogo(env.DB, submission.accountId))) {
-    throw new AppError(
+    throw new DomainError(
       "logo_not_uploaded",
       `The configuration places a logo (logo_position ${config.logo_position}) but this account has none: upload it with PUT /api/v1/logo.`,
     );
@@ -188,7 +188,7 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     await account.releaseSlot(jobId);
     await giveUploadBack();
     if (idempotent && !(await holdsClaim(env.DB, submission.accountId, idempotent.key, idempotent.claimId).catch(() => true))) {
-      throw new AppError("conflict", "Another request with this Idempotency-Key took it over while this one was in progress; retry to get its answer.", {
+      throw new DomainError("conflict", "Another request with this Idempotency-Key took it over while this one was in progress; retry to get its answer.", {
         headers: { "Retry-After": "1" },
       });
     }
@@ -213,7 +213,7 @@ export async function createJob(env: Env, submission: Submission, idempotent?: I
     // submission frees it (acquireSlot). Either way the answer stays the 503.
     await endWithRetries(() => account.jobEnded(jobId), `releasing the slot of unqueued ${jobId}`);
     await giveUploadBack();
-    throw new AppError("service_unavailable", "The job could not be queued; nothing was created. Retry shortly.", {
+    throw new DomainError("service_unavailable", "The job could not be queued; nothing was created. Retry shortly.", {
       headers: { "Retry-After": "5" },
     });
   }

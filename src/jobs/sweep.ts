@@ -6,7 +6,7 @@
  * - ended jobs not yet settled: their releases again (settle.ts), those
  *   least recently tried first, so a job whose releases keep failing takes
  *   its turn and never starves newer ones;
- * - job events still undispatched: dispatched (webhooks/outbox.ts);
+ * - job events still undispatched: dispatched (outbox.ts);
  * - deliveries whose first attempt was never queued: queued again;
  * - transcripts stored in the public bucket under the older layout: moved to the private one;
  * - deleted jobs' publication keys, once no completion attempt can still be
@@ -17,14 +17,14 @@
  * The ages below leave the transition's own attempt time to finish first, so
  * the sweep only takes over what was truly left behind.
  */
-import { listUnsettledJobs, markSettleAttempted } from "../db/jobs";
-import { dispatchStaleEvents, requeueUnsentDeliveries } from "../webhooks/outbox";
-import { clearDeletedPublications } from "./deleted-publications";
-import { moveLegacyTranscripts } from "./job-objects";
-import { settleEndedJob } from "./settle";
-import { listStaleEdits } from "../db/clip-edits";
-import { EDIT_TIMEOUT_MS } from "./clip-edit/dispatch";
-import { failEditAndClean } from "./clip-edit/publish";
+import { listUnsettledJobs, markSettleAttempted } from "../db/jobs.ts";
+import { dispatchStaleEvents, requeueUnsentDeliveries } from "./outbox.ts";
+import { clearDeletedPublications } from "./deleted-publications.ts";
+import { moveLegacyTranscripts } from "./job-objects.ts";
+import { settleEndedJob } from "./settle.ts";
+import { listStaleEdits } from "../db/clip-edits.ts";
+import { EDIT_TIMEOUT_MS } from "./clip-edit/dispatch.ts";
+import { failEditAndClean } from "./clip-edit/publish.ts";
 
 /** An ended job unsettled this long had its own releases fail or crash. */
 export const SETTLE_AFTER_MS = 30_000;

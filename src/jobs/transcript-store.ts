@@ -3,10 +3,10 @@
  * it over the channel; storage.ts). It is never on {cdn_url}: only the
  * authenticated API and the dashboard serve it.
  */
-import type { Job } from "../db/jobs";
+import type { Job } from "../db/jobs.ts";
 import { Transcript } from "#contract";
-import { toPlainText, toSrt, toWebVtt } from "./transcript-formats";
-import { privateBucket, transcriptKey } from "./storage";
+import { toPlainText, toSrt, toWebVtt } from "./transcript-formats.ts";
+import { privateBucket, transcriptKey } from "./storage.ts";
 
 /** The transcript of a completed job that has one, else null. */
 export async function loadTranscript(env: Env, job: Job): Promise<Transcript | null> {

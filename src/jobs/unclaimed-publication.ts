@@ -17,10 +17,10 @@
  * - gone (deleted after a cancel): everything is removed. No row is left for
  *   the sweep to find, so this attempt is the last one that knows the keys.
  */
-import { listClips } from "../db/clips";
-import { findJob, type JobStatus } from "../db/jobs";
-import type { PublishedClip } from "./publication";
-import { deleteKeys } from "./storage";
+import { listClips } from "../db/clips.ts";
+import { findJob, type JobStatus } from "../db/jobs.ts";
+import type { PublishedClip } from "./publication.ts";
+import { deleteKeys } from "./storage.ts";
 
 /** Every object key of these clips. */
 export function keysOf(clips: readonly Pick<PublishedClip, "clip" | "thumbnail" | "vtt" | "srt">[]): string[] {

@@ -1,4 +1,4 @@
-import { randomBase62 } from "./random";
+import { randomBase62 } from "../lib/random.ts";
 
 /** Every key starts with this, so leaked keys are recognisable by secret scanners. */
 export const API_KEY_PREFIX = "ck_live_";

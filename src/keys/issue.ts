@@ -1,6 +1,6 @@
-import { insertApiKey, type ApiKeyRecord } from "../db/api-keys";
-import { generateApiKey } from "./api-key";
-import { newId } from "./random";
+import { insertApiKey, type ApiKeyRecord } from "../db/api-keys.ts";
+import { generateApiKey } from "./api-key.ts";
+import { newId } from "../lib/random.ts";
 
 /**
  * Creates a key for the account; the secret is returned once and never

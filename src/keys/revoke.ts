@@ -1,6 +1,6 @@
-import { accountState } from "../account/stub";
-import { getApiKey, revokeApiKey, type ApiKeyRecord } from "../db/api-keys";
-import { forgetCredential } from "../http/credential-cache";
+import { accountState } from "../account/stub.ts";
+import { getApiKey, revokeApiKey, type ApiKeyRecord } from "../db/api-keys.ts";
+import { forgetCredential } from "./credential-cache.ts";
 
 /**
  * Revokes a key for good: first in the account's Durable Object (which every

@@ -12,10 +12,10 @@
  * a deleted object. A job reading the logo meanwhile gets one whole image.
  */
 import { MAX_LOGO_BYTES, type LogoContentType } from "#contract";
-import { deleteLogo, findLogo, putLogo, type Logo } from "../db/logos";
-import { AppError } from "../http/errors";
-import { privateBucket } from "../jobs/storage";
-import { checkLogoImage } from "./image";
+import { deleteLogo, findLogo, putLogo, type Logo } from "../db/logos.ts";
+import { DomainError } from "../domain/errors.ts";
+import { privateBucket } from "../jobs/storage.ts";
+import { checkLogoImage } from "./image.ts";
 
 /** Where one write of a logo lives: its content's hash, then a random id of the write (no two writes share a key). */
 export function logoKey(accountId: string, sha256: string): string {
@@ -28,16 +28,16 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-export function logoTooLarge(): AppError {
-  return new AppError("logo_too_large", `The logo is larger than ${MAX_LOGO_BYTES} bytes (1 MiB).`);
+export function logoTooLarge(): DomainError {
+  return new DomainError("logo_too_large", `The logo is larger than ${MAX_LOGO_BYTES} bytes (1 MiB).`);
 }
 
 /** Checks and stores the account's logo, replacing any earlier one. */
 export async function storeLogo(env: Env, accountId: string, bytes: Uint8Array): Promise<{ created: boolean; logo: Logo }> {
   if (bytes.byteLength > MAX_LOGO_BYTES) throw logoTooLarge();
-  if (bytes.byteLength === 0) throw new AppError("invalid_logo", "The logo is empty: send the image's bytes as the body.");
+  if (bytes.byteLength === 0) throw new DomainError("invalid_logo", "The logo is empty: send the image's bytes as the body.");
   const check = await checkLogoImage(bytes);
-  if (!check.ok) throw new AppError("invalid_logo", check.problem);
+  if (!check.ok) throw new DomainError("invalid_logo", check.problem);
   const sha256 = await sha256Hex(bytes);
   const objectKey = logoKey(accountId, sha256);
   await privateBucket(env).put(objectKey, bytes, { httpMetadata: { contentType: check.contentType }, customMetadata: { account_id: accountId } });

@@ -2,17 +2,17 @@
 import { encodeBase64 } from "hono/utils/encode";
 import { z } from "zod";
 import { ClipConfig } from "#contract";
-import { ConfigName } from "../api/configs";
-import { saveConfig } from "../configs/save";
-import { getUsage, usageToJson } from "../db/accounts";
-import { listConfigs, savedConfigToJson } from "../db/configs";
-import { AppError } from "../http/errors";
-import { UPLOADS_PATH } from "../http/api-guard";
-import { MAX_PATCH_BYTES } from "../uploads/limits";
-import { createUpload, type TusRequest } from "../uploads/service";
-import { PATCH_CONTENT_TYPE, TUS_VERSION } from "../uploads/tus-headers";
-import { defineTool } from "./tool";
-import { toolResult } from "./tool-result";
+import { ConfigName } from "../api/configs.ts";
+import { saveConfig } from "../configs/save.ts";
+import { getUsage, usageToJson } from "../db/accounts.ts";
+import { listConfigs, savedConfigToJson } from "../db/configs.ts";
+import { AppError } from "../http/errors.ts";
+import { UPLOADS_PATH } from "../http/api-guard.ts";
+import { MAX_PATCH_BYTES } from "../uploads/limits.ts";
+import { createUpload, type TusRequest } from "../uploads/service.ts";
+import { PATCH_CONTENT_TYPE, TUS_VERSION } from "../uploads/tus-headers.ts";
+import { defineTool } from "./tool.ts";
+import { toolResult } from "./tool-result.ts";
 
 /** What a client sends in place of the key: the key itself stays out of the model's context. */
 const AUTHORIZATION_PLACEHOLDER = "Bearer <the API key this MCP server is configured with>";

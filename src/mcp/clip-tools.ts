@@ -4,10 +4,10 @@
  * /api/v1/jobs/{job_id}/clips, with the same bodies (job_id and index added).
  */
 import { z } from "zod";
-import { ClipAddBody, ClipEditBody } from "../jobs/clip-edit/contract";
-import { addClip, editClip } from "../jobs/clip-edit/service";
-import { defineTool } from "./tool";
-import { toolResult } from "./tool-result";
+import { ClipAddBody, ClipEditBody } from "../jobs/clip-edit/contract.ts";
+import { addClip, editClip } from "../jobs/clip-edit/service.ts";
+import { defineTool } from "./tool.ts";
+import { toolResult } from "./tool-result.ts";
 
 const JobId = z.string().min(1).max(200).describe("The job's id (job_...), as submit_job or list_jobs returned it");
 const Index = z.number().int().min(0).max(19).describe("The clip's index in the job (0: the best)");

@@ -1,9 +1,9 @@
 /** The MCP tool that exports a completed job's cut for an editor; the service of GET /api/v1/jobs/{job_id}/export. */
 import { z } from "zod";
-import { EXPORT_FORMATS } from "../jobs/export/index";
-import { exportOwnJob } from "../jobs/export/read";
-import { defineTool } from "./tool";
-import { toolResult } from "./tool-result";
+import { EXPORT_FORMATS } from "../jobs/export/index.ts";
+import { exportOwnJob } from "../jobs/export/read.ts";
+import { defineTool } from "./tool.ts";
+import { toolResult } from "./tool-result.ts";
 
 export const exportJobTool = defineTool({
   name: "export_job",

@@ -1,17 +1,17 @@
 /** The MCP tools on jobs: submit, read, list, cancel, and a job's transcript. Each calls the service its REST route calls. */
 import { z } from "zod";
-import { accountState } from "../account/stub";
-import { JOB_STATUSES } from "../db/jobs";
-import { cancelOwnJob, listJobPage } from "../jobs/account-jobs";
-import { isJobId } from "../jobs/ids";
-import { readJobHeld } from "../jobs/held-read";
-import { readJob } from "../jobs/read-path";
-import { IdempotencyKey, SubmitJobFields, withOneSource } from "../jobs/submit-contract";
-import { submitJob } from "../jobs/submit-request";
-import { readOwnTranscript } from "../jobs/transcript-read";
-import { defineTool } from "./tool";
-import { toolResult } from "./tool-result";
-import { sentencesIn, timedText } from "./transcript-text";
+import { accountState } from "../account/stub.ts";
+import { JOB_STATUSES } from "../db/jobs.ts";
+import { cancelOwnJob, listJobPage } from "../jobs/account-jobs.ts";
+import { isJobId } from "../jobs/ids.ts";
+import { readJobHeld } from "../jobs/held-read.ts";
+import { readJob } from "../jobs/read-path.ts";
+import { IdempotencyKey, SubmitJobFields, withOneSource } from "../jobs/submit-contract.ts";
+import { submitJob } from "../jobs/submit-request.ts";
+import { readOwnTranscript } from "../jobs/transcript-read.ts";
+import { defineTool } from "./tool.ts";
+import { toolResult } from "./tool-result.ts";
+import { sentencesIn, timedText } from "./transcript-text.ts";
 
 const JobId = z.string().min(1).max(200).describe("The job's id (job_...), as submit_job or list_jobs returned it");
 

@@ -5,11 +5,11 @@
  * and 2025-era clients are served the same tools statelessly.
  */
 import { McpServer } from "@modelcontextprotocol/server";
-import { createUploadTool, getUsageTool, listConfigsTool, saveConfigTool } from "./account-tools";
-import { addClipTool, editClipTool } from "./clip-tools";
-import { exportJobTool } from "./export-tools";
-import { cancelJobTool, GET_JOB_MAX_WAIT_SECONDS, getJobTool, getTranscriptTool, listJobsTool, submitJobTool } from "./job-tools";
-import type { McpCall, ToolRegistration } from "./tool";
+import { createUploadTool, getUsageTool, listConfigsTool, saveConfigTool } from "./account-tools.ts";
+import { addClipTool, editClipTool } from "./clip-tools.ts";
+import { exportJobTool } from "./export-tools.ts";
+import { cancelJobTool, GET_JOB_MAX_WAIT_SECONDS, getJobTool, getTranscriptTool, listJobsTool, submitJobTool } from "./job-tools.ts";
+import type { McpCall, ToolRegistration } from "./tool.ts";
 
 export const MCP_SERVER_INFO = { name: "clipjobs", title: "clipjobs", version: "1.0.0" } as const;
 

@@ -12,8 +12,8 @@
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import type { AppError } from "../http/errors";
-import { invalidInput } from "../http/validate";
+import type { AppError } from "../http/errors.ts";
+import { invalidInput } from "../http/validate.ts";
 
 export type ToolArgs<S extends z.ZodType> = { ok: true; args: z.output<S> } | { ok: false; error: AppError };
 

@@ -8,7 +8,8 @@
  * as structured content.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { AppError, problemBody } from "../http/errors";
+import type { DomainError } from "../domain/errors.ts";
+import { AppError, problemBody } from "../http/errors.ts";
 
 export function toolResult(data: Record<string, unknown>, text?: string): CallToolResult {
   return {
@@ -17,7 +18,7 @@ export function toolResult(data: Record<string, unknown>, text?: string): CallTo
   };
 }
 
-export function toolError(error: AppError, requestId: string): CallToolResult {
+export function toolError(error: DomainError, requestId: string): CallToolResult {
   const lines = [`${error.code}: ${error.message}`];
   for (const field of error.errors ?? []) lines.push(`- ${field.path}: ${field.message}`);
   const retryAfter = error.headers?.["Retry-After"];
@@ -29,7 +30,7 @@ export function toolError(error: AppError, requestId: string): CallToolResult {
   };
 }
 
-/** Anything that is not an AppError is a bug: logged with the request id, answered without details. */
+/** Anything that is not a DomainError is a bug: logged with the request id, answered without details. */
 export function unexpectedToolError(err: unknown, requestId: string, toolName: string): CallToolResult {
   console.error(`[${requestId}] tool ${toolName} failed`, err);
   return toolError(new AppError("internal_error", "An unexpected error occurred."), requestId);

@@ -8,26 +8,27 @@
  */
 import type { CallToolResult, McpServer, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import type { AuthInfo } from "../http/app-env";
-import { AppError } from "../http/errors";
-import { toolInput } from "./tool-input";
-import { toolError, unexpectedToolError } from "./tool-result";
+import type { AuthInfo } from "../http/app-env.ts";
+import { AppError } from "../http/errors.ts";
+import { DomainError } from "../domain/errors.ts";
+import { toolInput } from "./tool-input.ts";
+import { toolError, unexpectedToolError } from "./tool-result.ts";
 
 /**
  * The tool calls one HTTP request may run: what the request window granted
- * it (one for a single message, up to one per message of a batch, route.ts).
+ * it (one for a single message, up to one per message of a batch, routes.ts).
  * Each tool call takes one; once none is left, `refusal` answers it.
  */
 export interface ToolPermits {
   left: number;
-  refusal: AppError | null;
+  refusal: DomainError | null;
 }
 
 /** Who called, as the HTTP layer resolved it: admitted (with its permits), or the problem that stops every tool. */
-export type McpCaller = { ok: true; auth: AuthInfo; permits: ToolPermits } | { ok: false; error: AppError };
+export type McpCaller = { ok: true; auth: AuthInfo; permits: ToolPermits } | { ok: false; error: DomainError };
 
 /** Takes one permit; the refusal when none is left. */
-function takePermit(permits: ToolPermits): AppError | null {
+function takePermit(permits: ToolPermits): DomainError | null {
   if (permits.left > 0) {
     permits.left -= 1;
     return null;
@@ -73,7 +74,7 @@ export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolRe
         try {
           return await tool.run(parsed.args, { ...call, auth: call.caller.auth });
         } catch (err) {
-          return err instanceof AppError ? toolError(err, call.requestId) : unexpectedToolError(err, call.requestId, tool.name);
+          return err instanceof DomainError ? toolError(err, call.requestId) : unexpectedToolError(err, call.requestId, tool.name);
         }
       },
     );

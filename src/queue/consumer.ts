@@ -21,21 +21,21 @@
  * idempotent per chain, queued -> processing is conditional, StartJob is
  * idempotent on the engine. Dispatch latency is measured from here.
  */
-import { accountState } from "../account/stub";
-import { findJob, markProcessing, QUEUED_STEP, revertToQueued, type Job } from "../db/jobs";
-import { withdrawProcessingEvent } from "../db/webhooks";
-import { EngineStartError, startOnEngine } from "../engine/dispatch";
-import { releaseCapacity } from "../fleet/capacity";
-import { stopEngine } from "../fleet/engine-host";
-import { sendDispatches, type StartProblem } from "../fleet/fleet-scheduler";
-import { fleetLimits } from "../fleet/limits";
-import { queueSecondsLeft } from "../fleet/repair";
-import { fleetScheduler } from "../fleet/stub";
-import { failJob } from "../jobs/lifecycle";
-import { EngineMisconfiguredError, silenceTimeoutSeconds } from "../settings";
-import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../webhooks/outbox";
-import { handleEditMessage } from "../engine/edit-dispatch";
-import type { JobMessage } from "./message";
+import { accountState } from "../account/stub.ts";
+import { findJob, markProcessing, QUEUED_STEP, revertToQueued, type Job } from "../db/jobs.ts";
+import { withdrawProcessingEvent } from "../db/webhooks.ts";
+import { EngineStartError, startOnEngine } from "../engine/dispatch.ts";
+import { releaseCapacity } from "../fleet/capacity.ts";
+import { stopEngine } from "../fleet/engine-host.ts";
+import { sendDispatches, type StartProblem } from "../fleet/fleet-scheduler.ts";
+import { fleetLimits } from "../fleet/limits.ts";
+import { queueSecondsLeft } from "../fleet/repair.ts";
+import { fleetScheduler } from "../fleet/stub.ts";
+import { failJob } from "../jobs/lifecycle.ts";
+import { EngineMisconfiguredError, silenceTimeoutSeconds } from "../settings.ts";
+import { dispatchJobEvents, eventWritten, jobEventStatement, newTransitionId } from "../jobs/outbox.ts";
+import { handleEditMessage } from "../engine/edit-dispatch.ts";
+import type { JobMessage } from "../fleet/job-message.ts";
 
 /** Must match `max_retries` of the consumer in wrangler.toml (only unexpected errors use the queue's retries). */
 export const QUEUE_MAX_RETRIES = 5;

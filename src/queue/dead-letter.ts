@@ -7,10 +7,10 @@
  * will run. A job a later dispatch already started, or one waiting its turn,
  * is left alone: the dead message was an old chain's.
  */
-import { findJob } from "../db/jobs";
-import { fleetScheduler } from "../fleet/stub";
-import { expireOverdueJob, failJob, resettle } from "../jobs/lifecycle";
-import { isJobMessage } from "./consumer";
+import { findJob } from "../db/jobs.ts";
+import { fleetScheduler } from "../fleet/stub.ts";
+import { expireOverdueJob, failJob, resettle } from "../jobs/lifecycle.ts";
+import { isJobMessage } from "./consumer.ts";
 
 /** The jobs dead-letter queue's name, as in wrangler.toml (the Worker consumes both queues). */
 export const JOBS_DEAD_LETTER_QUEUE = "clipjobs-jobs-dlq";

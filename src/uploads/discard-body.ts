@@ -1,4 +1,4 @@
-import { drainBody } from "../http/unread-body";
+import { drainBody } from "../lib/drain-body.ts";
 
 /**
  * Lets go of a refused PATCH body that was handed to the upload's Durable

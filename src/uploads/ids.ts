@@ -1,4 +1,4 @@
-import { randomBase62 } from "../keys/random";
+import { randomBase62 } from "../lib/random.ts";
 
 /** A new upload id: `upl_` + 15 random bytes in base62 (unguessable, like job ids). */
 export function newUploadId(): string {

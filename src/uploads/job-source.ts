@@ -4,12 +4,12 @@
  * it when the job ends. The job's video_url is an internal `upload://` URL
  * whose last segment is the file name, so the engine titles it like a link.
  */
-import { AppError } from "../http/errors";
-import { isUploadId } from "./ids";
-import { sourceKeptUntil } from "./kept-source";
-import { notFound, uploadError } from "./service";
-import { uploadState } from "./stub";
-import { wellFormed } from "./tus-metadata";
+import { DomainError } from "../domain/errors.ts";
+import { isUploadId } from "./ids.ts";
+import { sourceKeptUntil } from "./kept-source.ts";
+import { notFound, uploadError } from "./service.ts";
+import { uploadState } from "./stub.ts";
+import { wellFormed } from "./tus-metadata.ts";
 
 export interface ClaimedUpload {
   uploadId: string;
@@ -32,7 +32,7 @@ export async function claimUploadForJob(env: Env, accountId: string, uploadId: s
   const result = await uploadState(env, uploadId).claim(accountId, jobId);
   if (!result.ok) {
     const error = uploadError(uploadId, result);
-    throw new AppError(error.code, error.message, { extra: error.extra, errors: [{ path: "upload_id", message: error.message }] });
+    throw new DomainError(error.code, error.message, { extra: error.extra, errors: [{ path: "upload_id", message: error.message }] });
   }
   try {
     return { uploadId, videoUrl: uploadVideoUrl(uploadId, result.upload.fileName), title: wellFormed(result.upload.fileName ?? UNNAMED) };

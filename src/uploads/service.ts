@@ -2,14 +2,14 @@
  * The tus operations on one account's uploads, independent of how the caller
  * authenticated (API key or dashboard session): each takes the account and
  * its plan, talks to the upload's Durable Object and turns its answer into
- * tus headers or an AppError with a stable code.
+ * tus headers or an DomainError with a stable code.
  */
-import type { PlanLimits } from "../db/plans";
-import { AppError } from "../http/errors";
-import { isUploadId, newUploadId } from "./ids";
-import { accountState } from "../account/stub";
-import { MAX_PATCH_BYTES, maxUploadBytes, OPEN_UPLOAD_MARGIN_MS, partSizeFor, UPLOAD_TTL_MS } from "./limits";
-import { uploadState } from "./stub";
+import type { PlanLimits } from "../db/plans.ts";
+import { DomainError } from "../domain/errors.ts";
+import { isUploadId, newUploadId } from "./ids.ts";
+import { accountState } from "../account/stub.ts";
+import { MAX_PATCH_BYTES, maxUploadBytes, OPEN_UPLOAD_MARGIN_MS, partSizeFor, UPLOAD_TTL_MS } from "./limits.ts";
+import { uploadState } from "./stub.ts";
 import {
   checkTusVersion,
   fileNameOf,
@@ -20,8 +20,8 @@ import {
   TUS_EXTENSIONS,
   TUS_RESPONSE_HEADERS,
   TUS_VERSION,
-} from "./tus-headers";
-import type { UploadFailure, UploadView } from "./upload-state";
+} from "./tus-headers.ts";
+import type { UploadFailure, UploadView } from "./upload-state.ts";
 
 export interface UploadCaller {
   accountId: string;
@@ -34,36 +34,36 @@ export interface TusRequest {
   body: ReadableStream<Uint8Array> | null;
 }
 
-export function notFound(uploadId: string): AppError {
-  return new AppError("not_found", `No upload ${uploadId}.`);
+export function notFound(uploadId: string): DomainError {
+  return new DomainError("not_found", `No upload ${uploadId}.`);
 }
 
 /** The Durable Object's refusal as the API's error. */
-export function uploadError(uploadId: string, failure: UploadFailure): AppError {
+export function uploadError(uploadId: string, failure: UploadFailure): DomainError {
   const offset = failure.offset;
   const withOffset = offset === undefined ? {} : { extra: { offset }, headers: { "Upload-Offset": String(offset) } };
   switch (failure.reason) {
     case "not_found":
       return notFound(uploadId);
     case "expired":
-      return new AppError("upload_expired", `Upload ${uploadId} expired: no job used it within 24 hours, so it was deleted.`);
+      return new DomainError("upload_expired", `Upload ${uploadId} expired: no job used it within 24 hours, so it was deleted.`);
     case "busy":
-      return new AppError("upload_busy", `Another PATCH to upload ${uploadId} is still being received; retry once it ends.`, withOffset);
+      return new DomainError("upload_busy", `Another PATCH to upload ${uploadId} is still being received; retry once it ends.`, withOffset);
     case "offset_mismatch":
-      return new AppError("upload_offset_mismatch", `Upload-Offset must be the upload's current offset, ${offset ?? "see HEAD"}.`, withOffset);
+      return new DomainError("upload_offset_mismatch", `Upload-Offset must be the upload's current offset, ${offset ?? "see HEAD"}.`, withOffset);
     case "chunk_too_large":
-      return new AppError("upload_chunk_too_large", `PATCH bodies are limited to ${MAX_PATCH_BYTES} bytes (50 MiB); send the file in chunks of at most that size.`, {
+      return new DomainError("upload_chunk_too_large", `PATCH bodies are limited to ${MAX_PATCH_BYTES} bytes (50 MiB); send the file in chunks of at most that size.`, {
         ...withOffset,
         extra: { ...withOffset.extra, max_chunk_size: MAX_PATCH_BYTES },
       });
     case "length_exceeded":
-      return new AppError("upload_length_exceeded", `The PATCH goes past the upload's Upload-Length.`, withOffset);
+      return new DomainError("upload_length_exceeded", `The PATCH goes past the upload's Upload-Length.`, withOffset);
     case "in_use":
-      return new AppError("upload_in_use", `Upload ${uploadId} is the source of a job that has not ended.`);
+      return new DomainError("upload_in_use", `Upload ${uploadId} is the source of a job that has not ended.`);
     case "incomplete":
-      return new AppError("upload_incomplete", `Upload ${uploadId} has not received all its bytes yet.`, withOffset);
+      return new DomainError("upload_incomplete", `Upload ${uploadId} has not received all its bytes yet.`, withOffset);
     case "storage_unavailable":
-      return new AppError("service_unavailable", "Storage is temporarily unavailable; HEAD the upload and resume.", {
+      return new DomainError("service_unavailable", "Storage is temporarily unavailable; HEAD the upload and resume.", {
         ...withOffset,
         headers: { ...withOffset.headers, "Retry-After": "5" },
       });
@@ -100,13 +100,13 @@ export function optionsHeaders(env: Pick<Env, "MAX_SOURCE_BYTES">): Record<strin
 export async function createUpload(env: Env, caller: UploadCaller, req: TusRequest): Promise<UploadView> {
   checkTusVersion(req.header("Tus-Resumable"));
   if (req.header("Upload-Defer-Length") !== undefined) {
-    throw new AppError("invalid_request", "Upload-Defer-Length is not supported: send Upload-Length.");
+    throw new DomainError("invalid_request", "Upload-Defer-Length is not supported: send Upload-Length.");
   }
   const length = parseByteCount("Upload-Length", req.header("Upload-Length"));
-  if (length === 0) throw new AppError("invalid_request", "Upload-Length must be at least 1 byte.", { errors: [{ path: "Upload-Length", message: "zero" }] });
+  if (length === 0) throw new DomainError("invalid_request", "Upload-Length must be at least 1 byte.", { errors: [{ path: "Upload-Length", message: "zero" }] });
   const max = maxUploadBytes(caller.plan.maxUploadBytes, env);
   if (length > max) {
-    throw new AppError("upload_too_large", `Uploads on the ${caller.plan.name} plan are limited to ${max} bytes.`, {
+    throw new DomainError("upload_too_large", `Uploads on the ${caller.plan.name} plan are limited to ${max} bytes.`, {
       extra: { max_size: max },
       headers: { "Tus-Max-Size": String(max) },
     });
@@ -114,7 +114,7 @@ export async function createUpload(env: Env, caller: UploadCaller, req: TusReque
   const metadata = parseMetadata(req.header("Upload-Metadata"));
   // Creation with upload (a body on POST) is not offered; a body here is a client mistake.
   if (req.body !== null && (req.header("Content-Length") ?? "0") !== "0") {
-    throw new AppError("invalid_request", "POST creates an empty upload; send the bytes with PATCH.");
+    throw new DomainError("invalid_request", "POST creates an empty upload; send the bytes with PATCH.");
   }
   const uploadId = newUploadId();
   const fileName = fileNameOf(metadata);
@@ -124,7 +124,7 @@ export async function createUpload(env: Env, caller: UploadCaller, req: TusReque
   const reserved = await account.reserveUpload(uploadId, length, Date.now() + UPLOAD_TTL_MS + OPEN_UPLOAD_MARGIN_MS, limits);
   if (!reserved.ok) {
     const what = reserved.reason === "count" ? `${limits.maxCount} open uploads` : `${limits.maxBytes} bytes of open uploads`;
-    throw new AppError("upload_limit_reached", `The ${caller.plan.name} plan allows ${what} at once; delete an upload or use it in a job first.`, {
+    throw new DomainError("upload_limit_reached", `The ${caller.plan.name} plan allows ${what} at once; delete an upload or use it in a job first.`, {
       extra: {
         max_open_uploads: limits.maxCount,
         max_open_upload_bytes: limits.maxBytes,
@@ -162,7 +162,7 @@ export async function appendToUpload(env: Env, caller: UploadCaller, uploadId: s
   checkTusVersion(req.header("Tus-Resumable"));
   checkUploadId(uploadId);
   if (!isPatchContentType(req.header("Content-Type"))) {
-    throw new AppError("unsupported_media_type", `PATCH bodies must be sent as Content-Type: ${PATCH_CONTENT_TYPE}.`);
+    throw new DomainError("unsupported_media_type", `PATCH bodies must be sent as Content-Type: ${PATCH_CONTENT_TYPE}.`);
   }
   const offset = parseByteCount("Upload-Offset", req.header("Upload-Offset"));
   const declaredText = req.header("Content-Length");

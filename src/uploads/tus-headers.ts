@@ -3,8 +3,8 @@
  * version negotiation, Upload-Length / Upload-Offset as non-negative
  * integers, and Upload-Metadata as comma-separated `key base64value` pairs.
  */
-import { AppError } from "../http/errors";
-import { fileNameFromMetadata, parseMetadataHeader } from "./tus-metadata";
+import { DomainError } from "../domain/errors.ts";
+import { fileNameFromMetadata, parseMetadataHeader } from "./tus-metadata.ts";
 
 export const TUS_VERSION = "1.0.0";
 export const TUS_EXTENSIONS = ["creation", "termination", "expiration"] as const;
@@ -15,7 +15,7 @@ export const TUS_RESPONSE_HEADERS = { "Tus-Resumable": TUS_VERSION, "Cache-Contr
 
 export function checkTusVersion(header: string | undefined): void {
   if (header?.trim() === TUS_VERSION) return;
-  throw new AppError("tus_version_unsupported", `Send Tus-Resumable: ${TUS_VERSION}; this server speaks tus ${TUS_VERSION} only.`, {
+  throw new DomainError("tus_version_unsupported", `Send Tus-Resumable: ${TUS_VERSION}; this server speaks tus ${TUS_VERSION} only.`, {
     headers: { "Tus-Version": TUS_VERSION },
   });
 }
@@ -24,7 +24,7 @@ export function checkTusVersion(header: string | undefined): void {
 export function parseByteCount(name: string, header: string | undefined): number {
   const text = header?.trim() ?? "";
   if (!/^\d{1,16}$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new AppError("invalid_request", `${name} must be a non-negative integer number of bytes.`, {
+    throw new DomainError("invalid_request", `${name} must be a non-negative integer number of bytes.`, {
       errors: [{ path: name, message: header === undefined ? "missing" : "not a non-negative integer" }],
     });
   }
@@ -41,7 +41,7 @@ export function parseMetadata(header: string | undefined): UploadMetadata {
   if (header === undefined || header.trim() === "") return { raw: null, values: new Map() };
   const parsed = parseMetadataHeader(header);
   if (!parsed.ok) {
-    throw new AppError("invalid_request", `Upload-Metadata: ${parsed.message}`, { errors: [{ path: "Upload-Metadata", message: parsed.message }] });
+    throw new DomainError("invalid_request", `Upload-Metadata: ${parsed.message}`, { errors: [{ path: "Upload-Metadata", message: parsed.message }] });
   }
   return { raw: header.trim(), values: parsed.values };
 }

@@ -1,13 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
-import { accountState } from "../account/stub";
-import { ACTIVE_STATUSES, findJob } from "../db/jobs";
-import { discardBody } from "./discard-body";
-import { uploadKey } from "./ids";
-import { sourceKeptUntil } from "./kept-source";
-import { CLAIM_RECHECK_MS, MAX_PATCH_BYTES, OPEN_UPLOAD_MARGIN_MS, STAGING_ROW_BYTES, TOMBSTONE_TTL_MS, UPLOAD_TTL_MS } from "./limits";
-import { createUploadTables, UploadTables, type UploadMeta } from "./upload-tables";
+import { accountState } from "../account/stub.ts";
+import { ACTIVE_STATUSES, findJob } from "../db/jobs.ts";
+import { discardBody } from "./discard-body.ts";
+import { uploadKey } from "./ids.ts";
+import { sourceKeptUntil } from "./kept-source.ts";
+import { CLAIM_RECHECK_MS, MAX_PATCH_BYTES, OPEN_UPLOAD_MARGIN_MS, STAGING_ROW_BYTES, TOMBSTONE_TTL_MS, UPLOAD_TTL_MS } from "./limits.ts";
+import { createUploadTables, UploadTables, type NewUpload, type UploadMeta, type UploadStatus } from "./upload-tables.ts";
 
-export type UploadStatus = "uploading" | "complete" | "expired";
+export type { NewUpload, UploadStatus };
 
 /** An upload as its owner sees it. */
 export interface UploadView {
@@ -44,14 +44,6 @@ export interface UploadFailure {
 
 export type UploadResult = { ok: true; upload: UploadView } | UploadFailure;
 
-export interface NewUpload {
-  uploadId: string;
-  accountId: string;
-  length: number;
-  partSize: number;
-  fileName: string | null;
-  metadata: string | null;
-}
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
   const out = new Uint8Array(size);

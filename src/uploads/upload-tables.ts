@@ -1,5 +1,14 @@
 /** The SQL of one UploadState object: its one meta row, the stored parts and the staged bytes. */
-import type { NewUpload, UploadStatus } from "./upload-state";
+export type UploadStatus = "uploading" | "complete" | "expired";
+
+export interface NewUpload {
+  uploadId: string;
+  accountId: string;
+  length: number;
+  partSize: number;
+  fileName: string | null;
+  metadata: string | null;
+}
 
 export interface UploadMeta extends NewUpload {
   multipartId: string;

@@ -17,12 +17,12 @@ import {
   purgeDeliveriesBefore,
   recordAttempt,
   type Delivery,
-} from "../db/webhooks";
-import { allowPrivateDestinations, destinationProblem } from "./destination";
-import { isWebhookMessage, type WebhookMessage } from "./message";
-import { failedTooLong, retryDelaySeconds, retryScale } from "./schedule";
-import { sendAttempt, type AttemptOutcome } from "./send";
-import { signedHeaders } from "./signing";
+} from "../db/webhooks.ts";
+import { allowPrivateDestinations, destinationProblem } from "./destination.ts";
+import { isWebhookMessage, type WebhookMessage } from "./message.ts";
+import { failedTooLong, retryDelaySeconds, retryScale } from "./schedule.ts";
+import { sendAttempt, type AttemptOutcome } from "./send.ts";
+import { signedHeaders } from "./signing.ts";
 
 /** Must match the queue name in wrangler.toml: src/index.ts routes its batches here. */
 export const WEBHOOK_QUEUE = "clipjobs-webhooks";

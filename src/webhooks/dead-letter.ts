@@ -6,8 +6,8 @@
  * customer sees it (and can send a test or wait for the next event), and
  * nothing stays "pending" forever.
  */
-import { closeDelivery, findDelivery, recordAttempt } from "../db/webhooks";
-import { isWebhookMessage } from "./message";
+import { closeDelivery, findDelivery, recordAttempt } from "../db/webhooks.ts";
+import { isWebhookMessage } from "./message.ts";
 
 /** The webhooks dead-letter queue's name, as in wrangler.toml (the Worker consumes it too). */
 export const WEBHOOK_DEAD_LETTER_QUEUE = "clipjobs-webhooks-dlq";

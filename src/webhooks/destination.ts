@@ -1,11 +1,11 @@
 /**
  * Where a webhook may be sent. The same host rules as video sources
- * (src/jobs/source-url.ts), plus: https only unless ALLOW_PRIVATE_SOURCES
+ * (src/domain/source-url.ts), plus: https only unless ALLOW_PRIVATE_SOURCES
  * (local development) is on. Checked when an endpoint is saved and again
  * before every attempt, since the rules may have tightened in between.
  */
-import { AppError } from "../http/errors";
-import { isPrivateHost } from "../jobs/source-url";
+import { DomainError } from "../domain/errors.ts";
+import { isPrivateHost } from "../domain/source-url.ts";
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
@@ -35,6 +35,6 @@ export function destinationProblem(raw: string, allowPrivate: boolean): string |
 /** The normalised URL, or an invalid_webhook_url error saying what is wrong. */
 export function checkWebhookUrl(raw: string, allowPrivate: boolean): string {
   const problem = destinationProblem(raw, allowPrivate);
-  if (problem !== null) throw new AppError("invalid_webhook_url", problem, { errors: [{ path: "url", message: problem }] });
+  if (problem !== null) throw new DomainError("invalid_webhook_url", problem, { errors: [{ path: "url", message: problem }] });
   return new URL(raw.trim()).toString();
 }

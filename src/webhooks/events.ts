@@ -1,7 +1,8 @@
 /** The event types a webhook endpoint can subscribe to, and the body every event is sent as. */
 
-export const JOB_EVENT_TYPES = ["job.queued", "job.processing", "job.completed", "job.failed", "job.canceled", "clip.updated", "clip.created"] as const;
-export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
+import { JOB_EVENT_TYPES, type JobEventType } from "../db/webhooks.ts";
+
+export { JOB_EVENT_TYPES, type JobEventType };
 
 /** Sent by POST /api/v1/webhooks/:webhook_id/test, whatever the endpoint subscribed to. */
 export const TEST_EVENT_TYPE = "webhook.test";

@@ -13,14 +13,14 @@ import {
   type Delivery,
   type EndpointChanges,
   type WebhookEndpoint,
-} from "../db/webhooks";
-import { AppError } from "../http/errors";
-import { newId } from "../keys/random";
-import { allowPrivateDestinations, checkWebhookUrl } from "./destination";
-import { isJobEventType, TEST_EVENT_TYPE, type JobEventType } from "./events";
-import { enqueueFirstAttempts, newDeliveryId, publishEvent, type QueuedDelivery } from "./publish";
-import { MAX_DESCRIPTION_LENGTH, MAX_WEBHOOKS_PER_ACCOUNT } from "./schemas";
-import { newSecret } from "./secret";
+} from "../db/webhooks.ts";
+import { DomainError } from "../domain/errors.ts";
+import { newId } from "../lib/random.ts";
+import { allowPrivateDestinations, checkWebhookUrl } from "./destination.ts";
+import { isJobEventType, TEST_EVENT_TYPE, type JobEventType } from "./events.ts";
+import { enqueueFirstAttempts, newDeliveryId, publishEvent, type QueuedDelivery } from "./publish.ts";
+import { MAX_DESCRIPTION_LENGTH, MAX_WEBHOOKS_PER_ACCOUNT } from "./schemas.ts";
+import { newSecret } from "./secret.ts";
 
 /** The previous secret keeps signing this long after a rotation. */
 export const ROTATION_OVERLAP_SECONDS = 24 * 3600;
@@ -39,7 +39,7 @@ function checkEvents(events: readonly string[] | "*"): JobEventType[] | "*" {
   if (events.length === 0 || unknown.length > 0) {
     const detail =
       events.length === 0 ? "events must list at least one event type, or be \"*\"." : `Unknown event type: ${unknown.join(", ")}.`;
-    throw new AppError("invalid_webhook_event", detail, { errors: [{ path: "events", message: detail }] });
+    throw new DomainError("invalid_webhook_event", detail, { errors: [{ path: "events", message: detail }] });
   }
   return [...new Set(known)];
 }
@@ -47,7 +47,7 @@ function checkEvents(events: readonly string[] | "*"): JobEventType[] | "*" {
 function checkDescription(description: string): string {
   if (description.length > MAX_DESCRIPTION_LENGTH) {
     const detail = `description is longer than ${MAX_DESCRIPTION_LENGTH} characters.`;
-    throw new AppError("invalid_request", detail, { errors: [{ path: "description", message: detail }] });
+    throw new DomainError("invalid_request", detail, { errors: [{ path: "description", message: detail }] });
   }
   return description;
 }
@@ -62,8 +62,8 @@ export function checkInput(env: Env, input: EndpointInput): EndpointChanges {
   };
 }
 
-export function webhookNotFound(endpointId: string): AppError {
-  return new AppError("not_found", `No webhook endpoint ${JSON.stringify(endpointId)}.`);
+export function webhookNotFound(endpointId: string): DomainError {
+  return new DomainError("not_found", `No webhook endpoint ${JSON.stringify(endpointId)}.`);
 }
 
 export async function requireEndpoint(env: Env, accountId: string, endpointId: string): Promise<WebhookEndpoint> {
@@ -91,7 +91,7 @@ export async function createEndpoint(env: Env, accountId: string, input: Endpoin
     MAX_WEBHOOKS_PER_ACCOUNT,
   );
   if (!inserted) {
-    throw new AppError("webhook_limit_reached", `An account can have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhook endpoints.`, {
+    throw new DomainError("webhook_limit_reached", `An account can have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhook endpoints.`, {
       extra: { limit: MAX_WEBHOOKS_PER_ACCOUNT },
     });
   }
@@ -120,13 +120,13 @@ async function queueing<T>(send: () => Promise<T>): Promise<T> {
     return await send();
   } catch (err) {
     console.error("queueing a webhook delivery failed", err);
-    throw new AppError("service_unavailable", "The delivery could not be queued. Retry shortly.", { headers: { "Retry-After": "5" } });
+    throw new DomainError("service_unavailable", "The delivery could not be queued. Retry shortly.", { headers: { "Retry-After": "5" } });
   }
 }
 
 function refuseDisabled(endpoint: WebhookEndpoint): void {
   if (!endpoint.enabled) {
-    throw new AppError("webhook_disabled", "The webhook endpoint is disabled; enable it (PATCH enabled: true) first.", {
+    throw new DomainError("webhook_disabled", "The webhook endpoint is disabled; enable it (PATCH enabled: true) first.", {
       extra: { disabled_reason: endpoint.disabledReason },
     });
   }
@@ -150,7 +150,7 @@ export async function sendTestEvent(env: Env, accountId: string, endpointId: str
 export async function redeliver(env: Env, accountId: string, endpoint: WebhookEndpoint, original: Delivery): Promise<QueuedDelivery> {
   refuseDisabled(endpoint);
   const event = await findEvent(env.DB, original.eventId);
-  if (!event || event.accountId !== accountId) throw new AppError("not_found", "The event of this delivery is no longer kept.");
+  if (!event || event.accountId !== accountId) throw new DomainError("not_found", "The event of this delivery is no longer kept.");
   const queued = { deliveryId: newDeliveryId(), endpointId: endpoint.id, eventId: event.id };
   await insertDelivery(env.DB, {
     id: queued.deliveryId,

@@ -1,5 +1,5 @@
 /** Webhook endpoints and deliveries as the API answers them. The secret appears only where a route adds it. */
-import type { Delivery, WebhookEndpoint } from "../db/webhooks";
+import type { Delivery, WebhookEndpoint } from "../db/webhooks.ts";
 
 export function presentEndpoint(endpoint: WebhookEndpoint, now: Date = new Date()) {
   const overlap =

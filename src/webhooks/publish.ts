@@ -4,10 +4,10 @@
  * first attempt. Every attempt and every endpoint then send the same bytes
  * under the same webhook-id.
  */
-import { closeDelivery, insertDelivery, insertEvent, type WebhookEndpoint } from "../db/webhooks";
-import { newId } from "../keys/random";
-import type { EventBody } from "./events";
-import type { WebhookMessage } from "./message";
+import { closeDelivery, insertDelivery, insertEvent, type WebhookEndpoint } from "../db/webhooks.ts";
+import { newId } from "../lib/random.ts";
+import type { EventBody } from "./events.ts";
+import type { WebhookMessage } from "./message.ts";
 
 export interface QueuedDelivery {
   deliveryId: string;

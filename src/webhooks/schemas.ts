@@ -1,7 +1,7 @@
 /** Request and response bodies of /api/v1/webhooks, declared once for validation and the OpenAPI document. */
 import { z } from "@hono/zod-openapi";
-import { JOB_EVENT_TYPES } from "./events";
-import { MAX_WEBHOOK_URL_LENGTH } from "./destination";
+import { JOB_EVENT_TYPES } from "./events.ts";
+import { MAX_WEBHOOK_URL_LENGTH } from "./destination.ts";
 
 export const MAX_WEBHOOKS_PER_ACCOUNT = 10;
 export const MAX_DESCRIPTION_LENGTH = 500;

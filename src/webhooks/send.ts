@@ -3,7 +3,7 @@
  * no redirects followed (a 3xx counts as a failure: the receiver must give
  * its final URL), the response body discarded.
  */
-import type { SignedHeaders } from "./signing";
+import type { SignedHeaders } from "./signing.ts";
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 export const USER_AGENT = "clipjobs-webhooks/1";

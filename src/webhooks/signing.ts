@@ -2,7 +2,7 @@
  * Standard Webhooks signatures: `v1,` + base64(HMAC-SHA256(key, "id.timestamp.body")),
  * several separated by spaces while a rotated secret still signs.
  */
-import { bytesToBase64, secretKeyBytes } from "./secret";
+import { bytesToBase64, secretKeyBytes } from "./secret.ts";
 
 export interface SignedHeaders {
   "webhook-id": string;

@@ -10,13 +10,15 @@
  * - between the project's packages: the contract depends on none, the engine
  *   and the Worker on the contract alone, the client on none.
  * Within the Worker, src/jobs (the job lifecycle) never imports src/engine
- * (which drives it).
+ * (which drives it). Every relative import names its file with the extension
+ * (docs/conventions.md "Imports").
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { importsOfText } from "./import-graph.ts";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 
@@ -175,5 +177,15 @@ describe("package boundaries", () => {
 
   it("src/jobs never imports src/engine", () => {
     expect(importsOf(sourceFiles("src/jobs")).filter((i) => i.specifier.startsWith(".") && under(targetOf(i), "src/engine"))).toEqual([]);
+  });
+
+  it("every relative import names its file with the extension", () => {
+    const dirs = ["src", "test", "contract/src", "container/src", "container/test", "client/src", "client/test", "scripts", "bench"];
+    const bare = dirs
+      .flatMap(sourceFiles)
+      .flatMap((file) => importsOfText(file, readFileSync(path.join(root, file), "utf8")))
+      .filter((edge) => edge.specifier.startsWith(".") && !/\.(ts|tsx|mts|js|mjs|json)$/.test(edge.specifier))
+      .map((edge) => `${edge.from}:${edge.line} "${edge.specifier}"`);
+    expect(bare).toEqual([]);
   });
 });

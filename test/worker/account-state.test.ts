@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AccountState } from "../../src/account/account-state";
-import { accountState } from "../../src/account/stub";
+import type { AccountState } from "../../src/jobs/account-state.ts";
+import { accountState } from "../../src/account/stub.ts";
 
 function freshAccountId(): string {
   return `acct_test_${crypto.randomUUID().replaceAll("-", "")}`;

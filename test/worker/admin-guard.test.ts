@@ -5,10 +5,10 @@
  */
 import { createExecutionContext, env, SELF } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { MIN_ADMIN_TOKEN_LENGTH } from "../../src/admin/guard";
-import { app } from "../../src/app";
-import { preAuthLimit } from "../../src/gate/pre-auth-limit";
-import { BASE, expectProblem } from "./helpers";
+import { MIN_ADMIN_TOKEN_LENGTH } from "../../src/admin/guard.ts";
+import { app } from "../../src/app.ts";
+import { preAuthLimit } from "../../src/http/pre-auth-limit.ts";
+import { BASE, expectProblem } from "./helpers.ts";
 
 const LIMIT = preAuthLimit(env);
 

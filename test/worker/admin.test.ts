@@ -1,6 +1,6 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { adminFetch, api, BASE, createAccount, expectProblem } from "./helpers";
+import { adminFetch, api, BASE, createAccount, expectProblem } from "./helpers.ts";
 
 describe("operator API guard", () => {
   it("refuses a missing or wrong token, and API keys, with 401", async () => {

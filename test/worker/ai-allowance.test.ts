@@ -10,14 +10,14 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { CHUNK_START_HEADER } from "#contract";
-import { transcriptionAllowanceSeconds } from "../../src/ai/allowance";
-import { measureCall, recordAiUsage } from "../../src/ai/usage";
-import worker from "../../src/index";
-import { type EngineClient, FakeEngine } from "./engine-stub";
-import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { startJob } from "./jobs-helpers";
-import { M2M100StandIn } from "./m2m100-stand-in";
-import { makeWav, WhisperStandIn } from "./whisper-stand-in";
+import { transcriptionAllowanceSeconds } from "../../src/ai/allowance.ts";
+import { measureCall, recordAiUsage } from "../../src/ai/usage.ts";
+import worker from "../../src/index.ts";
+import { type EngineClient, FakeEngine } from "./engine-stub.ts";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { startJob } from "./jobs-helpers.ts";
+import { M2M100StandIn } from "./m2m100-stand-in.ts";
+import { makeWav, WhisperStandIn } from "./whisper-stand-in.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -8,12 +8,12 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { CHUNK_START_HEADER } from "#contract";
-import { taskOf, takeFrom } from "../../src/ai/budget";
-import worker from "../../src/index";
-import { type EngineClient, FakeEngine } from "./engine-stub";
-import { createAccount, expectProblem } from "./helpers";
-import { startJob } from "./jobs-helpers";
-import { makeWav, WhisperStandIn } from "./whisper-stand-in";
+import { taskOf, takeFrom } from "../../src/ai/budget.ts";
+import worker from "../../src/index.ts";
+import { type EngineClient, FakeEngine } from "./engine-stub.ts";
+import { createAccount, expectProblem } from "./helpers.ts";
+import { startJob } from "./jobs-helpers.ts";
+import { makeWav, WhisperStandIn } from "./whisper-stand-in.ts";
 
 describe("the budget's minute", () => {
   it("lets a minute's calls through, then makes takers wait their turn in order, or refuses beyond the longest wait", () => {

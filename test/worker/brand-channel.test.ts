@@ -9,14 +9,14 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { TRANSLATE_MAX_TEXTS, TranslateResult } from "#contract";
-import { translateTexts, TRANSLATE_CONCURRENCY, TranslationFailed, TranslationUnavailable } from "../../src/engine/translate";
-import worker from "../../src/index";
-import { type EngineClient, FakeEngine } from "./engine-stub";
-import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { makePng } from "./images";
-import { startJob } from "./jobs-helpers";
-import { M2M100StandIn, type M2M100Outcome } from "./m2m100-stand-in";
-import { makeWav, WhisperStandIn } from "./whisper-stand-in";
+import { translateTexts, TRANSLATE_CONCURRENCY, TranslationFailed, TranslationUnavailable } from "../../src/engine/translate.ts";
+import worker from "../../src/index.ts";
+import { type EngineClient, FakeEngine } from "./engine-stub.ts";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { makePng } from "./images.ts";
+import { startJob } from "./jobs-helpers.ts";
+import { M2M100StandIn, type M2M100Outcome } from "./m2m100-stand-in.ts";
+import { makeWav, WhisperStandIn } from "./whisper-stand-in.ts";
 
 const FRENCH = { fr: { "Welcome back everyone.": "Bon retour a tous.", "Today we talk about clips.": "Aujourd'hui nous parlons de clips." } };
 

@@ -8,10 +8,10 @@
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { CAPTION_FONTS, DEFAULT_CLIP_CONFIG, MAX_LOGO_BYTES } from "#contract";
-import { FakeEngine } from "./engine-stub";
-import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { makePng, TINY_JPEG } from "./images";
-import { getJob, startJob, submit, VIDEO_URL } from "./jobs-helpers";
+import { FakeEngine } from "./engine-stub.ts";
+import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { makePng, TINY_JPEG } from "./images.ts";
+import { getJob, startJob, submit, VIDEO_URL } from "./jobs-helpers.ts";
 
 function putConfig(account: TestAccount, name: string, body: unknown) {
   return api(account, `/api/v1/configs/${name}`, { method: "PUT", body: JSON.stringify(body) });

@@ -7,15 +7,15 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
-import { MAX_CONFIGS_PER_ACCOUNT } from "../../src/api/configs";
-import { MAX_ACTIVE_KEYS } from "../../src/dashboard/pages/keys";
-import { putConfig } from "../../src/db/configs";
-import { createJob, type Submission } from "../../src/jobs/submit";
-import { MAX_WEBHOOKS_PER_ACCOUNT } from "../../src/webhooks/schemas";
-import { Visitor } from "./dashboard-helpers";
-import { FakeEngine } from "./engine-stub";
-import { api, createAccount, expectProblem } from "./helpers";
-import { VIDEO_URL } from "./jobs-helpers";
+import { MAX_CONFIGS_PER_ACCOUNT } from "../../src/api/configs.ts";
+import { MAX_ACTIVE_KEYS } from "../../src/dashboard/pages/keys.tsx";
+import { putConfig } from "../../src/db/configs.ts";
+import { createJob, type Submission } from "../../src/jobs/submit.ts";
+import { MAX_WEBHOOKS_PER_ACCOUNT } from "../../src/webhooks/schemas.ts";
+import { Visitor } from "./dashboard-helpers.ts";
+import { FakeEngine } from "./engine-stub.ts";
+import { api, createAccount, expectProblem } from "./helpers.ts";
+import { VIDEO_URL } from "./jobs-helpers.ts";
 
 const PARALLEL = 50;
 

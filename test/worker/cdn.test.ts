@@ -1,8 +1,8 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
-import worker from "../../src/index";
+import worker from "../../src/index.ts";
 import { describe, expect, it } from "vitest";
-import { patternBytes } from "./engine-stub";
-import { BASE, expectProblem } from "./helpers";
+import { patternBytes } from "./engine-stub.ts";
+import { BASE, expectProblem } from "./helpers.ts";
 
 async function storeObject(size = 1000): Promise<{ key: string; bytes: Uint8Array; etag: string }> {
   const key = `clips/job_cdn${crypto.randomUUID().replaceAll("-", "").slice(0, 17)}/0.mp4`;

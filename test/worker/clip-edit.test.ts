@@ -9,17 +9,17 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult, SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { StartJob } from "#contract";
-import { app } from "../../src/app";
-import { runSweep } from "../../src/jobs/sweep";
-import { handleQueue } from "../../src/queue/consumer";
-import type { JobMessage } from "../../src/queue/message";
-import { clipReport, EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
-import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { accountCredits } from "./jobs-helpers";
-import { captionedJob, CLIP_SRT, CLIP_VTT, put } from "./speech-helpers";
-import { bytesOf, uploadAll } from "./uploads-helpers";
-import { createWebhook, FakeReceiver, RECEIVER_ORIGIN } from "./webhooks-helpers";
-import { startJob } from "./jobs-helpers";
+import { app } from "../../src/app.ts";
+import { runSweep } from "../../src/jobs/sweep.ts";
+import { handleQueue } from "../../src/queue/consumer.ts";
+import type { JobMessage } from "../../src/fleet/job-message.ts";
+import { clipReport, EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub.ts";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { accountCredits } from "./jobs-helpers.ts";
+import { captionedJob, CLIP_SRT, CLIP_VTT, put } from "./speech-helpers.ts";
+import { bytesOf, uploadAll } from "./uploads-helpers.ts";
+import { createWebhook, FakeReceiver, RECEIVER_ORIGIN } from "./webhooks-helpers.ts";
+import { startJob } from "./jobs-helpers.ts";
 
 interface ClipAnswerJson {
   index: number;

@@ -9,20 +9,20 @@
  */
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { app } from "../../src/app";
-import { findJob, findPublicationKey } from "../../src/db/jobs";
-import { cancelJob, failJob } from "../../src/jobs/lifecycle";
-import { PUBLISH_RACE_MS } from "../../src/jobs/job-objects";
-import { publishedKeys, publishStaged } from "../../src/jobs/publication";
-import { runSweep } from "../../src/jobs/sweep";
-import { keysOf } from "../../src/jobs/unclaimed-publication";
+import { app } from "../../src/app.ts";
+import { findJob, findPublicationKey } from "../../src/db/jobs.ts";
+import { cancelJob, failJob } from "../../src/jobs/lifecycle.ts";
+import { PUBLISH_RACE_MS } from "../../src/jobs/job-objects.ts";
+import { publishedKeys, publishStaged } from "../../src/jobs/publication.ts";
+import { runSweep } from "../../src/jobs/sweep.ts";
+import { keysOf } from "../../src/jobs/unclaimed-publication.ts";
 import type { CompleteReport } from "#contract";
-import { clipReport, expectAck, FakeEngine, type EngineClient } from "./engine-stub";
-import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { Gate, holdFirst, holdPuts } from "./hold";
-import { getJob, getUsage, type JobJson } from "./jobs-helpers";
-import { CLIP_SRT, CLIP_VTT, processingJob, put } from "./speech-helpers";
-import { added, publicKeys, stagedKeys } from "./storage-helpers";
+import { clipReport, expectAck, FakeEngine, type EngineClient } from "./engine-stub.ts";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { Gate, holdFirst, holdPuts } from "./hold.ts";
+import { getJob, getUsage, type JobJson } from "./jobs-helpers.ts";
+import { CLIP_SRT, CLIP_VTT, processingJob, put } from "./speech-helpers.ts";
+import { added, publicKeys, stagedKeys } from "./storage-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { accountState } from "../../src/account/stub";
-import { api, createAccount, expectProblem } from "./helpers";
+import { accountState } from "../../src/account/stub.ts";
+import { api, createAccount, expectProblem } from "./helpers.ts";
 
 /** Exactness under concurrency (SPEC section 2): real simultaneous requests, not a loop. */
 describe("per-account decisions under concurrency", () => {

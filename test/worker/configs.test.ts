@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CLIP_CONFIG, REFRAME_MODES } from "#contract";
-import { api, createAccount, expectProblem } from "./helpers";
+import { api, createAccount, expectProblem } from "./helpers.ts";
 
 function put(account: { apiKey: string }, name: string, body: unknown) {
   return api(account, `/api/v1/configs/${name}`, { method: "PUT", body: JSON.stringify(body) });

@@ -7,15 +7,15 @@
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { accountState } from "../../src/account/stub";
-import { withCountedD1, type D1Counts } from "../../src/db/query-count";
+import { accountState } from "../../src/account/stub.ts";
+import { withCountedD1, type D1Counts } from "../../src/db/query-count.ts";
 import type { ProgressReport } from "#contract";
-import worker from "../../src/index";
-import { handleQueue } from "../../src/queue/consumer";
-import type { JobMessage } from "../../src/queue/message";
-import { clipReport, EngineClient, FakeEngine, waitFor } from "./engine-stub";
-import { BASE, createAccount, type TestAccount } from "./helpers";
-import { deliver, submitJob, submitUndelivered, type JobJson } from "./jobs-helpers";
+import worker from "../../src/index.ts";
+import { handleQueue } from "../../src/queue/consumer.ts";
+import type { JobMessage } from "../../src/fleet/job-message.ts";
+import { clipReport, EngineClient, FakeEngine, waitFor } from "./engine-stub.ts";
+import { BASE, createAccount, type TestAccount } from "./helpers.ts";
+import { deliver, submitJob, submitUndelivered, type JobJson } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 const summary: string[] = [];

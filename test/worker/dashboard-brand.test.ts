@@ -6,8 +6,8 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_LOGO_BYTES } from "#contract";
-import { alertText, csrfTokenIn, ORIGIN, Visitor } from "./dashboard-helpers";
-import { makePng, TINY_JPEG } from "./images";
+import { alertText, csrfTokenIn, ORIGIN, Visitor } from "./dashboard-helpers.ts";
+import { makePng, TINY_JPEG } from "./images.ts";
 
 async function signedIn(): Promise<{ visitor: Visitor; token: string; accountId: string }> {
   const visitor = new Visitor();

@@ -9,9 +9,9 @@
  */
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { clipReport, EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
-import { csrfTokenIn, Visitor } from "./dashboard-helpers";
-import { captionedJob, TRANSCRIPT } from "./speech-helpers";
+import { clipReport, EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub.ts";
+import { csrfTokenIn, Visitor } from "./dashboard-helpers.ts";
+import { captionedJob, TRANSCRIPT } from "./speech-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { csrfTokenIn, PASSWORD, uniqueEmail, Visitor } from "./dashboard-helpers";
+import { csrfTokenIn, PASSWORD, uniqueEmail, Visitor } from "./dashboard-helpers.ts";
 
 async function signedIn(): Promise<{ visitor: Visitor; token: string }> {
   const visitor = new Visitor();

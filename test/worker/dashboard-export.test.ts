@@ -1,11 +1,11 @@
 /** The dashboard's export links: on a completed job's card, served with the session, refused for another account, an unknown format or a job without clips. */
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { FakeEngine } from "./engine-stub";
-import { csrfTokenIn, Visitor } from "./dashboard-helpers";
-import { api } from "./helpers";
-import { submitUndelivered } from "./jobs-helpers";
-import { captionedJob } from "./speech-helpers";
+import { FakeEngine } from "./engine-stub.ts";
+import { csrfTokenIn, Visitor } from "./dashboard-helpers.ts";
+import { api } from "./helpers.ts";
+import { submitUndelivered } from "./jobs-helpers.ts";
+import { captionedJob } from "./speech-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

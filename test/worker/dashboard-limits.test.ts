@@ -11,10 +11,10 @@ import {
   DASHBOARD_REQUESTS_PER_ADDRESS,
   DASHBOARD_REQUESTS_PER_SESSION,
   SESSION_POLICY,
-} from "../../src/dashboard/security/request-limit";
-import type { ClientGate } from "../../src/gate/client-gate";
-import { clientKey } from "../../src/gate/client-key";
-import { Visitor } from "./dashboard-helpers";
+} from "../../src/dashboard/security/request-limit.ts";
+import type { ClientGate } from "../../src/gate/client-gate.ts";
+import { clientKey } from "../../src/gate/client-key.ts";
+import { Visitor } from "./dashboard-helpers.ts";
 
 let counter = 0;
 function fresh64(): string {

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { configFromForm } from "../../src/dashboard/pages/config-input";
+import { configFromForm } from "../../src/dashboard/pages/config-input.ts";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
-import { accountState } from "../../src/account/stub";
-import { clipReport, EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
-import { api, expectProblem } from "./helpers";
-import { deliver, VIDEO_URL } from "./jobs-helpers";
-import { alertText, csrfTokenIn, Visitor } from "./dashboard-helpers";
+import { accountState } from "../../src/account/stub.ts";
+import { clipReport, EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub.ts";
+import { api, expectProblem } from "./helpers.ts";
+import { deliver, VIDEO_URL } from "./jobs-helpers.ts";
+import { alertText, csrfTokenIn, Visitor } from "./dashboard-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

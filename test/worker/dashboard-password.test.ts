@@ -7,8 +7,8 @@ import {
   PASSWORD_ALGORITHM,
   PBKDF2_ITERATIONS,
   verifyPassword,
-} from "../../src/dashboard/security/password";
-import { PASSWORD, uniqueEmail, Visitor } from "./dashboard-helpers";
+} from "../../src/dashboard/security/password.ts";
+import { PASSWORD, uniqueEmail, Visitor } from "./dashboard-helpers.ts";
 
 async function pbkdf2(password: string, salt: Uint8Array, iterations: number): Promise<Uint8Array> {
   const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(password), "PBKDF2", false, ["deriveBits"]);

@@ -1,8 +1,8 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { sha256Url } from "../../src/dashboard/security/tokens";
-import { SESSION_TTL_SECONDS } from "../../src/dashboard/security/session";
-import { csrfTokenIn, PASSWORD, uniqueEmail, Visitor } from "./dashboard-helpers";
+import { sha256Url } from "../../src/dashboard/security/tokens.ts";
+import { SESSION_TTL_SECONDS } from "../../src/dashboard/security/session.ts";
+import { csrfTokenIn, PASSWORD, uniqueEmail, Visitor } from "./dashboard-helpers.ts";
 
 /** The Set-Cookie header that sets `name` (any prefix). */
 function setCookieFor(res: Response, name: string): string {

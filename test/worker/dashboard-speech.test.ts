@@ -1,11 +1,11 @@
 /** The dashboard's speech parts: caption settings in the config form, the clip player's captions track, the transcript page. */
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { FakeEngine } from "./engine-stub";
-import { api } from "./helpers";
-import { captionedJob, CLIP_SRT, CLIP_VTT, processingJob, TRANSCRIPT } from "./speech-helpers";
-import { clipReport, expectAck } from "./engine-stub";
-import { csrfTokenIn, Visitor } from "./dashboard-helpers";
+import { FakeEngine } from "./engine-stub.ts";
+import { api } from "./helpers.ts";
+import { captionedJob, CLIP_SRT, CLIP_VTT, processingJob, TRANSCRIPT } from "./speech-helpers.ts";
+import { clipReport, expectAck } from "./engine-stub.ts";
+import { csrfTokenIn, Visitor } from "./dashboard-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -6,10 +6,10 @@
  */
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { parseClock } from "../../src/jobs/steering";
-import { clipReport, EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
-import { alertText, csrfTokenIn, Visitor } from "./dashboard-helpers";
-import { deliver, VIDEO_URL } from "./jobs-helpers";
+import { parseClock } from "../../src/jobs/steering.ts";
+import { clipReport, EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub.ts";
+import { alertText, csrfTokenIn, Visitor } from "./dashboard-helpers.ts";
+import { deliver, VIDEO_URL } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -1,11 +1,11 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { SIGN_IN_FAILED, SIGN_UP_REDIRECT } from "../../src/dashboard/pages/auth";
-import { admitSignIn, admitSignUp, ATTEMPT_LIMITS, MAX_QUEUED_WAIT_MS, progressiveDelayMs, signInSucceeded } from "../../src/dashboard/security/throttle";
-import { countAttempt } from "../../src/db/auth-throttle";
-import { clientKey } from "../../src/gate/client-key";
-import { adminFetch } from "./helpers";
-import { alertText, PASSWORD, uniqueEmail, Visitor } from "./dashboard-helpers";
+import { SIGN_IN_FAILED, SIGN_UP_REDIRECT } from "../../src/dashboard/pages/auth.tsx";
+import { admitSignIn, admitSignUp, ATTEMPT_LIMITS, MAX_QUEUED_WAIT_MS, progressiveDelayMs, signInSucceeded } from "../../src/dashboard/security/throttle.ts";
+import { countAttempt } from "../../src/db/auth-throttle.ts";
+import { clientKey } from "../../src/gate/client-key.ts";
+import { adminFetch } from "./helpers.ts";
+import { alertText, PASSWORD, uniqueEmail, Visitor } from "./dashboard-helpers.ts";
 
 const { perPair, perAccount, perAddress, signUpsPerAddress } = ATTEMPT_LIMITS;
 

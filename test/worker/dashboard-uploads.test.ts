@@ -5,10 +5,10 @@
  */
 import { SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { FakeEngine } from "./engine-stub";
-import { expectProblem } from "./helpers";
-import { csrfTokenIn, ORIGIN, Visitor } from "./dashboard-helpers";
-import { bytesOf, metadataHeader, TUS } from "./uploads-helpers";
+import { FakeEngine } from "./engine-stub.ts";
+import { expectProblem } from "./helpers.ts";
+import { csrfTokenIn, ORIGIN, Visitor } from "./dashboard-helpers.ts";
+import { bytesOf, metadataHeader, TUS } from "./uploads-helpers.ts";
 
 async function signedIn(): Promise<{ visitor: Visitor; csrf: string; cookie: string }> {
   const visitor = new Visitor();

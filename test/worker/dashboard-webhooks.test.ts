@@ -1,8 +1,8 @@
 /** The dashboard's webhooks pages: add (secret shown once), refuse bad input, flag disabled endpoints, act on one. */
 import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { alertText, csrfTokenIn, Visitor } from "./dashboard-helpers";
-import { FakeReceiver, RECEIVER_ORIGIN } from "./webhooks-helpers";
+import { alertText, csrfTokenIn, Visitor } from "./dashboard-helpers.ts";
+import { FakeReceiver, RECEIVER_ORIGIN } from "./webhooks-helpers.ts";
 
 let receiver: FakeReceiver;
 beforeEach(() => {

@@ -1,11 +1,11 @@
 /** The engine channel accepts only the per-job token the Worker signed. */
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { ClipEngine } from "../../src/engine/container";
-import { signEngineToken, verifyEngineToken } from "../../src/engine/token";
-import { expectAck, FakeEngine } from "./engine-stub";
-import { createAccount, expectProblem } from "./helpers";
-import { getJob, startJob } from "./jobs-helpers";
+import { ClipEngine } from "../../src/engine/clip-engine.ts";
+import { signEngineToken, verifyEngineToken } from "../../src/engine/token.ts";
+import { expectAck, FakeEngine } from "./engine-stub.ts";
+import { createAccount, expectProblem } from "./helpers.ts";
+import { getJob, startJob } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {
@@ -111,6 +111,10 @@ describe("the Container's outbound handler", () => {
     );
     await expectAck(res);
     expect((await getJob(account, client.jobId)).progress).toBe(12);
+    // The channel's own app answers a refusal as the public one does: problem+json with a request id.
+    const refused = await handler!(new Request(`http://clipjobs.internal/internal/v1/jobs/${client.jobId}/progress`, { method: "POST" }), env, context);
+    await expectProblem(refused, 401, "unauthorized");
+    expect(refused.headers.get("Request-Id")).toBeTruthy();
     // Nothing but the callback routes: not the public API, not the operator API.
     const usage = await handler!(
       new Request("http://clipjobs.internal/api/v1/usage", { headers: { Authorization: `Bearer ${account.apiKey}` } }),

@@ -8,14 +8,14 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { fromBase64, importVerifyKey, toBase64Url } from "#contract";
-import { engineEnvironment } from "../../src/engine/container";
-import type { Job } from "../../src/db/jobs";
-import { callbacks } from "../../src/engine/callbacks";
-import { CHANNEL_ROUTES, grantedScopes, SCOPES, scopeOf } from "../../src/engine/scopes";
-import { clipReport, FakeEngine } from "./engine-stub";
-import { createAccount, expectProblem } from "./helpers";
-import { deliver as deliverTo, recordingQueue } from "./fleet/harness";
-import { getJob, startJob, submitUndelivered } from "./jobs-helpers";
+import { engineEnvironment } from "../../src/engine/clip-engine.ts";
+import type { Job } from "../../src/db/jobs.ts";
+import { callbacks } from "../../src/engine/routes.ts";
+import { CHANNEL_ROUTES, grantedScopes, SCOPES, scopeOf } from "../../src/engine/scopes.ts";
+import { clipReport, FakeEngine } from "./engine-stub.ts";
+import { createAccount, expectProblem } from "./helpers.ts";
+import { deliver as deliverTo, recordingQueue } from "./fleet/harness.ts";
+import { getJob, startJob, submitUndelivered } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -5,14 +5,14 @@
  * new one.
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { app } from "../../src/app";
+import { app } from "../../src/app.ts";
 import { beforeEach, describe, expect, it } from "vitest";
-import { tokenTtlSeconds } from "../../src/settings";
-import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
-import { createAccount } from "./helpers";
-import { deliver as deliverMessage } from "./fleet/harness";
-import { deliver, getJob, submitUndelivered } from "./jobs-helpers";
-import type { JobMessage } from "../../src/queue/message";
+import { tokenTtlSeconds } from "../../src/settings.ts";
+import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub.ts";
+import { createAccount } from "./helpers.ts";
+import { deliver as deliverMessage } from "./fleet/harness.ts";
+import { deliver, getJob, submitUndelivered } from "./jobs-helpers.ts";
+import type { JobMessage } from "../../src/fleet/job-message.ts";
 
 function expiryOf(token: string): number {
   const payload = JSON.parse(atob(token.split(".")[0]!.replace(/-/g, "+").replace(/_/g, "/"))) as { exp: number };

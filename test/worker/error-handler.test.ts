@@ -1,12 +1,12 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { describe, expect, it } from "vitest";
-import type { AppEnv } from "../../src/http/app-env";
-import { jsonBodyGuard } from "../../src/http/body-guard";
-import { readJsonBody } from "../../src/http/json-body";
-import { handleError, handleNotFound } from "../../src/http/problem";
-import { requestId } from "../../src/http/request-id";
-import { expectProblem } from "./helpers";
+import type { AppEnv } from "../../src/http/app-env.ts";
+import { jsonBodyGuard } from "../../src/http/body-guard.ts";
+import { readJsonBody } from "../../src/http/json-body.ts";
+import { handleError, handleNotFound } from "../../src/http/problem.ts";
+import { requestId } from "../../src/http/request-id.ts";
+import { expectProblem } from "./helpers.ts";
 
 /** A small app wired exactly like the Worker's, with routes that fail on purpose. */
 function failingApp() {

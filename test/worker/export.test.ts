@@ -9,10 +9,10 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { ClipFraming } from "#contract";
-import { clipReport, expectAck, FakeEngine } from "./engine-stub";
-import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { submitJob } from "./jobs-helpers";
-import { CLIP_SRT, CLIP_VTT, processingJob, put, TRANSCRIPT } from "./speech-helpers";
+import { clipReport, expectAck, FakeEngine } from "./engine-stub.ts";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { submitJob } from "./jobs-helpers.ts";
+import { CLIP_SRT, CLIP_VTT, processingJob, put, TRANSCRIPT } from "./speech-helpers.ts";
 
 const TITLE = `Tom & "Jerry" <b>it's</b>\nsecond line 🎬`;
 

@@ -7,12 +7,12 @@
 import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { lineOrder, roundFor } from "../../src/fleet/fair-rule";
-import type { FleetScheduler } from "../../src/fleet/fleet-scheduler";
-import { createFleetTables } from "../../src/fleet/fleet-tables";
-import type { FleetLimits } from "../../src/fleet/limits";
-import { RankedLine, type LineEntry } from "../../src/fleet/ranked-line";
-import { privateFleet } from "./fleet/harness";
+import { lineOrder, roundFor } from "../../src/fleet/fair-rule.ts";
+import type { FleetScheduler } from "../../src/fleet/fleet-scheduler.ts";
+import { createFleetTables } from "../../src/fleet/fleet-tables.ts";
+import type { FleetLimits } from "../../src/fleet/limits.ts";
+import { RankedLine, type LineEntry } from "../../src/fleet/ranked-line.ts";
+import { privateFleet } from "./fleet/harness.ts";
 
 /** Joins jobs in arrival order by the rule (as the scheduler does) and returns the line's order. */
 function lineOf(arrivals: { jobId: string; accountId: string }[], held: Record<string, number> = {}, current = 0): string[] {

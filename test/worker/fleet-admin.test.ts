@@ -6,12 +6,12 @@
  */
 import { createExecutionContext, env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { app } from "../../src/app";
-import type { FleetOverview } from "../../src/fleet/overview";
-import { fleetTime } from "../../src/fleet/time";
-import { expectAck, FakeEngine, waitFor } from "./engine-stub";
-import { callback, deliverWith, privateFleet, recordingQueue, submitWith } from "./fleet/harness";
-import { BASE, createAccount, expectProblem } from "./helpers";
+import { app } from "../../src/app.ts";
+import type { FleetOverview } from "../../src/fleet/overview.ts";
+import { fleetTime } from "../../src/fleet/time.ts";
+import { expectAck, FakeEngine, waitFor } from "./engine-stub.ts";
+import { callback, deliverWith, privateFleet, recordingQueue, submitWith } from "./fleet/harness.ts";
+import { BASE, createAccount, expectProblem } from "./helpers.ts";
 
 const wallClock = fleetTime.now;
 afterEach(() => {

@@ -9,19 +9,19 @@
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { AccountState } from "../../src/account/account-state";
-import { accountState } from "../../src/account/stub";
-import { app } from "../../src/app";
-import { followUpTick, sendDispatches } from "../../src/fleet/fleet-scheduler";
-import { fleetLimits } from "../../src/fleet/limits";
-import { fleetTime } from "../../src/fleet/time";
-import { handleDeadLetters } from "../../src/queue/dead-letter";
-import type { JobMessage } from "../../src/queue/message";
-import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
-import { acceptingEngine, callback, deliver, deliverWith, privateFleet, recordingQueue, standInFor, submitWith } from "./fleet/harness";
-import { SimClock } from "./fleet/sim-clock";
-import { createAccount } from "./helpers";
-import { getJob } from "./jobs-helpers";
+import type { AccountState } from "../../src/jobs/account-state.ts";
+import { accountState } from "../../src/account/stub.ts";
+import { app } from "../../src/app.ts";
+import { followUpTick, sendDispatches } from "../../src/fleet/fleet-scheduler.ts";
+import { fleetLimits } from "../../src/fleet/limits.ts";
+import { fleetTime } from "../../src/fleet/time.ts";
+import { handleDeadLetters } from "../../src/queue/dead-letter.ts";
+import type { JobMessage } from "../../src/fleet/job-message.ts";
+import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub.ts";
+import { acceptingEngine, callback, deliver, deliverWith, privateFleet, recordingQueue, standInFor, submitWith } from "./fleet/harness.ts";
+import { SimClock } from "./fleet/sim-clock.ts";
+import { createAccount } from "./helpers.ts";
+import { getJob } from "./jobs-helpers.ts";
 
 const DO_RESET = "Durable Object reset because its code was updated.";
 

@@ -14,8 +14,8 @@
  * jobs complete on signals, with the reason.
  */
 import { describe, expect, it } from "vitest";
-import { expectFairFleet, expectJudgedFleet, judgementLine, scenario, summarize } from "./fleet/scenario";
-import { runFleetSimulation } from "./fleet/simulation";
+import { expectFairFleet, expectJudgedFleet, judgementLine, scenario, summarize } from "./fleet/scenario.ts";
+import { runFleetSimulation } from "./fleet/simulation.ts";
 
 describe("fleet simulation", () => {
   it("serves every job fairly within the instance limit and Workers AI's limits through a deploy, failing and stranding none", async () => {

@@ -6,20 +6,20 @@
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { AccountState } from "../../src/account/account-state";
-import { accountState } from "../../src/account/stub";
-import { app } from "../../src/app";
-import { fleetScheduler } from "../../src/fleet/stub";
-import { fleetTime } from "../../src/fleet/time";
-import { expireOverdueJob, MAX_ENGINE_RESTARTS } from "../../src/jobs/lifecycle";
-import { handleDeadLetters } from "../../src/queue/dead-letter";
-import type { JobMessage } from "../../src/queue/message";
-import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub";
-import { acceptingEngine, deliver, deliverWith, driveQueue, privateFleet, recordingQueue, standInFor, submitWith } from "./fleet/harness";
-import type { PlatformOptions } from "./fleet/container-standin";
-import { SimClock } from "./fleet/sim-clock";
-import { api, createAccount, expectProblem } from "./helpers";
-import { accountCredits, getJob, submitJob, submitUndelivered } from "./jobs-helpers";
+import type { AccountState } from "../../src/jobs/account-state.ts";
+import { accountState } from "../../src/account/stub.ts";
+import { app } from "../../src/app.ts";
+import { fleetScheduler } from "../../src/fleet/stub.ts";
+import { fleetTime } from "../../src/fleet/time.ts";
+import { expireOverdueJob, MAX_ENGINE_RESTARTS } from "../../src/jobs/lifecycle.ts";
+import { handleDeadLetters } from "../../src/queue/dead-letter.ts";
+import type { JobMessage } from "../../src/fleet/job-message.ts";
+import { EngineClient, expectAck, FakeEngine, waitFor } from "./engine-stub.ts";
+import { acceptingEngine, deliver, deliverWith, driveQueue, privateFleet, recordingQueue, standInFor, submitWith } from "./fleet/harness.ts";
+import type { PlatformOptions } from "./fleet/container-standin.ts";
+import { SimClock } from "./fleet/sim-clock.ts";
+import { api, createAccount, expectProblem } from "./helpers.ts";
+import { accountCredits, getJob, submitJob, submitUndelivered } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -23,15 +23,15 @@ import {
   REMOVE_SILENCE_MODES,
   SPEECH_LANGUAGES,
 } from "#contract";
-import { MAX_JSON_BODY_BYTES } from "../../src/http/body-guard";
-import { arbitraryFromSchema, bodyFor, contentType, inputSchema, type RawBody } from "./fuzz/bodies";
-import { fuzzEndpoint, describeCase } from "./fuzz/property";
-import { callers, fuzzAccounts, pathSegment, payloadBytes, isJsonMediaType, parsedBody, type Caller, type FuzzAccounts, type FuzzRequest } from "./fuzz/requests";
-import { hostilePathPart } from "./fuzz/strings";
-import { Tally } from "./fuzz/tally";
-import { WriteGuard } from "./fuzz/write-guard";
-import type { TestAccount } from "./helpers";
-import { fuzzRuns } from "./fuzz/runs";
+import { MAX_JSON_BODY_BYTES } from "../../src/http/body-guard.ts";
+import { arbitraryFromSchema, bodyFor, contentType, inputSchema, type RawBody } from "./fuzz/bodies.ts";
+import { fuzzEndpoint, describeCase } from "./fuzz/property.ts";
+import { callers, fuzzAccounts, pathSegment, payloadBytes, isJsonMediaType, parsedBody, type Caller, type FuzzAccounts, type FuzzRequest } from "./fuzz/requests.ts";
+import { hostilePathPart } from "./fuzz/strings.ts";
+import { Tally } from "./fuzz/tally.ts";
+import { WriteGuard } from "./fuzz/write-guard.ts";
+import type { TestAccount } from "./helpers.ts";
+import { fuzzRuns } from "./fuzz/runs.ts";
 
 const RUNS = fuzzRuns(2_000);
 // A budget for a stuck run, not a speed target: 2,000 requests take far longer on a loaded machine than on a quiet one.

@@ -4,10 +4,10 @@
  */
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { FakeEngine } from "./engine-stub";
-import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { startJob } from "./jobs-helpers";
-import { send } from "./fuzz/invoke";
+import { FakeEngine } from "./engine-stub.ts";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { startJob } from "./jobs-helpers.ts";
+import { send } from "./fuzz/invoke.ts";
 
 let account: TestAccount;
 let engine: FakeEngine;

@@ -7,17 +7,17 @@
 import fc from "fast-check";
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { send } from "./fuzz/invoke";
-import { checkResponse } from "./fuzz/oracle";
-import { fuzzEndpoint } from "./fuzz/property";
-import { bodyFor, contentType, jsonValue, type RawBody } from "./fuzz/bodies";
-import { callers, fuzzAccounts, toRequest, type Caller, type FuzzAccounts, type FuzzRequest } from "./fuzz/requests";
-import { hostilePathPart, hostileString } from "./fuzz/strings";
-import { Tally } from "./fuzz/tally";
-import { WriteGuard } from "./fuzz/write-guard";
-import { FakeEngine } from "./engine-stub";
-import { createAccount } from "./helpers";
-import { fuzzParameters, fuzzRuns } from "./fuzz/runs";
+import { send } from "./fuzz/invoke.ts";
+import { checkResponse } from "./fuzz/oracle.ts";
+import { fuzzEndpoint } from "./fuzz/property.ts";
+import { bodyFor, contentType, jsonValue, type RawBody } from "./fuzz/bodies.ts";
+import { callers, fuzzAccounts, toRequest, type Caller, type FuzzAccounts, type FuzzRequest } from "./fuzz/requests.ts";
+import { hostilePathPart, hostileString } from "./fuzz/strings.ts";
+import { Tally } from "./fuzz/tally.ts";
+import { WriteGuard } from "./fuzz/write-guard.ts";
+import { FakeEngine } from "./engine-stub.ts";
+import { createAccount } from "./helpers.ts";
+import { fuzzParameters, fuzzRuns } from "./fuzz/runs.ts";
 
 const RUNS = fuzzRuns(2_000);
 // A budget for a stuck run, not a speed target: 2,000 requests take far longer on a loaded machine than on a quiet one.

@@ -7,11 +7,11 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { JOB_EVENT_TYPES } from "../../src/webhooks/events";
-import { createAccount } from "./helpers";
-import { checkResponse } from "./fuzz/oracle";
-import { ORIGIN, send } from "./fuzz/invoke";
-import { fuzzParameters } from "./fuzz/runs";
+import { JOB_EVENT_TYPES } from "../../src/webhooks/events.ts";
+import { createAccount } from "./helpers.ts";
+import { checkResponse } from "./fuzz/oracle.ts";
+import { ORIGIN, send } from "./fuzz/invoke.ts";
+import { fuzzParameters } from "./fuzz/runs.ts";
 
 const RUNS = 1000;
 

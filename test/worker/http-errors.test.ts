@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, BASE, createAccount, expectProblem, issueKey, adminFetch } from "./helpers";
+import { api, BASE, createAccount, expectProblem, issueKey, adminFetch } from "./helpers.ts";
 
 describe("request ids", () => {
   it("generates a Request-Id on every response, including errors", async () => {

@@ -13,17 +13,17 @@ import {
   SELF,
 } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { accountState } from "../../src/account/stub";
-import { app } from "../../src/app";
+import { accountState } from "../../src/account/stub.ts";
+import { app } from "../../src/app.ts";
 import { DEFAULT_CLIP_CONFIG, MAX_CLIP_UPLOAD_BYTES } from "#contract";
-import { startRetryDelaySeconds } from "../../src/fleet/fleet-scheduler";
-import { handleQueue } from "../../src/queue/consumer";
-import type { JobMessage } from "../../src/queue/message";
-import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub";
-import { deliver as deliverTo, recordingQueue } from "./fleet/harness";
-import { api, createAccount, expectProblem } from "./helpers";
-import { accountCredits, deliver, getJob, getUsage, startJob, submitJob, submitUndelivered, VIDEO_URL } from "./jobs-helpers";
-import { added, keyOf, publicKeys, PUBLISHED_URL, stagedKeys } from "./storage-helpers";
+import { startRetryDelaySeconds } from "../../src/fleet/fleet-scheduler.ts";
+import { handleQueue } from "../../src/queue/consumer.ts";
+import type { JobMessage } from "../../src/fleet/job-message.ts";
+import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub.ts";
+import { deliver as deliverTo, recordingQueue } from "./fleet/harness.ts";
+import { api, createAccount, expectProblem } from "./helpers.ts";
+import { accountCredits, deliver, getJob, getUsage, startJob, submitJob, submitUndelivered, VIDEO_URL } from "./jobs-helpers.ts";
+import { added, keyOf, publicKeys, PUBLISHED_URL, stagedKeys } from "./storage-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -1,11 +1,11 @@
 /** Helpers for the jobs suites: submit, deliver queue messages, read jobs and usage. */
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { expect } from "vitest";
-import { app } from "../../src/app";
-import { handleQueue } from "../../src/queue/consumer";
-import type { JobMessage } from "../../src/queue/message";
-import { EngineClient, waitFor, type FakeEngine } from "./engine-stub";
-import { api, type TestAccount } from "./helpers";
+import { app } from "../../src/app.ts";
+import { handleQueue } from "../../src/queue/consumer.ts";
+import type { JobMessage } from "../../src/fleet/job-message.ts";
+import { EngineClient, waitFor, type FakeEngine } from "./engine-stub.ts";
+import { api, type TestAccount } from "./helpers.ts";
 
 export const VIDEO_URL = "https://videos.example.com/talks/keynote.mp4";
 

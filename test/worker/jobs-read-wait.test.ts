@@ -8,15 +8,15 @@
  */
 import { createExecutionContext, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { AccountState } from "../../src/account/account-state";
-import { JobWaiters, MAX_WAITERS } from "../../src/account/job-waiters";
-import { accountState } from "../../src/account/stub";
-import { app } from "../../src/app";
-import { preferredWaitSeconds } from "../../src/http/prefer";
+import type { AccountState } from "../../src/jobs/account-state.ts";
+import { JobWaiters, MAX_WAITERS } from "../../src/account/job-waiters.ts";
+import { accountState } from "../../src/account/stub.ts";
+import { app } from "../../src/app.ts";
+import { preferredWaitSeconds } from "../../src/http/prefer.ts";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
-import { clipReport, expectAck, FakeEngine, waitFor, type EngineClient } from "./engine-stub";
-import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { startJob, submitUndelivered, type JobJson } from "./jobs-helpers";
+import { clipReport, expectAck, FakeEngine, waitFor, type EngineClient } from "./engine-stub.ts";
+import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { startJob, submitUndelivered, type JobJson } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -1,13 +1,13 @@
 /** Status shapes, listing, cancel and delete, idempotent submission, enqueue rollback. */
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { accountState } from "../../src/account/stub";
-import { JobList, Job as JobSchema, SubmitJobResponse } from "../../src/api/openapi-schemas";
-import { app } from "../../src/app";
-import { clipReport, expectAck, FakeEngine } from "./engine-stub";
-import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { getJob, startJob, submit, submitJob, submitUndelivered, VIDEO_URL, type JobJson } from "./jobs-helpers";
-import { keyOf, PUBLISHED_URL } from "./storage-helpers";
+import { accountState } from "../../src/account/stub.ts";
+import { JobList, Job as JobSchema, SubmitJobResponse } from "../../src/api/openapi-schemas.ts";
+import { app } from "../../src/app.ts";
+import { clipReport, expectAck, FakeEngine } from "./engine-stub.ts";
+import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { getJob, startJob, submit, submitJob, submitUndelivered, VIDEO_URL, type JobJson } from "./jobs-helpers.ts";
+import { keyOf, PUBLISHED_URL } from "./storage-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

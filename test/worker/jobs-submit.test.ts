@@ -1,9 +1,9 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
-import { FakeEngine } from "./engine-stub";
-import { adminFetch, api, createAccount, expectProblem } from "./helpers";
-import { getJob, submit, VIDEO_URL, type JobJson } from "./jobs-helpers";
+import { FakeEngine } from "./engine-stub.ts";
+import { adminFetch, api, createAccount, expectProblem } from "./helpers.ts";
+import { getJob, submit, VIDEO_URL, type JobJson } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -8,16 +8,16 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_CLIP_CONFIG, HASHTAG_PATTERN, JudgeResult, MAX_POST_TITLE_CHARS, type JudgeCandidate, type JudgeRequest } from "#contract";
-import { judgeCandidates, JUDGE_MAX_CALLS_PER_JOB } from "../../src/engine/judge";
-import { JUDGE_MAX_ANSWER_TOKENS, JUDGE_WINDOW_INPUT_TOKENS, estimateTokens } from "../../src/engine/judge-prompt";
-import { DEFAULT_JUDGE_MODEL } from "../../src/settings";
-import { JobCard } from "../../src/dashboard/components/job-card";
-import worker from "../../src/index";
-import { TextGenerationStandIn, type TextGenerationOutcome } from "../stand-ins/text-generation";
-import { type EngineClient, FakeEngine } from "./engine-stub";
-import { clipReport, expectAck } from "./engine-stub";
-import { createAccount } from "./helpers";
-import { getJob, startJob } from "./jobs-helpers";
+import { judgeCandidates, JUDGE_MAX_CALLS_PER_JOB } from "../../src/engine/judge.ts";
+import { JUDGE_MAX_ANSWER_TOKENS, JUDGE_WINDOW_INPUT_TOKENS, estimateTokens } from "../../src/engine/judge-prompt.ts";
+import { DEFAULT_JUDGE_MODEL } from "../../src/settings.ts";
+import { JobCard } from "../../src/dashboard/components/job-card.tsx";
+import worker from "../../src/index.ts";
+import { TextGenerationStandIn, type TextGenerationOutcome } from "../stand-ins/text-generation.ts";
+import { type EngineClient, FakeEngine } from "./engine-stub.ts";
+import { clipReport, expectAck } from "./engine-stub.ts";
+import { createAccount } from "./helpers.ts";
+import { getJob, startJob } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

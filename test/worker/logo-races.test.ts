@@ -5,11 +5,11 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { findLogo } from "../../src/db/logos";
-import { readLogo, storeLogo } from "../../src/logos/service";
-import { createAccount } from "./helpers";
-import { Gate, holdFirst } from "./hold";
-import { makePng, TINY_JPEG } from "./images";
+import { findLogo } from "../../src/db/logos.ts";
+import { readLogo, storeLogo } from "../../src/logos/service.ts";
+import { createAccount } from "./helpers.ts";
+import { Gate, holdFirst } from "./hold.ts";
+import { makePng, TINY_JPEG } from "./images.ts";
 
 async function storedKeys(accountId: string): Promise<string[]> {
   return (await env.UPLOADS.list({ prefix: `logos/${accountId}/` })).objects.map((o) => o.key);

@@ -1,13 +1,13 @@
 /**
- * A JSON-RPC batch on /mcp spends the request window per message (src/mcp/route.ts):
+ * A JSON-RPC batch on /mcp spends the request window per message (src/mcp/routes.ts):
  * a batch of n tool calls counts n requests, the window grants what it has
  * room for, and no more tool calls than that run; the rest answer
  * rate_limited. Sent raw, as a 2025-era client sends a batch.
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ok, problem, TOOL_NAMES, type ToolAnswer } from "../e2e/harness/mcp-answers";
-import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers";
+import { ok, problem, TOOL_NAMES, type ToolAnswer } from "../e2e/harness/mcp-answers.ts";
+import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
 
 interface RpcAnswer {
   id: number | string | null;

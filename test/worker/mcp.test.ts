@@ -8,13 +8,13 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { answerText as text, callTool as call, ok, problem, TOOL_NAMES } from "../e2e/harness/mcp-answers";
-import { accountState } from "../../src/account/stub";
-import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub";
-import { api, BASE, createAccount, type TestAccount } from "./helpers";
-import { startJob, submitUndelivered } from "./jobs-helpers";
-import { captionedJob } from "./speech-helpers";
-import { bytesOf, patch, TUS } from "./uploads-helpers";
+import { answerText as text, callTool as call, ok, problem, TOOL_NAMES } from "../e2e/harness/mcp-answers.ts";
+import { accountState } from "../../src/account/stub.ts";
+import { clipReport, expectAck, FakeEngine, waitFor } from "./engine-stub.ts";
+import { api, BASE, createAccount, type TestAccount } from "./helpers.ts";
+import { startJob, submitUndelivered } from "./jobs-helpers.ts";
+import { captionedJob } from "./speech-helpers.ts";
+import { bytesOf, patch, TUS } from "./uploads-helpers.ts";
 
 const MODERN = { mode: { pin: "2026-07-28" } } as const;
 

@@ -12,12 +12,12 @@
 import fc from "fast-check";
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { creditsForDuration } from "../../src/db/credits";
-import { clipReport, FakeEngine, waitFor } from "./engine-stub";
-import { adminFetch, api, createAccount, issueKey, type TestAccount } from "./helpers";
-import { deliver, VIDEO_URL } from "./jobs-helpers";
-import { EngineClient } from "./engine-stub";
-import { withDeadline } from "./fuzz/property";
+import { creditsForDuration } from "../../src/db/credits.ts";
+import { clipReport, FakeEngine, waitFor } from "./engine-stub.ts";
+import { adminFetch, api, createAccount, issueKey, type TestAccount } from "./helpers.ts";
+import { deliver, VIDEO_URL } from "./jobs-helpers.ts";
+import { EngineClient } from "./engine-stub.ts";
+import { withDeadline } from "./fuzz/property.ts";
 
 /** The unmetered plan's credits: large, so sources claiming months of video are what runs them out. */
 const PLAN_CREDITS = 1_000_000;

@@ -6,7 +6,7 @@
 import { SELF } from "cloudflare:test";
 import { expect, it } from "vitest";
 import saved from "../../client/openapi.json";
-import { BASE } from "./helpers";
+import { BASE } from "./helpers.ts";
 
 it("client/openapi.json equals the served document (else run: npm run openapi:snapshot)", async () => {
   const res = await SELF.fetch(`${BASE}/api/v1/openapi.json`);

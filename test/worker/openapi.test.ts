@@ -2,12 +2,12 @@ import { SELF } from "cloudflare:test";
 import { z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
 import { ClipConfig } from "#contract";
-import { buildOpenApiDocument } from "../../src/api/openapi";
-import { app } from "../../src/app";
-import { apiApp, apiRoute } from "../../src/http/api-app";
-import { ERROR_CODES } from "../../src/http/errors";
-import { handleError } from "../../src/http/problem";
-import { BASE } from "./helpers";
+import { buildOpenApiDocument } from "../../src/api/openapi.ts";
+import { app } from "../../src/app.ts";
+import { apiApp, apiRoute } from "../../src/http/api-app.ts";
+import { ERROR_CODES } from "../../src/http/errors.ts";
+import { handleError } from "../../src/http/problem.ts";
+import { BASE } from "./helpers.ts";
 
 interface Operation {
   operationId?: string;

@@ -9,18 +9,18 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { accountState } from "../../src/account/stub";
-import { app } from "../../src/app";
-import worker from "../../src/index";
-import { fleetScheduler } from "../../src/fleet/stub";
-import { runSweep } from "../../src/jobs/sweep";
-import { handleQueue } from "../../src/queue/consumer";
+import { accountState } from "../../src/account/stub.ts";
+import { app } from "../../src/app.ts";
+import worker from "../../src/index.ts";
+import { fleetScheduler } from "../../src/fleet/stub.ts";
+import { runSweep } from "../../src/jobs/sweep.ts";
+import { handleQueue } from "../../src/queue/consumer.ts";
 import { createMessageBatch } from "cloudflare:test";
-import type { JobMessage } from "../../src/queue/message";
-import type { WebhookMessage } from "../../src/webhooks/message";
-import { clipReport, EngineClient, FakeEngine, waitFor } from "./engine-stub";
-import { createAccount, type TestAccount } from "./helpers";
-import { createWebhook, envWith, FakeReceiver, RecordingQueue, runAttempts, type WebhookJson } from "./webhooks-helpers";
+import type { JobMessage } from "../../src/fleet/job-message.ts";
+import type { WebhookMessage } from "../../src/webhooks/message.ts";
+import { clipReport, EngineClient, FakeEngine, waitFor } from "./engine-stub.ts";
+import { createAccount, type TestAccount } from "./helpers.ts";
+import { createWebhook, envWith, FakeReceiver, RecordingQueue, runAttempts, type WebhookJson } from "./webhooks-helpers.ts";
 
 type Fault = "account" | "fleet" | "queue" | "engine stop";
 

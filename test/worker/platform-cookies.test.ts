@@ -5,9 +5,9 @@
  */
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { type EngineClient, FakeEngine } from "./engine-stub";
-import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { startJob } from "./jobs-helpers";
+import { type EngineClient, FakeEngine } from "./engine-stub.ts";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { startJob } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

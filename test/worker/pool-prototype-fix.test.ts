@@ -8,7 +8,7 @@
 import { createExecutionContext, env, runInDurableObject } from "cloudflare:test";
 import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { installPoolPrototypeFix, uninstallPoolPrototypeFix } from "./pool-prototype-fix";
+import { installPoolPrototypeFix, uninstallPoolPrototypeFix } from "./pool-prototype-fix.ts";
 
 /** The pool's createProxyPrototypeClass, counting its get traps. */
 function poolWrapper(base: typeof DurableObject | typeof WorkerEntrypoint = DurableObject) {

@@ -1,10 +1,10 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { clientKey } from "../../src/gate/client-key";
-import { preAuthLimit } from "../../src/gate/pre-auth-limit";
-import { isKnownUnknown, rememberUnknown, UNKNOWN_KEY_TTL_MS } from "../../src/http/credential-cache";
-import { sha256Hex } from "../../src/keys/api-key";
-import { BASE, createAccount, expectProblem, issueKey } from "./helpers";
+import { clientKey } from "../../src/gate/client-key.ts";
+import { preAuthLimit } from "../../src/http/pre-auth-limit.ts";
+import { isKnownUnknown, rememberUnknown, UNKNOWN_KEY_TTL_MS } from "../../src/keys/credential-cache.ts";
+import { sha256Hex } from "../../src/keys/api-key.ts";
+import { BASE, createAccount, expectProblem, issueKey } from "./helpers.ts";
 
 const LIMIT = preAuthLimit(env);
 

@@ -1,9 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AccountState } from "../../src/account/account-state";
-import { RESERVE_SECONDS } from "../../src/account/request-window";
-import { accountState } from "../../src/account/stub";
-import { api, createAccount, expectProblem } from "./helpers";
+import type { AccountState } from "../../src/jobs/account-state.ts";
+import { RESERVE_SECONDS } from "../../src/account/request-window.ts";
+import { accountState } from "../../src/account/stub.ts";
+import { api, createAccount, expectProblem } from "./helpers.ts";
 
 function parseRateLimit(header: string | null): { remaining: number; reset: number } {
   const match = /^"default";r=(\d+);t=(\d+)$/.exec(header ?? "");

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { Clip } from "../../src/db/clips";
-import type { Job } from "../../src/db/jobs";
-import { JobCard } from "../../src/dashboard/components/job-card";
+import type { Clip } from "../../src/db/clips.ts";
+import type { Job } from "../../src/db/jobs.ts";
+import { JobCard } from "../../src/dashboard/components/job-card.tsx";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
-import { reasonInWords, reasonsInWords } from "../../src/jobs/reason-words";
+import { reasonInWords, reasonsInWords } from "../../src/jobs/reason-words.ts";
 
 describe("clip reasons in words", () => {
   it("reads each engine signal as a phrase, and an unknown one still reads", () => {

@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AccountState } from "../../src/account/account-state";
-import { RequestWindow, RESERVE_SECONDS, reservationSize, type HitResult } from "../../src/account/request-window";
-import { accountState } from "../../src/account/stub";
+import type { AccountState } from "../../src/jobs/account-state.ts";
+import { RequestWindow, RESERVE_SECONDS, reservationSize, type HitResult } from "../../src/account/request-window.ts";
+import { accountState } from "../../src/account/stub.ts";
 
 /** Runs the window logic inside a fresh account DO with an explicit clock. */
 async function withWindow<T>(run: (hit: (limit: number, nowMs: number) => HitResult) => T): Promise<T> {

@@ -1,5 +1,5 @@
 import { applyD1Migrations, env } from "cloudflare:test";
-import { installPoolPrototypeFix } from "./pool-prototype-fix";
+import { installPoolPrototypeFix } from "./pool-prototype-fix.ts";
 
 // Keeps Durable Object calls as cheap at the thousandth object as at the first (see the file).
 installPoolPrototypeFix();

@@ -7,12 +7,12 @@
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import worker from "../../src/index";
-import { batches, EMBED_BATCH_CHARS, similarities } from "../../src/engine/embeddings";
-import { BgeM3StandIn } from "./bge-m3-stand-in";
-import { FakeEngine, type EngineClient } from "./engine-stub";
-import { createAccount, expectProblem } from "./helpers";
-import { startJob, VIDEO_URL } from "./jobs-helpers";
+import worker from "../../src/index.ts";
+import { batches, EMBED_BATCH_CHARS, similarities } from "../../src/engine/embeddings.ts";
+import { BgeM3StandIn } from "./bge-m3-stand-in.ts";
+import { FakeEngine, type EngineClient } from "./engine-stub.ts";
+import { createAccount, expectProblem } from "./helpers.ts";
+import { startJob, VIDEO_URL } from "./jobs-helpers.ts";
 
 /** The stand-in answers env.AI.run as the binding does (the stand-in file is shared with the engine's Node suites, which have no Ai type). */
 function standInBinding(standIn: BgeM3StandIn): Ai {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AppError } from "../../src/http/errors";
-import { checkVideoUrl, isPrivateHost } from "../../src/jobs/source-url";
+import { DomainError } from "../../src/domain/errors.ts";
+import { checkVideoUrl, isPrivateHost } from "../../src/domain/source-url.ts";
 
 describe("isPrivateHost", () => {
   it.each([
@@ -42,7 +42,7 @@ describe("isPrivateHost", () => {
 describe("checkVideoUrl", () => {
   it("normalises odd IPv4 spellings before judging them", () => {
     for (const url of ["http://0x7f000001/", "http://127.1/", "http://0177.0.0.01/", "http://2130706433/"]) {
-      expect(() => checkVideoUrl(url, false), url).toThrowError(AppError);
+      expect(() => checkVideoUrl(url, false), url).toThrowError(DomainError);
     }
   });
 

@@ -1,8 +1,8 @@
 /** Shared by the speech suites: a transcript, clip captions, and jobs that carry them. */
 import { type Transcript } from "#contract";
-import { clipReport, expectAck, type EngineClient, type FakeEngine } from "./engine-stub";
-import type { TestAccount } from "./helpers";
-import { startJob } from "./jobs-helpers";
+import { clipReport, expectAck, type EngineClient, type FakeEngine } from "./engine-stub.ts";
+import type { TestAccount } from "./helpers.ts";
+import { startJob } from "./jobs-helpers.ts";
 
 export const TRANSCRIPT: Transcript = {
   source: "subtitle_track",

@@ -7,15 +7,15 @@
  */
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { Job as JobSchema } from "../../src/api/openapi-schemas";
-import { TranscriptDocument } from "../../src/api/transcript";
+import { Job as JobSchema } from "../../src/api/openapi-schemas.ts";
+import { TranscriptDocument } from "../../src/api/transcript.ts";
 import { MAX_TRANSCRIPT_UPLOAD_BYTES } from "#contract";
-import { clipReport, expectAck, FakeEngine, type EngineClient } from "./engine-stub";
-import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { startJob } from "./jobs-helpers";
-import * as helpers from "./speech-helpers";
-import { CLIP_SRT, CLIP_VTT, put, TRANSCRIPT } from "./speech-helpers";
-import { PUBLISHED_URL, stagedKeys } from "./storage-helpers";
+import { clipReport, expectAck, FakeEngine, type EngineClient } from "./engine-stub.ts";
+import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { startJob } from "./jobs-helpers.ts";
+import * as helpers from "./speech-helpers.ts";
+import { CLIP_SRT, CLIP_VTT, put, TRANSCRIPT } from "./speech-helpers.ts";
+import { PUBLISHED_URL, stagedKeys } from "./storage-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -8,9 +8,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import type { JobTimings } from "#contract";
-import { clipReport, expectAck, FakeEngine } from "./engine-stub";
-import { createAccount } from "./helpers";
-import { getJob, startJob } from "./jobs-helpers";
+import { clipReport, expectAck, FakeEngine } from "./engine-stub.ts";
+import { createAccount } from "./helpers.ts";
+import { getJob, startJob } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 let logged: string[];

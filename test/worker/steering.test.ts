@@ -7,9 +7,9 @@
  */
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { clipReport, expectAck, FakeEngine } from "./engine-stub";
-import { api, createAccount, expectProblem } from "./helpers";
-import { accountCredits, getJob, getUsage, startJob, submit, VIDEO_URL } from "./jobs-helpers";
+import { clipReport, expectAck, FakeEngine } from "./engine-stub.ts";
+import { api, createAccount, expectProblem } from "./helpers.ts";
+import { accountCredits, getJob, getUsage, startJob, submit, VIDEO_URL } from "./jobs-helpers.ts";
 
 let engine: FakeEngine;
 

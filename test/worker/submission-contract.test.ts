@@ -8,11 +8,11 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { callTool } from "../e2e/harness/mcp-answers";
-import { FakeEngine } from "./engine-stub";
-import { api, BASE, issueKey } from "./helpers";
-import { VIDEO_URL } from "./jobs-helpers";
-import { csrfTokenIn, Visitor } from "./dashboard-helpers";
+import { callTool } from "../e2e/harness/mcp-answers.ts";
+import { FakeEngine } from "./engine-stub.ts";
+import { api, BASE, issueKey } from "./helpers.ts";
+import { VIDEO_URL } from "./jobs-helpers.ts";
+import { csrfTokenIn, Visitor } from "./dashboard-helpers.ts";
 
 type Body = Record<string, unknown>;
 

@@ -6,11 +6,11 @@
  */
 import { createExecutionContext, env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { app } from "../../src/app";
-import { runSweep } from "../../src/jobs/sweep";
-import { FakeEngine } from "./engine-stub";
-import { api, createAccount, type TestAccount } from "./helpers";
-import { submitUndelivered } from "./jobs-helpers";
+import { app } from "../../src/app.ts";
+import { runSweep } from "../../src/jobs/sweep.ts";
+import { FakeEngine } from "./engine-stub.ts";
+import { api, createAccount, type TestAccount } from "./helpers.ts";
+import { submitUndelivered } from "./jobs-helpers.ts";
 
 beforeEach(() => new FakeEngine().install());
 

@@ -1,11 +1,11 @@
 /**
- * withTimeout (src/http/timeout.ts), the bound on every engine exchange and
+ * withTimeout (src/lib/timeout.ts), the bound on every engine exchange and
  * Workers AI call: it leaves no timer armed once the call settled (workerd
  * caps a context's active timers at 10,000), and a call that never answers
  * is rejected and its signal aborted when the time is up.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { withTimeout } from "../../src/http/timeout";
+import { withTimeout } from "../../src/lib/timeout.ts";
 
 beforeEach(() => {
   vi.useFakeTimers();

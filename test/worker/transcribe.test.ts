@@ -6,12 +6,12 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { CHUNK_START_HEADER, TRANSCRIBE_MAX_CHUNK_BYTES, TranscribeResult } from "#contract";
-import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable, toTranscribeResult } from "../../src/engine/whisper";
-import worker from "../../src/index";
-import { type EngineClient, FakeEngine } from "./engine-stub";
-import { api, createAccount, expectProblem } from "./helpers";
-import { startJob } from "./jobs-helpers";
-import { makeWav, whisperOutput, WhisperStandIn, type SpokenWord } from "./whisper-stand-in";
+import { transcribeChunk, TranscriptionFailed, TranscriptionUnavailable, toTranscribeResult } from "../../src/engine/whisper.ts";
+import worker from "../../src/index.ts";
+import { type EngineClient, FakeEngine } from "./engine-stub.ts";
+import { api, createAccount, expectProblem } from "./helpers.ts";
+import { startJob } from "./jobs-helpers.ts";
+import { makeWav, whisperOutput, WhisperStandIn, type SpokenWord } from "./whisper-stand-in.ts";
 
 const SPOKEN: SpokenWord[] = [
   { word: "Welcome", start: 0.4, end: 0.82 },

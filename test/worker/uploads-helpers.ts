@@ -1,8 +1,8 @@
 /** tus requests against the Worker, written from the protocol text (the e2e suite uses tus-js-client itself). */
 import { env, runInDurableObject } from "cloudflare:test";
-import { api, type TestAccount } from "./helpers";
-import { uploadKey } from "../../src/uploads/ids";
-import type { UploadState } from "../../src/uploads/upload-state";
+import { api, type TestAccount } from "./helpers.ts";
+import { uploadKey } from "../../src/uploads/ids.ts";
+import type { UploadState } from "../../src/uploads/upload-state.ts";
 
 export const TUS = { "Tus-Resumable": "1.0.0" } as const;
 

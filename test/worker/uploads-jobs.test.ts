@@ -6,10 +6,10 @@
  */
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { uploadKey } from "../../src/uploads/ids";
-import { clipReport, expectAck, FakeEngine } from "./engine-stub";
-import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { getJob, startJob, submit, submitJob, VIDEO_URL } from "./jobs-helpers";
+import { uploadKey } from "../../src/uploads/ids.ts";
+import { clipReport, expectAck, FakeEngine } from "./engine-stub.ts";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { getJob, startJob, submit, submitJob, VIDEO_URL } from "./jobs-helpers.ts";
 import {
   backdateExpiry,
   bytesOf,
@@ -21,7 +21,7 @@ import {
   uploadAll,
   uploadInternals,
   uploadStub,
-} from "./uploads-helpers";
+} from "./uploads-helpers.ts";
 import { runDurableObjectAlarm } from "cloudflare:test";
 
 let engine: FakeEngine;

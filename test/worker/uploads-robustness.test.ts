@@ -10,16 +10,16 @@
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { uploadKey } from "../../src/uploads/ids";
-import { discardBody } from "../../src/uploads/discard-body";
-import { MAX_DRAIN_BYTES } from "../../src/http/unread-body";
-import { MAX_PATCH_BYTES, MIN_PART_BYTES } from "../../src/uploads/limits";
-import type { UploadState } from "../../src/uploads/upload-state";
-import { FakeEngine } from "./engine-stub";
-import { accountState } from "../../src/account/stub";
-import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { submit } from "./jobs-helpers";
-import { backdateExpiry, bytesOf, createUpload, head, metadataHeader, patch, TUS, uploadAll, uploadStub } from "./uploads-helpers";
+import { uploadKey } from "../../src/uploads/ids.ts";
+import { discardBody } from "../../src/uploads/discard-body.ts";
+import { MAX_DRAIN_BYTES } from "../../src/http/unread-body.ts";
+import { MAX_PATCH_BYTES, MIN_PART_BYTES } from "../../src/uploads/limits.ts";
+import type { UploadState } from "../../src/uploads/upload-state.ts";
+import { FakeEngine } from "./engine-stub.ts";
+import { accountState } from "../../src/account/stub.ts";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { submit } from "./jobs-helpers.ts";
+import { backdateExpiry, bytesOf, createUpload, head, metadataHeader, patch, TUS, uploadAll, uploadStub } from "./uploads-helpers.ts";
 
 beforeEach(() => {
   new FakeEngine().install();

@@ -6,9 +6,9 @@
  */
 import { env, runDurableObjectAlarm, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { uploadKey } from "../../src/uploads/ids";
-import { MAX_PATCH_BYTES, MIN_PART_BYTES } from "../../src/uploads/limits";
-import { api, BASE, createAccount, expectProblem } from "./helpers";
+import { uploadKey } from "../../src/uploads/ids.ts";
+import { MAX_PATCH_BYTES, MIN_PART_BYTES } from "../../src/uploads/limits.ts";
+import { api, BASE, createAccount, expectProblem } from "./helpers.ts";
 import {
   backdateExpiry,
   bytesOf,
@@ -23,7 +23,7 @@ import {
   uploadAll,
   uploadInternals,
   uploadStub,
-} from "./uploads-helpers";
+} from "./uploads-helpers.ts";
 
 const MiB = 1024 * 1024;
 

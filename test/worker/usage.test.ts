@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { periodStartOf } from "../../src/db/accounts";
-import { adminFetch, api, createAccount } from "./helpers";
+import { periodStartOf } from "../../src/db/accounts.ts";
+import { adminFetch, api, createAccount } from "./helpers.ts";
 
 interface UsageBody {
   credits_remaining: number;

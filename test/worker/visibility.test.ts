@@ -10,15 +10,15 @@
  */
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { app } from "../../src/app";
-import { findJob, findPublicationKey } from "../../src/db/jobs";
-import { cancelJob } from "../../src/jobs/lifecycle";
-import { publishedKeys, publishStaged } from "../../src/jobs/publication";
-import { clipReport, expectAck, FakeEngine, patternBytes, type EngineClient } from "./engine-stub";
-import { api, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { getJob, getUsage } from "./jobs-helpers";
-import { CLIP_SRT, CLIP_VTT, processingJob, put, TRANSCRIPT } from "./speech-helpers";
-import { added, keyOf, publicKeys, PUBLISHED_URL, stagedKeys } from "./storage-helpers";
+import { app } from "../../src/app.ts";
+import { findJob, findPublicationKey } from "../../src/db/jobs.ts";
+import { cancelJob } from "../../src/jobs/lifecycle.ts";
+import { publishedKeys, publishStaged } from "../../src/jobs/publication.ts";
+import { clipReport, expectAck, FakeEngine, patternBytes, type EngineClient } from "./engine-stub.ts";
+import { api, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { getJob, getUsage } from "./jobs-helpers.ts";
+import { CLIP_SRT, CLIP_VTT, processingJob, put, TRANSCRIPT } from "./speech-helpers.ts";
+import { added, keyOf, publicKeys, PUBLISHED_URL, stagedKeys } from "./storage-helpers.ts";
 
 let engine: FakeEngine;
 beforeEach(() => {

@@ -1,9 +1,10 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { EXPIRY_RETRY_MS, type AccountState } from "../../src/account/account-state";
-import { accountState } from "../../src/account/stub";
+import { EXPIRY_RETRY_MS } from "../../src/account/account-state.ts";
+import type { AccountState } from "../../src/jobs/account-state.ts";
+import { accountState } from "../../src/account/stub.ts";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
-import { api, createAccount } from "./helpers";
+import { api, createAccount } from "./helpers.ts";
 
 /** A processing job row, as the queue consumer leaves it once the engine has started. */
 async function insertProcessingJob(accountId: string): Promise<string> {

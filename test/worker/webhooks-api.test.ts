@@ -4,15 +4,15 @@
  */
 import { env, SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_WEBHOOKS_PER_ACCOUNT } from "../../src/webhooks/schemas";
-import { findJob } from "../../src/db/jobs";
-import { dispatchJobEvents, jobEventStatement } from "../../src/webhooks/outbox";
-import { clipReport, expectAck, FakeEngine } from "./engine-stub";
-import { checkResponse, type Operation } from "./fuzz/oracle";
-import { ORIGIN, send } from "./fuzz/invoke";
-import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers";
-import { getJob, startJob } from "./jobs-helpers";
-import { apiWith, createWebhook, envWith, FakeReceiver, RECEIVER_ORIGIN, RecordingQueue, type WebhookJson } from "./webhooks-helpers";
+import { MAX_WEBHOOKS_PER_ACCOUNT } from "../../src/webhooks/schemas.ts";
+import { findJob } from "../../src/db/jobs.ts";
+import { dispatchJobEvents, jobEventStatement } from "../../src/jobs/outbox.ts";
+import { clipReport, expectAck, FakeEngine } from "./engine-stub.ts";
+import { checkResponse, type Operation } from "./fuzz/oracle.ts";
+import { ORIGIN, send } from "./fuzz/invoke.ts";
+import { api, BASE, createAccount, expectProblem, type TestAccount } from "./helpers.ts";
+import { getJob, startJob } from "./jobs-helpers.ts";
+import { apiWith, createWebhook, envWith, FakeReceiver, RECEIVER_ORIGIN, RecordingQueue, type WebhookJson } from "./webhooks-helpers.ts";
 
 let queue: RecordingQueue;
 let receiver: FakeReceiver;
@@ -128,7 +128,7 @@ describe("bad input: a documented 400, nothing stored", () => {
     const account = await createAccount();
     const res = await apiWith(queue, account, "/api/v1/webhooks", { method: "POST", body: JSON.stringify({ url: "http://127.0.0.1:9/hook" }) });
     await expectProblem(res, 400, "invalid_webhook_url");
-    const { app } = await import("../../src/app");
+    const { app } = await import("../../src/app.ts");
     const local = await app.fetch(
       new Request(`${BASE}/api/v1/webhooks`, {
         method: "POST",

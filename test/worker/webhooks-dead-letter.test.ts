@@ -6,11 +6,11 @@
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import worker from "../../src/index";
-import { DEAD_LETTER_ERROR, WEBHOOK_DEAD_LETTER_QUEUE } from "../../src/webhooks/dead-letter";
-import type { WebhookMessage } from "../../src/webhooks/message";
-import { createAccount } from "./helpers";
-import { createWebhook, FakeReceiver, listDeliveries, queueTestEvent, RecordingQueue, runAttempts } from "./webhooks-helpers";
+import worker from "../../src/index.ts";
+import { DEAD_LETTER_ERROR, WEBHOOK_DEAD_LETTER_QUEUE } from "../../src/webhooks/dead-letter.ts";
+import type { WebhookMessage } from "../../src/webhooks/message.ts";
+import { createAccount } from "./helpers.ts";
+import { createWebhook, FakeReceiver, listDeliveries, queueTestEvent, RecordingQueue, runAttempts } from "./webhooks-helpers.ts";
 
 let receiver: FakeReceiver;
 let queue: RecordingQueue;

@@ -6,8 +6,8 @@
 import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FAILING_DISABLE_SECONDS, MAX_ATTEMPTS, RETRY_DELAYS_SECONDS, retryDelaySeconds } from "../../src/webhooks/schedule";
-import { api, createAccount, expectProblem } from "./helpers";
+import { FAILING_DISABLE_SECONDS, MAX_ATTEMPTS, RETRY_DELAYS_SECONDS, retryDelaySeconds } from "../../src/webhooks/schedule.ts";
+import { api, createAccount, expectProblem } from "./helpers.ts";
 import {
   createWebhook,
   FakeReceiver,
@@ -18,7 +18,7 @@ import {
   runAttempts,
   apiWith,
   type ReceivedRequest,
-} from "./webhooks-helpers";
+} from "./webhooks-helpers.ts";
 
 let receiver: FakeReceiver;
 let queue: RecordingQueue;

@@ -4,10 +4,10 @@
  * way to run one attempt through the real consumer.
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
-import { app } from "../../src/app";
-import { handleWebhookQueue, WEBHOOK_QUEUE } from "../../src/webhooks/consumer";
-import type { WebhookMessage } from "../../src/webhooks/message";
-import { api, BASE, type TestAccount } from "./helpers";
+import { app } from "../../src/app.ts";
+import { handleWebhookQueue, WEBHOOK_QUEUE } from "../../src/webhooks/consumer.ts";
+import type { WebhookMessage } from "../../src/webhooks/message.ts";
+import { api, BASE, type TestAccount } from "./helpers.ts";
 
 export const RECEIVER_ORIGIN = "https://receiver.example.com";
 

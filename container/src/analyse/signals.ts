@@ -23,6 +23,7 @@ import { pinnedDemuxer } from "../source/probe.ts";
 import type { SourceInfo, StageProgress } from "../shared/types.ts";
 import { SAMPLE_RATE } from "./speech-model.ts";
 import type { SpeechTrack } from "./vad.ts";
+import type { Interval } from "./interval.ts";
 
 export const THUMB_WIDTH = 64;
 export const THUMB_HEIGHT = 36;
@@ -37,10 +38,7 @@ export const LOUDNESS_HOP = 0.1;
 /** Floor for momentary loudness (ebur128 reports about -120 LUFS for digital silence). */
 export const LOUDNESS_FLOOR = -70;
 
-export interface Interval {
-  start: number;
-  end: number;
-}
+export type { Interval } from "./interval.ts";
 
 export interface AudioSignals {
   /** Momentary loudness (LUFS) per LOUDNESS_HOP slot; slot i covers [i*hop, (i+1)*hop). */

@@ -29,7 +29,7 @@
  */
 import { open } from "node:fs/promises";
 import { GrowingFile, abortable } from "../source/growing-file.ts";
-import type { Interval } from "./signals.ts";
+import type { Interval } from "./interval.ts";
 import { BYTES_PER_SAMPLE, CONTEXT_SAMPLES, FRAME_SAMPLES, SAMPLE_RATE, type SpeechModel } from "./speech-model.ts";
 
 /** Seconds per probability. */

@@ -15,7 +15,7 @@ import {
   type ClipConfig,
   type LanguageCode,
 } from "#contract";
-import { Field, type FieldErrors } from "./form";
+import { Field, type FieldErrors } from "./form.tsx";
 
 type Values = Record<keyof ClipConfig, string>;
 

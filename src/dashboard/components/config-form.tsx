@@ -11,8 +11,8 @@ import {
   RESOLUTIONS,
   type ClipConfig,
 } from "#contract";
-import { BrandFields } from "./brand-fields";
-import { Alert, CsrfField, Field, type FieldErrors } from "./form";
+import { BrandFields } from "./brand-fields.tsx";
+import { Alert, CsrfField, Field, type FieldErrors } from "./form.tsx";
 
 /** What the form shows: saved values, or what was typed when validation failed. */
 export type ConfigFormValues = Record<keyof ClipConfig, string>;

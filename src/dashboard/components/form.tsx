@@ -1,5 +1,5 @@
 import type { Child } from "hono/jsx";
-import { CSRF_FIELD } from "../security/csrf";
+import { CSRF_FIELD } from "../security/csrf.ts";
 
 export function CsrfField({ token }: { token: string }) {
   return <input type="hidden" name={CSRF_FIELD} value={token} />;

@@ -1,10 +1,10 @@
 import { LANGUAGE_NAMES, type LanguageCode } from "#contract";
-import type { Clip } from "../../db/clips";
-import type { Job } from "../../db/jobs";
-import { reasonsInWords } from "../../jobs/reason-words";
-import { captionKeysOf } from "../../jobs/present";
-import { cdnUrl } from "../../jobs/storage";
-import { Time } from "./time";
+import type { Clip } from "../../db/clips.ts";
+import type { Job } from "../../db/jobs.ts";
+import { reasonsInWords } from "../../jobs/reason-words.ts";
+import { captionKeysOf } from "../../jobs/present.ts";
+import { cdnUrl } from "../../jobs/storage.ts";
+import { Time } from "./time.tsx";
 
 function seconds(value: number): string {
   const whole = Math.floor(value);

@@ -1,7 +1,7 @@
 import type { Child } from "hono/jsx";
-import { DASHBOARD_CSS } from "../assets/style";
-import type { DashboardSession } from "../env";
-import { CsrfField } from "./form";
+import { DASHBOARD_CSS } from "../assets/style.ts";
+import type { DashboardSession } from "../env.ts";
+import { CsrfField } from "./form.tsx";
 
 export type NavItem = "jobs" | "configs" | "keys" | "webhooks" | "usage";
 

@@ -7,22 +7,22 @@
  */
 import { Hono, type Context } from "hono";
 import { z } from "zod";
-import { createAccount } from "../../db/accounts";
-import { findLoginByEmail, setPasswordHash } from "../../db/passwords";
-import { Alert, CsrfField, Field, Notice } from "../components/form";
-import { Layout } from "../components/layout";
-import type { DashboardEnv } from "../env";
-import { visitorCsrf, visitorCsrfToken } from "../security/csrf";
+import { createAccount } from "../../db/accounts.ts";
+import { findLoginByEmail, setPasswordHash } from "../../db/passwords.ts";
+import { Alert, CsrfField, Field, Notice } from "../components/form.tsx";
+import { Layout } from "../components/layout.tsx";
+import type { DashboardEnv } from "../env.ts";
+import { visitorCsrf, visitorCsrfToken } from "../security/csrf.ts";
 import {
   hashPassword,
   MAX_PASSWORD_LENGTH,
   MIN_PASSWORD_LENGTH,
   verifyAgainstDecoy,
   verifyPassword,
-} from "../security/password";
-import { endSession, requireSession, safeNextPath, startSession } from "../security/session";
-import { sessionCsrf } from "../security/csrf";
-import { admitSignIn, admitSignUp, clientAddress, signInSucceeded, waitDelay } from "../security/throttle";
+} from "../security/password.ts";
+import { endSession, requireSession, safeNextPath, startSession } from "../security/session.ts";
+import { sessionCsrf } from "../security/csrf.ts";
+import { admitSignIn, admitSignUp, clientAddress, signInSucceeded, waitDelay } from "../security/throttle.ts";
 
 /** New dashboard accounts start here (SPEC section 3). */
 export const SIGN_UP_PLAN = "free";

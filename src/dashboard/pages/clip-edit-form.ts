@@ -6,8 +6,8 @@
  * word whose text differs (by its index), a title that differs. A form that
  * changes nothing is refused with the schema's own message.
  */
-import { ClipEditBody } from "../../jobs/clip-edit/contract";
-import { invalidInput } from "../../http/validate";
+import { ClipEditBody } from "../../jobs/clip-edit/contract.ts";
+import { invalidInput } from "../../http/validate.ts";
 
 /** What the form was rendered from: the clip's published span, words and title. */
 export interface ClipShown {

@@ -8,16 +8,16 @@
  * the new version (or the failure) is there.
  */
 import { Hono, type Context } from "hono";
-import { getUsage } from "../../db/accounts";
-import { AppError } from "../../http/errors";
-import { editClip, readClip, type ClipAnswer } from "../../jobs/clip-edit/service";
-import { isJobId } from "../../jobs/ids";
-import { CLIP_EDIT_SCRIPT } from "../assets/scripts";
-import { Alert, CsrfField, Field, Notice } from "../components/form";
-import { Layout } from "../components/layout";
-import type { DashboardEnv } from "../env";
-import { sessionOf } from "../security/session";
-import { clipFormFromBody, clipFormOf, editFromForm, seconds, WORD_FIELD_PREFIX, type ClipForm } from "./clip-edit-form";
+import { getUsage } from "../../db/accounts.ts";
+import { AppError } from "../../http/errors.ts";
+import { editClip, readClip, type ClipAnswer } from "../../jobs/clip-edit/service.ts";
+import { isJobId } from "../../jobs/ids.ts";
+import { CLIP_EDIT_SCRIPT } from "../assets/scripts.ts";
+import { Alert, CsrfField, Field, Notice } from "../components/form.tsx";
+import { Layout } from "../components/layout.tsx";
+import type { DashboardEnv } from "../env.ts";
+import { sessionOf } from "../security/session.ts";
+import { clipFormFromBody, clipFormOf, editFromForm, seconds, WORD_FIELD_PREFIX, type ClipForm } from "./clip-edit-form.ts";
 
 const NUDGES = [-1, -0.1, 0.1, 1] as const;
 const MAX_CLIP_INDEX = 19;

@@ -6,8 +6,8 @@
  */
 import type { z } from "zod";
 import { ClipConfig } from "#contract";
-import type { FieldErrors } from "../components/form";
-import type { ConfigFormValues } from "../components/config-form";
+import type { FieldErrors } from "../components/form.tsx";
+import type { ConfigFormValues } from "../components/config-form.tsx";
 
 const NUMERIC_FIELDS = new Set([
   "resolution",

@@ -1,16 +1,16 @@
 /** Saved configurations: the API's config_name refers to them by name. */
 import { Hono, type Context } from "hono";
-import { ConfigName, MAX_CONFIGS_PER_ACCOUNT } from "../../api/configs";
-import { findLogo } from "../../db/logos";
-import { deleteConfig, getConfig, listConfigs, putConfig, type SavedConfig } from "../../db/configs";
+import { ConfigName, MAX_CONFIGS_PER_ACCOUNT } from "../../api/configs.ts";
+import { findLogo } from "../../db/logos.ts";
+import { deleteConfig, getConfig, listConfigs, putConfig, type SavedConfig } from "../../db/configs.ts";
 import { DEFAULT_CLIP_CONFIG } from "#contract";
-import { ConfigForm, valuesOf, type ConfigFormProps } from "../components/config-form";
-import { ConfirmForm, Notice } from "../components/form";
-import { Layout } from "../components/layout";
-import { Time } from "../components/time";
-import type { DashboardEnv } from "../env";
-import { sessionOf } from "../security/session";
-import { configFromForm, FIELDS_NEED_ATTENTION } from "./config-input";
+import { ConfigForm, valuesOf, type ConfigFormProps } from "../components/config-form.tsx";
+import { ConfirmForm, Notice } from "../components/form.tsx";
+import { Layout } from "../components/layout.tsx";
+import { Time } from "../components/time.tsx";
+import type { DashboardEnv } from "../env.ts";
+import { sessionOf } from "../security/session.ts";
+import { configFromForm, FIELDS_NEED_ATTENTION } from "./config-input.ts";
 
 function summary(saved: SavedConfig): string {
   const c = saved.config;

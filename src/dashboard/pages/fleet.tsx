@@ -5,12 +5,12 @@
  * Origin check applies and a reload asks for the token again.
  */
 import { Hono } from "hono";
-import { isAdminToken } from "../../admin/guard";
-import { fleetOverview, type FleetOverview } from "../../fleet/overview";
-import { Alert, Field } from "../components/form";
-import { Layout } from "../components/layout";
-import { Time } from "../components/time";
-import type { DashboardEnv } from "../env";
+import { isAdminToken } from "../../admin/guard.ts";
+import { fleetOverview, type FleetOverview } from "../../fleet/overview.ts";
+import { Alert, Field } from "../components/form.tsx";
+import { Layout } from "../components/layout.tsx";
+import { Time } from "../components/time.tsx";
+import type { DashboardEnv } from "../env.ts";
 
 const TOKEN_FIELD = "admin_token";
 

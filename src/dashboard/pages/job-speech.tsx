@@ -5,14 +5,14 @@
  * without the {cdn_url} bucket needing a CORS rule.
  */
 import { Hono, type Context } from "hono";
-import { listClips } from "../../db/clips";
-import { findAccountJob, type Job } from "../../db/jobs";
-import { isJobId } from "../../jobs/ids";
-import { captionKeysOf } from "../../jobs/present";
-import { loadTranscript, noTranscriptReason, TRANSCRIPT_RENDERINGS } from "../../jobs/transcript-store";
-import { Layout } from "../components/layout";
-import type { DashboardEnv } from "../env";
-import { sessionOf } from "../security/session";
+import { listClips } from "../../db/clips.ts";
+import { findAccountJob, type Job } from "../../db/jobs.ts";
+import { isJobId } from "../../jobs/ids.ts";
+import { captionKeysOf } from "../../jobs/present.ts";
+import { loadTranscript, noTranscriptReason, TRANSCRIPT_RENDERINGS } from "../../jobs/transcript-store.ts";
+import { Layout } from "../components/layout.tsx";
+import type { DashboardEnv } from "../env.ts";
+import { sessionOf } from "../security/session.ts";
 
 const SOURCE_LABELS: Record<string, string> = {
   workers_ai: "speech-to-text (Workers AI)",

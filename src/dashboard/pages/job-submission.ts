@@ -9,9 +9,9 @@
  * so a form sent twice (a double click, a resend after a dropped answer)
  * makes one job.
  */
-import { SubmitJobBody, type SubmitJobInput } from "../../jobs/submit-contract";
-import { rangeFromForm } from "../../jobs/steering";
-import { invalidInput } from "../../http/validate";
+import { SubmitJobBody, type SubmitJobInput } from "../../jobs/submit-contract.ts";
+import { rangeFromForm } from "../../jobs/steering.ts";
+import { invalidInput } from "../../http/validate.ts";
 
 export interface SubmitForm {
   videoUrl: string;

@@ -1,32 +1,33 @@
 /** Jobs: submit (the API's rules, via jobs/submit), the account's jobs newest first, live progress. */
 import { Hono, type Context } from "hono";
-import { VIDEO_TYPE_DESCRIPTIONS } from "../../api/video-types";
-import { getUsage } from "../../db/accounts";
-import { listClips, listClipsOfJobs } from "../../db/clips";
-import { listConfigs } from "../../db/configs";
-import { findAccountJob, listJobs, type Job } from "../../db/jobs";
+import { VIDEO_TYPE_DESCRIPTIONS } from "../../jobs/video-types.ts";
+import { getUsage } from "../../db/accounts.ts";
+import { listClips, listClipsOfJobs } from "../../db/clips.ts";
+import { listConfigs } from "../../db/configs.ts";
+import { findAccountJob, listJobs, type Job } from "../../db/jobs.ts";
 import { CAPTION_LANGUAGES, LANGUAGE_NAMES, MAX_PROMPT_CHARS, REMOVE_SILENCE_MODES, SPEECH_LANGUAGES, VIDEO_TYPES, type LanguageCode } from "#contract";
-import { AppError } from "../../http/errors";
-import { decodeCursor, encodeCursor } from "../../jobs/cursor";
-import { isJobId } from "../../jobs/ids";
-import { holdUntilEnd } from "../../jobs/held-read";
-import { presentJob } from "../../jobs/present";
-import { preferredWaitSeconds } from "../../http/prefer";
-import { withLiveState } from "../../jobs/read-path";
-import { withQueuePosition } from "../../fleet/queue-position";
-import { submitJob } from "../../jobs/submit-request";
-import { REMOVE_SILENCE_LABELS } from "../components/config-form";
-import { PROGRESS_SCRIPT, UPLOAD_SCRIPT } from "../assets/scripts";
-import { Alert, CsrfField, Field, Notice } from "../components/form";
-import { isActive, JobCard } from "../components/job-card";
-import { Layout } from "../components/layout";
-import { clipPages } from "./clip-page";
-import { jobExportPages } from "./job-export";
-import { jobSpeechPages } from "./job-speech";
-import { emptyForm, formFromBody, submissionFromForm, type SubmitForm } from "./job-submission";
-import type { DashboardEnv } from "../env";
-import { sessionOf } from "../security/session";
-import { DASHBOARD_UPLOADS_PATH } from "../uploads";
+import { AppError, problemStatus } from "../../http/errors.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { decodeCursor, encodeCursor } from "../../jobs/cursor.ts";
+import { isJobId } from "../../jobs/ids.ts";
+import { holdUntilEnd } from "../../jobs/held-read.ts";
+import { presentJob } from "../../jobs/present.ts";
+import { preferredWaitSeconds } from "../../http/prefer.ts";
+import { withLiveState } from "../../jobs/read-path.ts";
+import { withQueuePosition } from "../../fleet/queue-position.ts";
+import { submitJob } from "../../jobs/submit-request.ts";
+import { REMOVE_SILENCE_LABELS } from "../components/config-form.tsx";
+import { PROGRESS_SCRIPT, UPLOAD_SCRIPT } from "../assets/scripts.ts";
+import { Alert, CsrfField, Field, Notice } from "../components/form.tsx";
+import { isActive, JobCard } from "../components/job-card.tsx";
+import { Layout } from "../components/layout.tsx";
+import { clipPages } from "./clip-page.tsx";
+import { jobExportPages } from "./job-export.ts";
+import { jobSpeechPages } from "./job-speech.tsx";
+import { emptyForm, formFromBody, submissionFromForm, type SubmitForm } from "./job-submission.ts";
+import type { DashboardEnv } from "../env.ts";
+import { sessionOf } from "../security/session.ts";
+import { DASHBOARD_UPLOADS_PATH } from "./uploads.ts";
 
 export const JOBS_PER_PAGE = 20;
 
@@ -222,8 +223,8 @@ export const jobPages = new Hono<DashboardEnv>()
       // Post/redirect/get: reloading the page never submits the video again.
       return c.redirect(`/dashboard/jobs?queued=${answer.job_id}`, 303);
     } catch (err) {
-      if (!(err instanceof AppError) || (err.status >= 500 && err.code !== "service_unavailable")) throw err;
-      const status = ([400, 402, 404, 409, 410, 422, 503] as const).find((s) => s === err.status) ?? 400;
+      if (!(err instanceof DomainError) || (problemStatus(err) >= 500 && err.code !== "service_unavailable")) throw err;
+      const status = ([400, 402, 404, 409, 410, 422, 503] as const).find((s) => s === problemStatus(err)) ?? 400;
       const fields = (err.errors ?? []).map((e) => `${e.path}: ${e.message}`);
       return renderJobsPage(c, { form, errors: [err.message, ...fields], errorCode: err.code }, status);
     }

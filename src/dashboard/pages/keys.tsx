@@ -1,15 +1,15 @@
 /** API keys: create (shown once), list, revoke with a confirmation step. */
 import { Hono, type Context } from "hono";
 import { z } from "zod";
-import { getApiKey, listApiKeys, type ApiKeyRecord } from "../../db/api-keys";
-import { issueApiKey } from "../../keys/issue";
-import { revokeKey } from "../../keys/revoke";
-import { COPY_SCRIPT } from "../assets/scripts";
-import { Alert, ConfirmForm, CsrfField, Field, Notice } from "../components/form";
-import { Layout } from "../components/layout";
-import { Time } from "../components/time";
-import type { DashboardEnv } from "../env";
-import { sessionOf } from "../security/session";
+import { getApiKey, listApiKeys, type ApiKeyRecord } from "../../db/api-keys.ts";
+import { issueApiKey } from "../../keys/issue.ts";
+import { revokeKey } from "../../keys/revoke.ts";
+import { COPY_SCRIPT } from "../assets/scripts.ts";
+import { Alert, ConfirmForm, CsrfField, Field, Notice } from "../components/form.tsx";
+import { Layout } from "../components/layout.tsx";
+import { Time } from "../components/time.tsx";
+import type { DashboardEnv } from "../env.ts";
+import { sessionOf } from "../security/session.ts";
 
 /** Keeps the list a person can review; revoked keys do not count. */
 export const MAX_ACTIVE_KEYS = 20;

@@ -6,14 +6,15 @@
  */
 import { Hono, type Context } from "hono";
 import { MAX_LOGO_BYTES, MAX_LOGO_PIXELS } from "#contract";
-import { findLogo, type Logo } from "../../db/logos";
-import { AppError } from "../../http/errors";
-import { readLogo, removeLogo, storeLogo } from "../../logos/service";
-import { Alert, ConfirmForm, CsrfField, Notice } from "../components/form";
-import { Layout } from "../components/layout";
-import { Time } from "../components/time";
-import type { DashboardEnv } from "../env";
-import { sessionOf } from "../security/session";
+import { findLogo, type Logo } from "../../db/logos.ts";
+import { AppError } from "../../http/errors.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { readLogo, removeLogo, storeLogo } from "../../logos/service.ts";
+import { Alert, ConfirmForm, CsrfField, Notice } from "../components/form.tsx";
+import { Layout } from "../components/layout.tsx";
+import { Time } from "../components/time.tsx";
+import type { DashboardEnv } from "../env.ts";
+import { sessionOf } from "../security/session.ts";
 
 export const LOGO_PAGE_PATH = "/dashboard/logo";
 /** The multipart form around a 1 MiB image: the image, the CSRF field and the part headers. */
@@ -81,7 +82,7 @@ export const logoPages = new Hono<DashboardEnv>()
       const { created } = await storeLogo(c.env, sessionOf(c).accountId, new Uint8Array(await file.arrayBuffer()));
       return renderPage(c, { notice: created ? "Logo uploaded." : "Logo replaced." });
     } catch (err) {
-      if (err instanceof AppError && (err.code === "invalid_logo" || err.code === "logo_too_large")) {
+      if (err instanceof DomainError && (err.code === "invalid_logo" || err.code === "logo_too_large")) {
         return renderPage(c, { problems: [err.message] }, err.code === "logo_too_large" ? 413 : 400);
       }
       throw err;

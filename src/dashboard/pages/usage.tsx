@@ -1,11 +1,11 @@
 /** Usage: the period's credits, the plan, and what each job used. */
 import { Hono } from "hono";
-import { getUsage } from "../../db/accounts";
-import { listJobs, type Job } from "../../db/jobs";
-import { Layout } from "../components/layout";
-import { Time } from "../components/time";
-import type { DashboardEnv } from "../env";
-import { sessionOf } from "../security/session";
+import { getUsage } from "../../db/accounts.ts";
+import { listJobs, type Job } from "../../db/jobs.ts";
+import { Layout } from "../components/layout.tsx";
+import { Time } from "../components/time.tsx";
+import type { DashboardEnv } from "../env.ts";
+import { sessionOf } from "../security/session.ts";
 
 const JOBS_SHOWN = 50;
 

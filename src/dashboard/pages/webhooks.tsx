@@ -5,9 +5,10 @@
  * the API (src/webhooks/manage.ts).
  */
 import { Hono, type Context } from "hono";
-import { deleteEndpoint, findEndpointDelivery, listDeliveries, listEndpoints, type Delivery, type WebhookEndpoint } from "../../db/webhooks";
-import { AppError } from "../../http/errors";
-import { JOB_EVENT_TYPES } from "../../webhooks/events";
+import { deleteEndpoint, findEndpointDelivery, listDeliveries, listEndpoints, type Delivery, type WebhookEndpoint } from "../../db/webhooks.ts";
+import { problemStatus } from "../../http/errors.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { JOB_EVENT_TYPES } from "../../webhooks/events.ts";
 import {
   changeEndpoint,
   createEndpoint,
@@ -16,14 +17,14 @@ import {
   rotateSecret,
   sendTestEvent,
   type EndpointInput,
-} from "../../webhooks/manage";
-import { MAX_DESCRIPTION_LENGTH, MAX_WEBHOOKS_PER_ACCOUNT } from "../../webhooks/schemas";
-import { COPY_SCRIPT } from "../assets/scripts";
-import { Alert, ConfirmForm, CsrfField, Field, Notice } from "../components/form";
-import { Layout } from "../components/layout";
-import { Time } from "../components/time";
-import type { DashboardEnv } from "../env";
-import { sessionOf } from "../security/session";
+} from "../../webhooks/manage.ts";
+import { MAX_DESCRIPTION_LENGTH, MAX_WEBHOOKS_PER_ACCOUNT } from "../../webhooks/schemas.ts";
+import { COPY_SCRIPT } from "../assets/scripts.ts";
+import { Alert, ConfirmForm, CsrfField, Field, Notice } from "../components/form.tsx";
+import { Layout } from "../components/layout.tsx";
+import { Time } from "../components/time.tsx";
+import type { DashboardEnv } from "../env.ts";
+import { sessionOf } from "../security/session.ts";
 
 const BASE = "/dashboard/webhooks";
 
@@ -268,7 +269,7 @@ function formEvents(values: (string | File)[]): EndpointInput["events"] {
 }
 
 function messagesOf(err: unknown): string[] {
-  if (!(err instanceof AppError) || err.status >= 500) throw err;
+  if (!(err instanceof DomainError) || problemStatus(err) >= 500) throw err;
   return err.errors?.map((e) => e.message) ?? [err.message];
 }
 

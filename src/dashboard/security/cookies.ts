@@ -5,7 +5,7 @@
  */
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import type { DashboardEnv } from "../env";
+import type { DashboardEnv } from "../env.ts";
 
 export const SESSION_COOKIE = "clipjobs_session";
 /** The sign-in and sign-up forms' double-submit token (no session exists yet). */

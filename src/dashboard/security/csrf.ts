@@ -8,10 +8,10 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { timingSafeEqualText } from "../../keys/api-key";
-import type { DashboardEnv } from "../env";
-import { readCookie, VISITOR_CSRF_COOKIE, writeCookie } from "./cookies";
-import { randomToken } from "./tokens";
+import { timingSafeEqualText } from "../../keys/api-key.ts";
+import type { DashboardEnv } from "../env.ts";
+import { readCookie, VISITOR_CSRF_COOKIE, writeCookie } from "./cookies.ts";
+import { randomToken } from "./tokens.ts";
 
 /** Name of the hidden form field. */
 export const CSRF_FIELD = "csrf_token";

@@ -1,7 +1,8 @@
 import { createMiddleware } from "hono/factory";
-import { readBodyCapped } from "../../http/capped-body";
-import { AppError, problemBody } from "../../http/errors";
-import type { DashboardEnv } from "../env";
+import { readBodyCapped } from "../../http/capped-body.ts";
+import { AppError, problemBody } from "../../http/errors.ts";
+import { DomainError } from "../../domain/errors.ts";
+import type { DashboardEnv } from "../env.ts";
 
 /**
  * Caps a form's body at `maxBytes`, with or without Content-Length: the body
@@ -18,7 +19,7 @@ export function formLimit(maxBytes: number, code: "payload_too_large" | "logo_to
     try {
       bytes = await readBodyCapped(c.req.raw, maxBytes);
     } catch (err) {
-      if (!(err instanceof AppError) || err.code !== "payload_too_large") throw err;
+      if (!(err instanceof DomainError) || err.code !== "payload_too_large") throw err;
       const problem = code === "payload_too_large" ? err : new AppError(code, detail ?? err.message);
       c.header("Content-Type", "application/problem+json");
       c.header("Cache-Control", "no-store");

@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
-import type { DashboardEnv } from "../env";
-import { randomToken } from "./tokens";
+import type { DashboardEnv } from "../env.ts";
+import { randomToken } from "./tokens.ts";
 
 function originOf(url: string): string | null {
   try {

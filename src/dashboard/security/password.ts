@@ -4,7 +4,7 @@
  * (base64), so the parameters travel with each hash and can be raised later:
  * a hash made with fewer iterations is re-made at the next sign-in.
  */
-import { timingSafeEqualText } from "../../keys/api-key";
+import { timingSafeEqualText } from "../../keys/api-key.ts";
 
 export const PASSWORD_ALGORITHM = "pbkdf2-sha256";
 /**

@@ -15,12 +15,12 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { WINDOW_SECONDS } from "../../account/request-window";
-import { clientGate } from "../../gate/client-gate";
-import { clientKey } from "../../gate/client-key";
-import type { DashboardEnv } from "../env";
-import { readCookie, SESSION_COOKIE } from "./cookies";
-import { sha256Url } from "./tokens";
+import { WINDOW_SECONDS } from "../../account/request-window.ts";
+import { clientGate } from "../../gate/client-gate.ts";
+import { clientKey } from "../../gate/client-key.ts";
+import type { DashboardEnv } from "../env.ts";
+import { readCookie, SESSION_COOKIE } from "./cookies.ts";
+import { sha256Url } from "./tokens.ts";
 
 /** Requests per client address per rolling minute (office networks share one IPv4 address). */
 export const DASHBOARD_REQUESTS_PER_ADDRESS = 300;

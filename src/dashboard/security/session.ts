@@ -5,10 +5,10 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { deleteExpiredSessions, deleteSession, findLiveSession, insertSession } from "../../db/sessions";
-import type { DashboardEnv, DashboardSession } from "../env";
-import { clearCookie, readCookie, SESSION_COOKIE, writeCookie } from "./cookies";
-import { randomToken, sha256Url } from "./tokens";
+import { deleteExpiredSessions, deleteSession, findLiveSession, insertSession } from "../../db/sessions.ts";
+import type { DashboardEnv, DashboardSession } from "../env.ts";
+import { clearCookie, readCookie, SESSION_COOKIE, writeCookie } from "./cookies.ts";
+import { randomToken, sha256Url } from "./tokens.ts";
 
 export const SESSION_TTL_SECONDS = 7 * 24 * 60 * 60;
 

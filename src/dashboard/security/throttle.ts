@@ -26,9 +26,9 @@
  * back, so what remains counted are failures. An unknown e-mail address is
  * treated exactly like a known one, so nothing here reveals which have accounts.
  */
-import { clearAttempts, countAttempt, purgeExpiredAttempts, reserveSlot, takeBackAttempt, windowEndOf } from "../../db/auth-throttle";
-import { clientKey } from "../../gate/client-key";
-import { sha256Url } from "./tokens";
+import { clearAttempts, countAttempt, purgeExpiredAttempts, reserveSlot, takeBackAttempt, windowEndOf } from "../../db/auth-throttle.ts";
+import { clientKey } from "../../gate/client-key.ts";
+import { sha256Url } from "./tokens.ts";
 
 export interface AttemptLimit {
   attempts: number;

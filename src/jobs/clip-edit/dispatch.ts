@@ -9,10 +9,10 @@
  * whose job already renders one comes back later, and each end starts the
  * next queued edit).
  */
-import { accountState } from "../../account/stub";
-import { failEdit, queuedEditsOfJob, type ClipEditRow } from "../../db/clip-edits";
-import { AppError } from "../../http/errors";
-import type { JobMessage } from "../../queue/message";
+import { accountState } from "../../account/stub.ts";
+import { failEdit, queuedEditsOfJob, type ClipEditRow } from "../../db/clip-edits.ts";
+import { DomainError } from "../../domain/errors.ts";
+import type { JobMessage } from "../../fleet/job-message.ts";
 
 /** A pending edit that has not ended this long after it last moved is failed by the sweep (processing_timeout). */
 export const EDIT_TIMEOUT_MS = 30 * 60_000;
@@ -23,7 +23,7 @@ export const EDIT_RETRY_DELAY_SECONDS = 5;
 export async function acquireEditSlot(env: Env, accountId: string, editId: string, maxActive: number): Promise<void> {
   const slot = await accountState(env, accountId).acquireSlot(editId, maxActive);
   if (!slot.ok) {
-    throw new AppError("active_job_limit", "The account already has an active job or clip edit.", { extra: { active_job_id: slot.activeJobId } });
+    throw new DomainError("active_job_limit", "The account already has an active job or clip edit.", { extra: { active_job_id: slot.activeJobId } });
   }
 }
 

@@ -9,17 +9,17 @@
  * job's next edit starts.
  */
 import type { ClipReport } from "#contract";
-import { accountState } from "../../account/stub";
-import { clipEventStatement, ensurePublicationKey, findEdit, publishEditStatements, type ClipEditRow } from "../../db/clip-edits";
-import { listClips, writeEditedClip, type Clip } from "../../db/clips";
-import type { Job } from "../../db/jobs";
-import { AppError } from "../../http/errors";
-import { dispatchJobEvents, newTransitionId } from "../../webhooks/outbox";
-import { deleteStaged } from "../job-objects";
-import { presentClip } from "../present";
-import { newPublicationKey, publishedKeys, publishStaged, type PublishedClip } from "../publication";
-import { deleteKeys, stagedKey, type StagedKind } from "../storage";
-import { editEnded, failPendingEdit } from "./dispatch";
+import { accountState } from "../../account/stub.ts";
+import { clipEventStatement, ensurePublicationKey, findEdit, publishEditStatements, type ClipEditRow } from "../../db/clip-edits.ts";
+import { listClips, writeEditedClip, type Clip } from "../../db/clips.ts";
+import type { Job } from "../../db/jobs.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { dispatchJobEvents, newTransitionId } from "../outbox.ts";
+import { deleteStaged } from "../job-objects.ts";
+import { presentClip } from "../present.ts";
+import { newPublicationKey, publishedKeys, publishStaged, type PublishedClip } from "../publication.ts";
+import { deleteKeys, stagedKey, type StagedKind } from "../storage.ts";
+import { editEnded, failPendingEdit } from "./dispatch.ts";
 
 /** Where an edit's uploads wait: under the job's staging prefix, so deleting the job removes them too. */
 export function editStagingId(edit: Pick<ClipEditRow, "jobId" | "id">): string {
@@ -35,7 +35,7 @@ export function editStagedKeys(edit: Pick<ClipEditRow, "jobId" | "id">, clip: Pi
 /** The job's publication key (one is set now for a job that completed without clips). */
 export async function editPublicationKey(env: Env, jobId: string): Promise<string> {
   const key = await ensurePublicationKey(env.DB, jobId, newPublicationKey());
-  if (key === null) throw new AppError("job_not_active", `Job ${jobId} is no longer available; stop work on it.`);
+  if (key === null) throw new DomainError("job_not_active", `Job ${jobId} is no longer available; stop work on it.`);
   return key;
 }
 
@@ -111,7 +111,7 @@ export async function publishEdit(env: Env, job: Job, edit: ClipEditRow, report:
   if (!published) throw new Error("no published keys");
   const more = await publishStaged(env, editStagingId(edit), [published]);
   if (more === "more") {
-    throw new AppError("completion_in_progress", "The clip is still being published; send the same completion again.", { headers: { "Retry-After": "1" } });
+    throw new DomainError("completion_in_progress", "The clip is still being published; send the same completion again.", { headers: { "Retry-After": "1" } });
   }
   const previous = (await listClips(env.DB, job.id)).find((clip) => clip.index === edit.index);
   const clip = newClipRow(job, edit, report, published, edit.kind === "edit" ? previous : undefined);

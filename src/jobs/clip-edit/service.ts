@@ -7,22 +7,22 @@
  */
 import { z } from "@hono/zod-openapi";
 import { ClipConfig, MAX_CLIPS_PER_JOB, type ClipEdit, type EditWord, type Transcript } from "#contract";
-import { ClipDetail } from "../../api/openapi-schemas";
-import { findEdit, insertEditStatements, nextClipIndex, openEditOfClip, type ClipEditRow } from "../../db/clip-edits";
-import { listClips, type Clip, type StoredCorrection } from "../../db/clips";
-import { creditsForDuration } from "../../db/credits";
-import type { Job } from "../../db/jobs";
-import type { AuthInfo } from "../../http/app-env";
-import { AppError } from "../../http/errors";
-import { newId } from "../../keys/random";
-import { uploadKey } from "../../uploads/ids";
-import { storedKeptUntil } from "../../uploads/kept-source";
-import { loadOwnJob } from "../account-jobs";
-import { presentClip } from "../present";
-import { loadTranscript } from "../transcript-store";
-import { ClipEditState, OVERRIDE_FIELDS, type ClipAddBody, type ClipEditBody } from "./contract";
-import { acquireEditSlot, enqueueEdit, releaseEditSlot } from "./dispatch";
-import { mergeCorrections, snapSpan, spanWords } from "./words";
+import { ClipDetail } from "../clip-schema.ts";
+import { findEdit, insertEditStatements, nextClipIndex, openEditOfClip, type ClipEditRow } from "../../db/clip-edits.ts";
+import { listClips, type Clip, type StoredCorrection } from "../../db/clips.ts";
+import { creditsForDuration } from "../../db/credits.ts";
+import type { Job } from "../../db/jobs.ts";
+import type { PlanLimits } from "../../db/plans.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { newId } from "../../lib/random.ts";
+import { uploadKey } from "../../uploads/ids.ts";
+import { storedKeptUntil } from "../../uploads/kept-source.ts";
+import { loadOwnJob } from "../account-jobs.ts";
+import { presentClip } from "../present.ts";
+import { loadTranscript } from "../transcript-store.ts";
+import { ClipEditState, OVERRIDE_FIELDS, type ClipAddBody, type ClipEditBody } from "./contract.ts";
+import { acquireEditSlot, enqueueEdit, releaseEditSlot } from "./dispatch.ts";
+import { mergeCorrections, snapSpan, spanWords } from "./words.ts";
 
 export const ClipWord = z
   .object({
@@ -92,14 +92,14 @@ function pendingAnswer(edit: ClipEditRow): ClipAnswer {
   };
 }
 
-function notFoundClip(jobId: string, index: number): AppError {
-  return new AppError("not_found", `Job ${jobId} has no clip ${index}.`);
+function notFoundClip(jobId: string, index: number): DomainError {
+  return new DomainError("not_found", `Job ${jobId} has no clip ${index}.`);
 }
 
 async function completedJob(env: Env, accountId: string, jobId: string): Promise<Job> {
   const job = await loadOwnJob(env.DB, accountId, jobId);
   if (job.status !== "completed") {
-    throw new AppError("job_not_completed", `Job ${job.id} is ${job.status}; only a completed job's clips can be read or edited.`);
+    throw new DomainError("job_not_completed", `Job ${job.id} is ${job.status}; only a completed job's clips can be read or edited.`);
   }
   return job;
 }
@@ -119,7 +119,7 @@ export async function readClip(env: Env, accountId: string, jobId: string, index
 
 /** 400 invalid_clip_span unless start < end, inside the source, and the length is within the job's bounds. */
 function checkSpan(job: Job, start: number, end: number): void {
-  const fail = (detail: string) => new AppError("invalid_clip_span", detail, { errors: [{ path: "end_seconds", message: detail }] });
+  const fail = (detail: string) => new DomainError("invalid_clip_span", detail, { errors: [{ path: "end_seconds", message: detail }] });
   if (!(end > start)) throw fail(`The span ends at ${end} s, not after its start at ${start} s.`);
   if (job.sourceDurationSeconds !== null && end > job.sourceDurationSeconds + 0.05) {
     throw fail(`The span ends at ${end} s, after the end of the ${job.sourceDurationSeconds.toFixed(2)} s source.`);
@@ -139,7 +139,7 @@ function overridesOf(body: ClipEditBody | ClipAddBody): Record<string, unknown> 
 function effectiveConfig(job: Job, overrides: Record<string, unknown>): ClipConfig {
   const parsed = ClipConfig.safeParse({ ...job.config, ...overrides });
   if (!parsed.success) {
-    throw new AppError("invalid_request", "The overrides do not make a valid configuration with the job's.", {
+    throw new DomainError("invalid_request", "The overrides do not make a valid configuration with the job's.", {
       errors: parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
     });
   }
@@ -151,13 +151,13 @@ async function checkSource(env: Env, job: Job): Promise<void> {
   if (job.uploadId === null) return;
   const keptUntil = await storedKeptUntil(env.DB, job.id);
   if (keptUntil === null || keptUntil <= Date.now() || !(await env.UPLOADS.head(uploadKey(job.uploadId)))) {
-    throw new AppError("source_expired", `The uploaded source of job ${job.id} is no longer kept; an upload cannot be fetched again.`);
+    throw new DomainError("source_expired", `The uploaded source of job ${job.id} is no longer kept; an upload cannot be fetched again.`);
   }
 }
 
 interface Accepting {
   job: Job;
-  auth: Pick<AuthInfo, "accountId" | "plan">;
+  auth: { accountId: string; plan: PlanLimits };
   index: number;
   version: number;
   kind: "edit" | "add";
@@ -218,7 +218,7 @@ async function accept(env: Env, a: Accepting): Promise<ClipEditRow> {
   }
   if (!inserted) {
     await releaseEditSlot(env, a.auth.accountId, editId);
-    throw new AppError("insufficient_credits", `The edit needs ${edit.creditsReserved} credits, more than the account has left.`, {
+    throw new DomainError("insufficient_credits", `The edit needs ${edit.creditsReserved} credits, more than the account has left.`, {
       extra: { credits_needed: edit.creditsReserved },
     });
   }
@@ -226,14 +226,14 @@ async function accept(env: Env, a: Accepting): Promise<ClipEditRow> {
   return edit;
 }
 
-function inProgress(jobId: string, index: number): AppError {
-  return new AppError("clip_edit_in_progress", `Clip ${index} of job ${jobId} has an edit queued or rendering; wait until its edit is null or failed.`);
+function inProgress(jobId: string, index: number): DomainError {
+  return new DomainError("clip_edit_in_progress", `Clip ${index} of job ${jobId} has an edit queued or rendering; wait until its edit is null or failed.`);
 }
 
 /** PATCH /api/v1/jobs/{job_id}/clips/{index}: 202 with the clip and its queued edit. */
-export async function editClip(env: Env, auth: Pick<AuthInfo, "accountId" | "plan">, jobId: string, index: number, body: ClipEditBody): Promise<ClipAnswer> {
+export async function editClip(env: Env, auth: { accountId: string; plan: PlanLimits }, jobId: string, index: number, body: ClipEditBody): Promise<ClipAnswer> {
   if (Object.values(body).every((value) => value === undefined)) {
-    throw new AppError("invalid_request", "An edit changes at least one member.", { errors: [{ path: "(body)", message: "an edit changes at least one member" }] });
+    throw new DomainError("invalid_request", "An edit changes at least one member.", { errors: [{ path: "(body)", message: "an edit changes at least one member" }] });
   }
   const job = await completedJob(env, auth.accountId, jobId);
   const [clips, open] = await Promise.all([listClips(env.DB, job.id), openEditOfClip(env.DB, job.id, index)]);
@@ -264,10 +264,10 @@ export async function editClip(env: Env, auth: Pick<AuthInfo, "accountId" | "pla
 }
 
 /** POST /api/v1/jobs/{job_id}/clips: 202 with the new clip (version 0 until published). */
-export async function addClip(env: Env, auth: Pick<AuthInfo, "accountId" | "plan">, jobId: string, body: ClipAddBody): Promise<ClipAnswer> {
+export async function addClip(env: Env, auth: { accountId: string; plan: PlanLimits }, jobId: string, body: ClipAddBody): Promise<ClipAnswer> {
   const job = await completedJob(env, auth.accountId, jobId);
   const index = await nextClipIndex(env.DB, job.id);
-  if (index >= MAX_CLIPS_PER_JOB) throw new AppError("clip_limit", `Job ${job.id} has its maximum of ${MAX_CLIPS_PER_JOB} clips.`);
+  if (index >= MAX_CLIPS_PER_JOB) throw new DomainError("clip_limit", `Job ${job.id} has its maximum of ${MAX_CLIPS_PER_JOB} clips.`);
   const transcript = await loadTranscript(env, job);
   const span = body.snap && transcript ? snapSpan(transcript.sentences, body.start_seconds, body.end_seconds) : { start: body.start_seconds, end: body.end_seconds };
   checkSpan(job, span.start, span.end);

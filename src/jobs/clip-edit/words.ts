@@ -6,9 +6,9 @@
  * (the word is still the one that starts there).
  */
 import type { EditWord, Transcript, TranscriptSentence } from "#contract";
-import type { StoredCorrection } from "../../db/clips";
-import { AppError } from "../../http/errors";
-import { SNAP_WINDOW_SECONDS, type WordCorrection } from "./contract";
+import type { StoredCorrection } from "../../db/clips.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { SNAP_WINDOW_SECONDS, type WordCorrection } from "./contract.ts";
 
 /** A correction by time names the word starting within this of it. */
 const TIME_TOLERANCE_SECONDS = 0.05;
@@ -30,8 +30,8 @@ export function spanWords(transcript: Transcript | null, start: number, end: num
     .filter((word) => word.text.length > 0);
 }
 
-function invalidWord(detail: string, path: string): AppError {
-  return new AppError("invalid_word", detail, { errors: [{ path, message: detail }] });
+function invalidWord(detail: string, path: string): DomainError {
+  return new DomainError("invalid_word", detail, { errors: [{ path, message: detail }] });
 }
 
 /**

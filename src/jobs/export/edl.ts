@@ -11,7 +11,7 @@
  * comments name the clip (FROM CLIP NAME), the source file, and the clip's
  * caption sidecars. An EDL carries no crop.
  */
-import type { ExportTimeline, FrameRate } from "./timeline";
+import type { ExportTimeline, FrameRate } from "./timeline.ts";
 
 export const REEL_MAX = 32;
 export const COMMENT_MAX = 200;

@@ -14,8 +14,8 @@
  * Times are rational seconds in whole frames of the source's rate. Text goes
  * through xml.ts. The clip's caption sidecars and the job's transcript are named in its note.
  */
-import type { CropKey, ExportClip, ExportTimeline, FrameRate } from "./timeline";
-import { xmlAttr, xmlText } from "./xml";
+import type { CropKey, ExportClip, ExportTimeline, FrameRate } from "./timeline.ts";
+import { xmlAttr, xmlText } from "./xml.ts";
 
 /** `frames` frames as FCPXML's rational seconds. */
 export function fcpTime(frames: number, rate: FrameRate): string {

@@ -1,9 +1,9 @@
 /** The export model of a completed job, from its stored row and clips. */
-import type { Clip } from "../../db/clips";
-import type { Job } from "../../db/jobs";
-import { captionKeysOf } from "../present";
-import { cdnUrl } from "../storage";
-import { centredFraming, cropKeys, frameRate, keptSpans, toFrames, type ExportClip, type ExportTimeline } from "./timeline";
+import type { Clip } from "../../db/clips.ts";
+import type { Job } from "../../db/jobs.ts";
+import { captionKeysOf } from "../present.ts";
+import { cdnUrl } from "../storage.ts";
+import { centredFraming, cropKeys, frameRate, keptSpans, toFrames, type ExportClip, type ExportTimeline } from "./timeline.ts";
 
 /**
  * The file name an editor looks for: an upload's own name, a direct file's

@@ -1,9 +1,9 @@
 /** The export formats: each a pure writer of the timeline model, with its media type and file extension. */
-import { writeEdl } from "./edl";
-import { writeFcpxml } from "./fcpxml";
-import { writeMlt } from "./mlt";
-import { writeOtio } from "./otio";
-import type { ExportTimeline } from "./timeline";
+import { writeEdl } from "./edl.ts";
+import { writeFcpxml } from "./fcpxml.ts";
+import { writeMlt } from "./mlt.ts";
+import { writeOtio } from "./otio.ts";
+import type { ExportTimeline } from "./timeline.ts";
 
 export const EXPORT_FORMATS = ["fcpxml", "edl", "otio", "mlt"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];

@@ -15,8 +15,8 @@
  * its caption sidecars as `clipjobs:*` properties, which editors keep and
  * ignore. Text goes through xml.ts.
  */
-import { fps, type CropKey, type ExportClip, type ExportTimeline } from "./timeline";
-import { xmlAttr, xmlText } from "./xml";
+import { fps, type CropKey, type ExportClip, type ExportTimeline } from "./timeline.ts";
+import { xmlAttr, xmlText } from "./xml.ts";
 
 function num(value: number): string {
   return String(Math.round(value * 1000) / 1000);

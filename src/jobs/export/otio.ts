@@ -7,7 +7,7 @@
  * `clipjobs`, with the clip's URL and caption sidecars; the timeline's
  * metadata names the job and its transcript. JSON.stringify escapes the text.
  */
-import { fps, type ExportClip, type ExportSpan, type ExportTimeline } from "./timeline";
+import { fps, type ExportClip, type ExportSpan, type ExportTimeline } from "./timeline.ts";
 
 function rationalTime(frames: number, rate: number) {
   return { OTIO_SCHEMA: "RationalTime.1", rate, value: frames };

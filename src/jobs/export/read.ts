@@ -1,9 +1,9 @@
 /** A job's cut as an editor project (the REST route and the MCP tool): the account's completed job, in one format. */
-import { listClips } from "../../db/clips";
-import { AppError } from "../../http/errors";
-import { loadOwnJob } from "../account-jobs";
-import { exportTimeline } from "./from-job";
-import { EXPORT_WRITERS, type ExportFormat } from "./index";
+import { listClips } from "../../db/clips.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { loadOwnJob } from "../account-jobs.ts";
+import { exportTimeline } from "./from-job.ts";
+import { EXPORT_WRITERS, type ExportFormat } from "./index.ts";
 
 export interface ExportedCut {
   body: string;
@@ -15,7 +15,7 @@ export interface ExportedCut {
 export async function exportOwnJob(env: Env, accountId: string, jobId: string, format: ExportFormat, apiOrigin: string): Promise<ExportedCut> {
   const job = await loadOwnJob(env.DB, accountId, jobId);
   if (job.status !== "completed") {
-    throw new AppError("job_not_completed", `Job ${job.id} is ${job.status}; only a completed job's clips can be exported.`);
+    throw new DomainError("job_not_completed", `Job ${job.id} is ${job.status}; only a completed job's clips can be exported.`);
   }
   const clips = await listClips(env.DB, job.id);
   const writer = EXPORT_WRITERS[format];

@@ -56,7 +56,7 @@
  * SIGTERM and up to 15 minutes before SIGKILL while still counting against
  * the limit.
  */
-import type { SimClock } from "./sim-clock";
+import type { SimClock } from "./sim-clock.ts";
 
 /** lib NO_CONTAINER_INSTANCE_ERROR, as containerFetch answers it (503). */
 export const NO_INSTANCE_TEXT =

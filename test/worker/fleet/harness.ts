@@ -7,13 +7,13 @@
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { expect } from "vitest";
-import { app } from "../../../src/app";
-import { ClipEngine } from "../../../src/engine/container";
-import { handleQueue } from "../../../src/queue/consumer";
-import type { JobMessage } from "../../../src/queue/message";
-import type { TestAccount } from "../helpers";
-import { ContainerStandIn, type PlatformOptions, type SimProcess } from "./container-standin";
-import type { SimClock } from "./sim-clock";
+import { app } from "../../../src/app.ts";
+import { ClipEngine } from "../../../src/engine/clip-engine.ts";
+import { handleQueue } from "../../../src/queue/consumer.ts";
+import type { JobMessage } from "../../../src/fleet/job-message.ts";
+import type { TestAccount } from "../helpers.ts";
+import { ContainerStandIn, type PlatformOptions, type SimProcess } from "./container-standin.ts";
+import type { SimClock } from "./sim-clock.ts";
 
 export interface SentMessage {
   body: JobMessage;

@@ -7,7 +7,7 @@
  * calls failing while a deploy resets them.
  */
 import { expect } from "vitest";
-import { quantile, waits, type SimOptions, type SimReport } from "./simulation";
+import { quantile, waits, type SimOptions, type SimReport } from "./simulation.ts";
 
 /** The stated bound: single-job accounts' p95 wait while deep queues wait stays under one longest job. */
 export const SINGLE_P95_WAIT_BOUND_SECONDS = 300;

@@ -25,25 +25,25 @@
  * watchdog's silence timeout (expireOverdueJob for a job silent 180 s).
  */
 import { abortAllDurableObjects, createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
-import { app } from "../../../src/app";
+import { app } from "../../../src/app.ts";
 import { CHUNK_START_HEADER, ENGINE_SIGNATURE_HEADER, JudgeResult, StartJob, type JobJudgement, type JudgeRequest, type JudgeVerdict } from "#contract";
-import { aiBudgetTime } from "../../../src/ai/budget";
-import { judgeAsEngine } from "../engine-stub";
-import { createAccount as createAccountRow } from "../../../src/db/accounts";
-import { issueApiKey } from "../../../src/keys/issue";
-import { followUpTick } from "../../../src/fleet/fleet-scheduler";
-import { fleetLimits } from "../../../src/fleet/limits";
-import { fleetTime } from "../../../src/fleet/time";
-import { expireOverdueJob } from "../../../src/jobs/lifecycle";
-import { handleQueue, QUEUE_MAX_RETRIES } from "../../../src/queue/consumer";
-import { handleDeadLetters } from "../../../src/queue/dead-letter";
-import type { JobMessage } from "../../../src/queue/message";
-import { rng } from "../../media/beds";
-import { type SimProcess } from "./container-standin";
-import { privateFleet, standInFor } from "./harness";
-import { SimClock } from "./sim-clock";
-import { makeWav } from "../whisper-stand-in";
-import { SimWorkersAi, WORKERS_AI_LIMITS, type WorkersAiLimits, type WorkersAiTally } from "./workers-ai-standin";
+import { aiBudgetTime } from "../../../src/ai/budget.ts";
+import { judgeAsEngine } from "../engine-stub.ts";
+import { createAccount as createAccountRow } from "../../../src/db/accounts.ts";
+import { issueApiKey } from "../../../src/keys/issue.ts";
+import { followUpTick } from "../../../src/fleet/fleet-scheduler.ts";
+import { fleetLimits } from "../../../src/fleet/limits.ts";
+import { fleetTime } from "../../../src/fleet/time.ts";
+import { expireOverdueJob } from "../../../src/jobs/lifecycle.ts";
+import { handleQueue, QUEUE_MAX_RETRIES } from "../../../src/queue/consumer.ts";
+import { handleDeadLetters } from "../../../src/queue/dead-letter.ts";
+import type { JobMessage } from "../../../src/fleet/job-message.ts";
+import { rng } from "../../media/beds.ts";
+import { type SimProcess } from "./container-standin.ts";
+import { privateFleet, standInFor } from "./harness.ts";
+import { SimClock } from "./sim-clock.ts";
+import { makeWav } from "../whisper-stand-in.ts";
+import { SimWorkersAi, WORKERS_AI_LIMITS, type WorkersAiLimits, type WorkersAiTally } from "./workers-ai-standin.ts";
 
 export type AccountKind = "single" | "burst" | "looper";
 

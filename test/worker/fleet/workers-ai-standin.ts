@@ -16,9 +16,9 @@
  * 3040 under 429 and no code for the rate limit, so the message names the
  * status).
  */
-import { taskOf, type AiTask } from "../../../src/ai/budget";
-import { answerJudgement, type TextGenerationInput } from "../../stand-ins/text-generation";
-import type { SimClock } from "./sim-clock";
+import { taskOf, type AiTask } from "../../../src/ai/budget.ts";
+import { answerJudgement, type TextGenerationInput } from "../../stand-ins/text-generation.ts";
+import type { SimClock } from "./sim-clock.ts";
 
 /** Workers AI's documented defaults, requests a minute per account. */
 export const WORKERS_AI_LIMITS = { text_generation: 300, speech: 720 } as const;

@@ -5,8 +5,8 @@
  */
 import fc from "fast-check";
 import { z } from "zod";
-import { MAX_JSON_BODY_BYTES } from "../../../src/http/body-guard";
-import { hostileString } from "./strings";
+import { MAX_JSON_BODY_BYTES } from "../../../src/http/body-guard.ts";
+import { hostileString } from "./strings.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonSchema = { [keyword: string]: unknown };

@@ -5,7 +5,7 @@
  * thousands of requests per endpoint on a small machine.
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import worker from "../../../src/index";
+import worker from "../../../src/index.ts";
 
 export const ORIGIN = "http://worker.test";
 

@@ -5,9 +5,9 @@
  * Request-Id header equal to its request_id and no stack trace; every success
  * of a documented operation matches that operation's response schema.
  */
-import { ERROR_CODES, type ErrorCode } from "../../../src/http/errors";
-import { type Captured, ORIGIN, send } from "./invoke";
-import { SchemaChecker, type Schema } from "./json-schema";
+import { ERROR_CODES, type ErrorCode } from "../../../src/http/errors.ts";
+import { type Captured, ORIGIN, send } from "./invoke.ts";
+import { SchemaChecker, type Schema } from "./json-schema.ts";
 
 export interface Operation {
   method: "get" | "post" | "put" | "delete";

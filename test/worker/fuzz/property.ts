@@ -5,12 +5,12 @@
  * keeps state between runs, so replaying a shrunk case proves nothing.
  */
 import fc from "fast-check";
-import { send } from "./invoke";
-import { checkResponse, type Operation } from "./oracle";
-import { matchesTemplate, toRequest as toRequestOf, type FuzzRequest } from "./requests";
-import type { Tally } from "./tally";
-import type { WriteGuard } from "./write-guard";
-import { fuzzParameters } from "./runs";
+import { send } from "./invoke.ts";
+import { checkResponse, type Operation } from "./oracle.ts";
+import { matchesTemplate, toRequest as toRequestOf, type FuzzRequest } from "./requests.ts";
+import type { Tally } from "./tally.ts";
+import type { WriteGuard } from "./write-guard.ts";
+import { fuzzParameters } from "./runs.ts";
 
 export interface Outcome {
   status: number;

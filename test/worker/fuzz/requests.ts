@@ -1,11 +1,11 @@
 /** Fuzzed requests: who is calling, with which headers and body, and how they become a Request. */
 import fc from "fast-check";
 import { env } from "cloudflare:test";
-import { API_KEY_PREFIX } from "../../../src/keys/api-key";
-import { createAccount, issueKey, adminFetch, type TestAccount } from "../helpers";
-import type { RawBody } from "./bodies";
-import { ORIGIN } from "./invoke";
-import { hostileString } from "./strings";
+import { API_KEY_PREFIX } from "../../../src/keys/api-key.ts";
+import { createAccount, issueKey, adminFetch, type TestAccount } from "../helpers.ts";
+import type { RawBody } from "./bodies.ts";
+import { ORIGIN } from "./invoke.ts";
+import { hostileString } from "./strings.ts";
 
 export type AuthKind = "valid" | "other-account" | "revoked" | "none" | "garbage" | "unknown-key" | "admin-token" | "wrong-scheme";
 

@@ -1,6 +1,6 @@
 /** video_url values: public URLs that must be accepted, and hostile ones that must not. */
 import fc from "fast-check";
-import { hostileString } from "./strings";
+import { hostileString } from "./strings.ts";
 
 /** Sources that SPEC section 7 refuses at submission: other schemes, credentials, loopback, private and metadata hosts. */
 export const HOSTILE_URLS: readonly string[] = [

@@ -5,7 +5,7 @@
  * requests, and at the end). A difference means one of the requests since the
  * baseline, all of them rejected, wrote something; they are listed.
  */
-import { added, snapshot, type Snapshot } from "./snapshot";
+import { added, snapshot, type Snapshot } from "./snapshot.ts";
 
 export class WriteGuard {
   private baseline: Snapshot | null = null;

@@ -7,11 +7,11 @@
  * interrupted read can resume.
  */
 import { Hono } from "hono";
-import { parseRange } from "../cdn/range";
-import { liveProcessingJob } from "../engine/live-job";
-import type { AppEnv } from "../http/app-env";
-import { AppError } from "../http/errors";
-import { uploadKey } from "./ids";
+import { parseRange } from "../cdn/range.ts";
+import { liveProcessingJob } from "./live-job.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { AppError } from "../http/errors.ts";
+import { uploadKey } from "../uploads/ids.ts";
 
 interface ChannelEnv {
   Bindings: Env;

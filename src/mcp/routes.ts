@@ -19,14 +19,15 @@
  */
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { Hono, type Context } from "hono";
-import type { AppEnv, AuthInfo } from "../http/app-env";
-import { authenticate } from "../http/auth";
-import { readBodyCapped } from "../http/capped-body";
-import { AppError } from "../http/errors";
-import { admitRequest, rateLimited, type Admission } from "../http/rate-limit";
-import { WINDOW_SECONDS } from "../account/request-window";
-import { mcpServer } from "./server";
-import type { McpCaller } from "./tool";
+import type { AppEnv, AuthInfo } from "../http/app-env.ts";
+import { authenticate } from "../http/auth.ts";
+import { readBodyCapped } from "../http/capped-body.ts";
+import { AppError } from "../http/errors.ts";
+import { DomainError } from "../domain/errors.ts";
+import { admitRequest, rateLimited, type Admission } from "../http/rate-limit.ts";
+import { WINDOW_SECONDS } from "../account/request-window.ts";
+import { mcpServer } from "./server.ts";
+import type { McpCaller } from "./tool.ts";
 
 export const MCP_PATH = "/mcp";
 /** Tool arguments are small; a JSON-RPC body larger than this is refused (413 payload_too_large problem+json) before it is parsed. */
@@ -79,7 +80,7 @@ async function resolveCaller(c: Context<AppEnv>): Promise<McpCaller> {
     });
   } catch (err) {
     // A refusal of the key or of the account's window stops the tools; anything else (the per-address limit) stops the request.
-    if (err instanceof AppError && (err.code === "unauthorized" || (err.code === "rate_limited" && auth !== null))) return { ok: false, error: err };
+    if (err instanceof DomainError && (err.code === "unauthorized" || (err.code === "rate_limited" && auth !== null))) return { ok: false, error: err };
     throw err;
   }
   if (admitted === null) throw new Error("authenticate passed without admitting the request");

@@ -8,14 +8,14 @@
  */
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { getUsage } from "../db/accounts";
-import { AppError } from "../http/errors";
-import { timingSafeEqualText } from "../keys/api-key";
-import { appendToUpload, createUpload, describeUpload, optionsHeaders, terminateUpload, uploadHeaders, type TusRequest, type UploadCaller } from "../uploads/service";
-import { TUS_VERSION } from "../uploads/tus-headers";
-import type { DashboardEnv } from "./env";
-import { isSameOriginRequest } from "./security/csrf";
-import { loadSession } from "./security/session";
+import { getUsage } from "../../db/accounts.ts";
+import { AppError } from "../../http/errors.ts";
+import { timingSafeEqualText } from "../../keys/api-key.ts";
+import { appendToUpload, createUpload, describeUpload, optionsHeaders, terminateUpload, uploadHeaders, type TusRequest, type UploadCaller } from "../../uploads/service.ts";
+import { TUS_VERSION } from "../../uploads/tus-headers.ts";
+import type { DashboardEnv } from "../env.ts";
+import { isSameOriginRequest } from "../security/csrf.ts";
+import { loadSession } from "../security/session.ts";
 
 export const DASHBOARD_UPLOADS_PATH = "/dashboard/uploads";
 export const CSRF_HEADER = "X-CSRF-Token";

@@ -8,18 +8,18 @@
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import { accountState } from "../account/stub";
-import { chargeableSeconds, creditsForDuration, reserveJobCredits } from "../db/credits";
-import { claimPublicationKey, findJob, recordProbe, type Job } from "../db/jobs";
-import type { Report } from "../account/live-jobs";
-import type { AppEnv } from "../http/app-env";
-import { bearerToken } from "../http/auth";
-import { AppError } from "../http/errors";
-import { validate } from "../http/validate";
-import { completeJob, failJob, requeueAfterInterruption, resettle, type CompletionOutcome } from "../jobs/lifecycle";
-import { dropStagedClip, stageClip } from "../jobs/clip-staging";
-import { newPublicationKey, publishedKey, StagedObjectMissing } from "../jobs/publication";
-import { privateBucket, stagedKey, THUMBNAIL_CONTENT_TYPE } from "../jobs/storage";
+import { accountState } from "../account/stub.ts";
+import { chargeableSeconds, creditsForDuration, reserveJobCredits } from "../db/credits.ts";
+import { claimPublicationKey, findJob, recordProbe, type Job } from "../db/jobs.ts";
+import type { Report } from "../account/live-jobs.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { bearerToken } from "../http/auth.ts";
+import { AppError } from "../http/errors.ts";
+import { validate } from "../http/validate.ts";
+import { completeJob, failJob, requeueAfterInterruption, resettle, type CompletionOutcome } from "../jobs/lifecycle.ts";
+import { dropStagedClip, stageClip } from "../jobs/clip-staging.ts";
+import { newPublicationKey, publishedKey, StagedObjectMissing } from "../jobs/publication.ts";
+import { privateBucket, stagedKey, THUMBNAIL_CONTENT_TYPE } from "../jobs/storage.ts";
 import {
   CALLBACK_PREFIX,
   CompleteReport,
@@ -32,20 +32,20 @@ import {
   type CallbackAck,
   type ProbeAck,
 } from "#contract";
-import { keepEngineAwake } from "../fleet/engine-host";
-import { silenceTimeoutSeconds } from "../settings";
-import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from "./live-job";
-import { similarityChannel } from "./similarity-channel";
-import { rememberJobAccount } from "./job-accounts";
-import { brandChannel } from "./brand-channel";
-import { judgeChannel } from "./judge-channel";
-import { speechChannel, speechUploadKeys } from "./speech-channel";
-import { scopeOf } from "./scopes";
-import { readBodyCapped } from "../http/capped-body";
-import { completionTimes } from "./stage-timings";
-import { verifyEngineToken } from "./token";
-import { editCallback } from "./edit-channel";
-import { uploadSource } from "../uploads/source-route";
+import { keepEngineAwake } from "../fleet/engine-host.ts";
+import { silenceTimeoutSeconds } from "../settings.ts";
+import { jobNotActive as notActive, liveProcessingJob, processingJobInD1 } from "./live-job.ts";
+import { similarityChannel } from "./similarity-channel.ts";
+import { rememberJobAccount } from "./job-accounts.ts";
+import { brandChannel } from "./brand-channel.ts";
+import { judgeChannel } from "./judge-channel.ts";
+import { speechChannel, speechUploadKeys } from "./speech-channel.ts";
+import { scopeOf } from "./scopes.ts";
+import { readBodyCapped } from "../http/capped-body.ts";
+import { completionTimes } from "./stage-timings.ts";
+import { verifyEngineToken } from "./token.ts";
+import { editCallback } from "./edit-channel.ts";
+import { uploadSource } from "./source-channel.ts";
 
 interface CallbackEnv {
   Bindings: Env;

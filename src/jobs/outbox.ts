@@ -8,8 +8,8 @@
  * both at once) adds nothing. What a crash left undispatched or unqueued, the
  * sweep (src/jobs/sweep.ts) dispatches and queues.
  */
-import type { Clip } from "../db/clips";
-import type { Job } from "../db/jobs";
+import type { Clip } from "../db/clips.ts";
+import type { Job } from "../db/jobs.ts";
 import {
   insertDeliveryIfAbsent,
   insertJobEvent,
@@ -19,11 +19,11 @@ import {
   markEventDispatched,
   takeUnsentDeliveries,
   type OutboxEvent,
-} from "../db/webhooks";
-import { presentJob } from "../jobs/present";
-import { base62, newId } from "../keys/random";
-import { subscribes, type EventBody, type JobEventType } from "./events";
-import type { WebhookMessage } from "./message";
+} from "../db/webhooks.ts";
+import { presentJob } from "./present.ts";
+import { base62, newId } from "../lib/random.ts";
+import { subscribes, type EventBody, type JobEventType } from "../webhooks/events.ts";
+import type { WebhookMessage } from "../webhooks/message.ts";
 
 /** A transition's id, which is also the id of its event (and the event's webhook-id). */
 export function newTransitionId(): string {

@@ -5,14 +5,14 @@
  */
 import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
 import { decodeBase64Url } from "hono/utils/encode";
-import { deleteEndpoint, findDelivery, findEndpointDelivery, listDeliveries, listEndpoints } from "../db/webhooks";
-import type { AppEnv } from "../http/app-env";
-import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors";
-import { requireJsonBody } from "../http/json-body";
-import { fieldErrors } from "../http/validate";
-import { encodeCursor } from "../jobs/cursor";
-import { changeEndpoint, createEndpoint, redeliver, requireEndpoint, rotateSecret, sendTestEvent, webhookNotFound } from "./manage";
-import { presentDelivery, presentEndpoint } from "./present";
+import { deleteEndpoint, findDelivery, findEndpointDelivery, listDeliveries, listEndpoints } from "../db/webhooks.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { AppError, ERROR_CODES, type ErrorCode } from "../http/errors.ts";
+import { requireJsonBody } from "../http/json-body.ts";
+import { fieldErrors } from "../http/validate.ts";
+import { encodeCursor } from "../jobs/cursor.ts";
+import { changeEndpoint, createEndpoint, redeliver, requireEndpoint, rotateSecret, sendTestEvent, webhookNotFound } from "../webhooks/manage.ts";
+import { presentDelivery, presentEndpoint } from "../webhooks/present.ts";
 import {
   CreateWebhookBody,
   Delivery,
@@ -24,7 +24,7 @@ import {
   WebhookIdParam,
   WebhookList,
   WebhookWithSecret,
-} from "./schemas";
+} from "../webhooks/schemas.ts";
 
 const TAG = "Webhooks";
 const PROBLEM_REF = { $ref: "#/components/schemas/Problem" } as const;

@@ -6,21 +6,21 @@
  * add requireSession and the session's CSRF token check.
  */
 import { Hono } from "hono";
-import { Layout } from "./components/layout";
-import type { DashboardEnv } from "./env";
-import { authPages } from "./pages/auth";
-import { configPages } from "./pages/configs";
-import { fleetPages } from "./pages/fleet";
-import { jobPages } from "./pages/jobs";
-import { keysPages } from "./pages/keys";
-import { LOGO_FORM_BYTES, LOGO_PAGE_PATH, logoPages } from "./pages/logo";
-import { usagePages } from "./pages/usage";
-import { webhookPages } from "./pages/webhooks";
-import { originCheck, sessionCsrf } from "./security/csrf";
-import { formLimit } from "./security/form-limit";
-import { dashboardHeaders } from "./security/headers";
-import { dashboardRequestLimit } from "./security/request-limit";
-import { loadSession, requireSession } from "./security/session";
+import { Layout } from "./components/layout.tsx";
+import type { DashboardEnv } from "./env.ts";
+import { authPages } from "./pages/auth.tsx";
+import { configPages } from "./pages/configs.tsx";
+import { fleetPages } from "./pages/fleet.tsx";
+import { jobPages } from "./pages/jobs.tsx";
+import { keysPages } from "./pages/keys.tsx";
+import { LOGO_FORM_BYTES, LOGO_PAGE_PATH, logoPages } from "./pages/logo.tsx";
+import { usagePages } from "./pages/usage.tsx";
+import { webhookPages } from "./pages/webhooks.tsx";
+import { originCheck, sessionCsrf } from "./security/csrf.ts";
+import { formLimit } from "./security/form-limit.ts";
+import { dashboardHeaders } from "./security/headers.ts";
+import { dashboardRequestLimit } from "./security/request-limit.ts";
+import { loadSession, requireSession } from "./security/session.ts";
 
 /** Forms are small; nothing the dashboard accepts comes near this. */
 export const MAX_FORM_BYTES = 16 * 1024;

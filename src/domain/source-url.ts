@@ -5,7 +5,7 @@
  * The WHATWG URL parser has already normalised odd IPv4 spellings
  * (0x7f.1, 2130706433, 0177.0.0.1) to dotted decimal, and IPv6 to hex groups.
  */
-import { AppError } from "../http/errors";
+import { DomainError } from "./errors.ts";
 
 export const MAX_VIDEO_URL_LENGTH = 2048;
 
@@ -106,8 +106,8 @@ type UrlField = "video_url" | "captions_url";
 
 const FIELD_CODES = { video_url: "invalid_video_url", captions_url: "invalid_captions_url" } as const;
 
-function invalidField(field: UrlField, detail: string): AppError {
-  return new AppError(FIELD_CODES[field], detail, { errors: [{ path: field, message: detail }] });
+function invalidField(field: UrlField, detail: string): DomainError {
+  return new DomainError(FIELD_CODES[field], detail, { errors: [{ path: field, message: detail }] });
 }
 
 /** The normalised URL, or an invalid_video_url error saying what is wrong. */
@@ -121,7 +121,7 @@ export function checkCaptionsUrl(raw: string, allowPrivateHosts: boolean): strin
 }
 
 function checkSourceUrl(field: UrlField, raw: string, allowPrivateHosts: boolean): string {
-  const invalid = (detail: string): AppError => invalidField(field, `${field} ${detail}`);
+  const invalid = (detail: string): DomainError => invalidField(field, `${field} ${detail}`);
   if (raw.length > MAX_VIDEO_URL_LENGTH) throw invalid(`is longer than ${MAX_VIDEO_URL_LENGTH} characters.`);
   let url: URL;
   try {

@@ -6,10 +6,10 @@
  * without its engine's `interrupted` report reaching us (lost in a deploy):
  * the job is put back in line as that report would have.
  */
-import { findJob } from "../db/jobs";
-import { requeueAfterInterruption } from "../jobs/lifecycle";
-import { sendDispatches } from "./fleet-scheduler";
-import { fleetScheduler } from "./stub";
+import { findJob } from "../db/jobs.ts";
+import { requeueAfterInterruption } from "./lifecycle.ts";
+import { sendDispatches } from "../fleet/fleet-scheduler.ts";
+import { fleetScheduler } from "../fleet/stub.ts";
 
 export async function engineExited(env: Env, jobId: string): Promise<void> {
   const { grants, heldBy } = await fleetScheduler(env).instanceStopped(jobId);

@@ -16,11 +16,11 @@
  * came through Cloudflare's edge (local development, tests) and is not gated.
  */
 import type { Context } from "hono";
-import { WINDOW_SECONDS } from "../account/request-window";
-import type { AppEnv } from "../http/app-env";
-import { AppError } from "../http/errors";
-import { clientGate } from "./client-gate";
-import { clientKey } from "./client-key";
+import { WINDOW_SECONDS } from "../account/request-window.ts";
+import type { AppEnv } from "./app-env.ts";
+import { AppError } from "./errors.ts";
+import { clientGate } from "../gate/client-gate.ts";
+import { clientKey } from "../gate/client-key.ts";
 
 /** Requests without a known-valid key, per client address per rolling minute (PRE_AUTH_REQUESTS_PER_MINUTE). */
 export const DEFAULT_PRE_AUTH_REQUESTS_PER_MINUTE = 300;

@@ -8,7 +8,7 @@
  * request. Nothing legitimate is delayed by it: keys are random, so nobody
  * can try a key before it is issued.
  */
-import type { KeyCredential } from "../db/api-keys";
+import type { KeyCredential } from "../db/api-keys.ts";
 
 export const CREDENTIAL_CACHE_TTL_MS = 60_000;
 const MAX_ENTRIES = 10_000;

@@ -2,15 +2,15 @@
  * The clip engine as a Cloudflare Container (image: container/Dockerfile).
  * One instance per job (dispatch.ts names it by job id). The engine's
  * callbacks go to http://clipjobs.internal, which the outbound handler below
- * answers with the Worker's own app and bindings: nothing on the channel is
- * publicly routed. (Outbound interception needs the Worker entrypoint to
+ * answers with the engine channel's own app (channel-app.ts) and the
+ * Worker's bindings: nothing on the channel is publicly routed. (Outbound interception needs the Worker entrypoint to
  * export ContainerProxy from @cloudflare/containers.)
  */
 import { Container, type OutboundHandler, type StopParams } from "@cloudflare/containers";
-import { app } from "../app";
+import { engineChannelApp } from "./channel-app.ts";
 import { CALLBACK_PREFIX, ENGINE_PORT } from "#contract";
-import { engineExited } from "../fleet/engine-exit";
-import { callbackBase, engineVerifyKey, INTERNAL_CALLBACK_HOST } from "../settings";
+import { engineExited } from "../jobs/engine-exit.ts";
+import { callbackBase, engineVerifyKey, INTERNAL_CALLBACK_HOST } from "../settings.ts";
 
 /**
  * The engine's whole environment. Its settings come from here, never from a
@@ -86,7 +86,7 @@ export class ClipEngine extends Container {
       [INTERNAL_CALLBACK_HOST]: (request, env) => {
         const { pathname } = new URL(request.url);
         if (!pathname.startsWith(`${CALLBACK_PREFIX}/`)) return new Response("Not found", { status: 404 });
-        return app.fetch(request, env);
+        return engineChannelApp.fetch(request, env);
       },
     };
     this.outboundByHost = handlers;
