@@ -20,6 +20,7 @@ import { looksLikeCaptions } from "./caption-shape.ts";
 import { MAX_CAPTIONS_UPLOAD_BYTES } from "./speech-channel.ts";
 import { readBodyCapped } from "../http/capped-body.ts";
 import { AppError } from "../http/errors.ts";
+import { DomainError } from "../domain/errors.ts";
 import { uploadKey } from "../uploads/ids.ts";
 import { dropStagedClip, stageClip } from "../jobs/clip-staging.ts";
 import { publishedKey, StagedObjectMissing } from "../jobs/publication.ts";
@@ -174,7 +175,7 @@ export async function editCallback(env: Env, request: Request, jobId: string, ed
     try {
       text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(await readBodyCapped(request, MAX_CAPTIONS_UPLOAD_BYTES));
     } catch (err) {
-      if (err instanceof AppError) throw err;
+      if (err instanceof DomainError) throw err;
       throw new AppError("invalid_request", "Captions must be UTF-8 text.");
     }
     if (!looksLikeCaptions(format, text)) throw new AppError("invalid_request", format === "vtt" ? "The body is not a WebVTT file." : "The body is not a SubRip file.");

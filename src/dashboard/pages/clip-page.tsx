@@ -9,7 +9,8 @@
  */
 import { Hono, type Context } from "hono";
 import { getUsage } from "../../db/accounts.ts";
-import { AppError } from "../../http/errors.ts";
+import { AppError, problemStatus } from "../../http/errors.ts";
+import { DomainError } from "../../domain/errors.ts";
 import { editClip, readClip, type ClipAnswer } from "../../jobs/clip-edit/service.ts";
 import { isJobId } from "../../jobs/ids.ts";
 import { CLIP_EDIT_SCRIPT } from "../assets/scripts.ts";
@@ -130,7 +131,7 @@ async function ownClip(c: Context<DashboardEnv>): Promise<{ jobId: string; clip:
   try {
     return { jobId, clip: await readClip(c.env, sessionOf(c).accountId, jobId, index) };
   } catch (error) {
-    if (error instanceof AppError && (error.code === "not_found" || error.code === "job_not_completed")) return null;
+    if (error instanceof DomainError && (error.code === "not_found" || error.code === "job_not_completed")) return null;
     throw error;
   }
 }
@@ -207,8 +208,8 @@ export const clipPages = new Hono<DashboardEnv>()
       // Post/redirect/get: reloading the page never sends the edit again.
       return c.redirect(`/dashboard/jobs/${jobId}/clips/${clip.index}?edited=1`, 303);
     } catch (err) {
-      if (!(err instanceof AppError) || (err.status >= 500 && err.code !== "service_unavailable")) throw err;
-      const status = ([400, 402, 404, 409, 410, 422, 429, 503] as const).find((s) => s === err.status) ?? 400;
+      if (!(err instanceof DomainError) || (problemStatus(err) >= 500 && err.code !== "service_unavailable")) throw err;
+      const status = ([400, 402, 404, 409, 410, 422, 429, 503] as const).find((s) => s === problemStatus(err)) ?? 400;
       const fields = (err.errors ?? []).map((e) => `${e.path}: ${e.message}`);
       return renderClipPage(c, jobId, clip, { form, errors: [err.message, ...fields], errorCode: err.code }, status);
     }
