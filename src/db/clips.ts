@@ -137,6 +137,42 @@ function parseFraming(json: string | null): ClipFraming | null {
   return parsed.success ? parsed.data : null;
 }
 
+/** The columns a clip's render fills, in the order clipRowValues binds them (?1..?26). */
+const CLIP_ROW_COLUMNS = `job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
+  reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key, prompt_match, removed_json, duration_seconds, framing_json,
+  scores_json, judged_by, description, hashtags_json`;
+
+function clipRowValues(clip: Clip): (string | number | null)[] {
+  return [
+    clip.jobId,
+    clip.index,
+    clip.objectKey,
+    clip.thumbnailKey,
+    clip.startSeconds,
+    clip.endSeconds,
+    clip.score,
+    JSON.stringify(clip.reasons),
+    clip.width,
+    clip.height,
+    clip.reframe,
+    clip.facesCount,
+    clip.text,
+    clip.title,
+    clip.captionsBurned ? 1 : 0,
+    clip.sidecars ? 1 : 0,
+    clip.vttKey,
+    clip.srtKey,
+    clip.promptMatch,
+    JSON.stringify(clip.removed),
+    clip.durationSeconds,
+    clip.framing === null ? null : JSON.stringify(clip.framing),
+    clip.scores ? JSON.stringify(clip.scores) : null,
+    clip.judgedBy,
+    clip.description,
+    JSON.stringify(clip.hashtags),
+  ];
+}
+
 /**
  * Writes one clip row, only while the job is still processing; meant to run
  * in the completion batch before the job's own guarded transition.
@@ -144,40 +180,11 @@ function parseFraming(json: string | null): ClipFraming | null {
 export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
-         reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key, prompt_match, removed_json, duration_seconds, framing_json,
-         scores_json, judged_by, description, hashtags_json)
+      `INSERT OR REPLACE INTO clips (${CLIP_ROW_COLUMNS})
        SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26
        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
     )
-    .bind(
-      clip.jobId,
-      clip.index,
-      clip.objectKey,
-      clip.thumbnailKey,
-      clip.startSeconds,
-      clip.endSeconds,
-      clip.score,
-      JSON.stringify(clip.reasons),
-      clip.width,
-      clip.height,
-      clip.reframe,
-      clip.facesCount,
-      clip.text,
-      clip.title,
-      clip.captionsBurned ? 1 : 0,
-      clip.sidecars ? 1 : 0,
-      clip.vttKey,
-      clip.srtKey,
-      clip.promptMatch,
-      JSON.stringify(clip.removed),
-      clip.durationSeconds,
-      clip.framing === null ? null : JSON.stringify(clip.framing),
-      clip.scores ? JSON.stringify(clip.scores) : null,
-      clip.judgedBy,
-      clip.description,
-      JSON.stringify(clip.hashtags),
-    );
+    .bind(...clipRowValues(clip));
 }
 
 /** Clips of one job, best (index 0) first. */
@@ -214,39 +221,12 @@ export function deleteClipsOfJob(db: D1Database, jobId: string): D1PreparedState
 export function writeEditedClip(db: D1Database, clip: Clip, editId: string, eventId: string): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT OR REPLACE INTO clips (job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
-         reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key, prompt_match, removed_json, duration_seconds, framing_json,
-         scores_json, judged_by, description, hashtags_json, version, overrides_json, corrections_json)
+      `INSERT OR REPLACE INTO clips (${CLIP_ROW_COLUMNS}, version, overrides_json, corrections_json)
        SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29
        WHERE EXISTS (SELECT 1 FROM clip_edits WHERE id = ?30 AND status = 'published' AND event_id = ?31)`,
     )
     .bind(
-      clip.jobId,
-      clip.index,
-      clip.objectKey,
-      clip.thumbnailKey,
-      clip.startSeconds,
-      clip.endSeconds,
-      clip.score,
-      JSON.stringify(clip.reasons),
-      clip.width,
-      clip.height,
-      clip.reframe,
-      clip.facesCount,
-      clip.text,
-      clip.title,
-      clip.captionsBurned ? 1 : 0,
-      clip.sidecars ? 1 : 0,
-      clip.vttKey,
-      clip.srtKey,
-      clip.promptMatch,
-      JSON.stringify(clip.removed),
-      clip.durationSeconds,
-      clip.framing === null ? null : JSON.stringify(clip.framing),
-      clip.scores ? JSON.stringify(clip.scores) : null,
-      clip.judgedBy,
-      clip.description,
-      JSON.stringify(clip.hashtags),
+      ...clipRowValues(clip),
       clip.version,
       JSON.stringify(clip.overrides),
       JSON.stringify(clip.corrections),
