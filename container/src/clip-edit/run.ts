@@ -20,7 +20,7 @@ import { framingReport } from "../reframe/framing-report.ts";
 import { planReframe } from "../reframe/plan.ts";
 import { renderClipVideo, renderThumbnail } from "../render/index.ts";
 import { outputSize } from "../render/geometry.ts";
-import { JobReporter } from "../channel/report.ts";
+import { jobReporter } from "../job/reporter.ts";
 import { fetchSource } from "../source/index.ts";
 import { ProcessTimeoutError } from "../shared/spawn.ts";
 import { StageClock } from "../job/stage-clock.ts";
@@ -56,18 +56,7 @@ export async function runClipEdit(job: ClipEditJob, deps: JobDeps, controller: A
   const jobId = job.job_id;
   const edit = job.clip_edit;
   const index = edit.index;
-  const reporter = new JobReporter({
-    callbackBase: config.callbackBase,
-    jobId,
-    token: job.token,
-    attempts: config.callbackAttempts,
-    retryBaseMs: config.callbackRetryBaseMs,
-    timeoutMs: config.callbackTimeoutMs,
-    onInactive: () => controller.abort(new JobAborted("inactive")),
-  });
-  signal.addEventListener("abort", () => {
-    if (abortKindOf(signal) !== "shutdown") reporter.silenceNow();
-  });
+  const reporter = jobReporter(job, config, controller);
   const clock = new StageClock();
   let workDir: WorkDir | undefined;
   log.info("edit_started", { job_id: jobId, edit_id: edit.edit_id, index, start: edit.start_seconds, end: edit.end_seconds, words: edit.words.length });

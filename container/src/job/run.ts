@@ -2,7 +2,7 @@ import type { StartJob } from "#contract";
 import { NoClipsFoundError } from "../analyse/index.ts";
 import { loadSpeechModel } from "../analyse/speech-model.ts";
 import { ProgressTracker } from "../channel/progress.ts";
-import { JobReporter } from "../channel/report.ts";
+import { jobReporter } from "./reporter.ts";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { JobAborted, JobFailure, abortKindOf, errorMessage } from "../shared/errors.ts";
 import { log } from "../shared/log.ts";
@@ -49,19 +49,7 @@ export async function runJob(job: StartJob, deps: JobDeps, controller: AbortCont
   const { runner, config } = deps;
   const signal = controller.signal;
   const jobId = job.job_id;
-  const reporter = new JobReporter({
-    callbackBase: config.callbackBase,
-    jobId,
-    token: job.token,
-    attempts: config.callbackAttempts,
-    retryBaseMs: config.callbackRetryBaseMs,
-    timeoutMs: config.callbackTimeoutMs,
-    onInactive: () => controller.abort(new JobAborted("inactive")),
-  });
-  // A cancel must silence the reporter at once, even mid-request.
-  signal.addEventListener("abort", () => {
-    if (abortKindOf(signal) !== "shutdown") reporter.silenceNow();
-  });
+  const reporter = jobReporter(job, config, controller);
   const progress = new ProgressTracker((report) => reporter.progress(report), config.progressHeartbeatMs);
   let workDir: WorkDir | undefined;
   let ctx: JobContext | undefined;
