@@ -24,6 +24,9 @@ export const MAX_EDIT_WORDS = 2000;
 /** A corrected caption word: 1-60 characters, no line breaks. */
 export const MAX_EDIT_WORD_CHARS = 60;
 
+/** Most uncovered parts one edit asks the engine to transcribe. */
+export const MAX_TRANSCRIBE_SPANS = 8;
+
 export const EditWord = z.object({
   text: z.string().min(1).max(MAX_EDIT_WORD_CHARS),
   /** Source seconds. */
@@ -46,6 +49,13 @@ export const ClipEdit = z.object({
   end_seconds: z.number().positive(),
   /** The span's words with the user's corrections applied; [] when the job has no transcript. */
   words: z.array(EditWord).max(MAX_EDIT_WORDS),
+  /**
+   * Parts of the span the job's transcript does not cover (source seconds;
+   * outside a job's time_range): the engine transcribes them through the
+   * channel's transcribe route and captions them too. Absent or []: the
+   * words cover the whole span.
+   */
+  transcribe: z.array(z.object({ start: z.number().nonnegative(), end: z.number().nonnegative() })).max(MAX_TRANSCRIBE_SPANS).optional(),
   /** The clip's title; null: the engine chooses one from the words, as for a job. */
   title: z.string().min(1).max(120).nullable(),
 });

@@ -1,8 +1,9 @@
 /**
  * A clip edit on the engine (contract: src/contract/clip-edit.ts): one clip
  * of a completed job rendered again from its source, over the span the user
- * chose, with the words the Worker sent as its only transcript. No
- * speech-to-text, no analysis, no judgement, no probe or progress callback:
+ * chose, with the words the Worker sent (and speech-to-text only of the
+ * parts the job never transcribed, hear.ts). No analysis, no judgement, no
+ * probe or progress callback:
  * the Worker reserved the edit's credits when it accepted it. The source,
  * framing, captions, brand and render steps are the job's own functions; the
  * clip goes up on the job's clip routes under the edit's index, and the edit
@@ -29,7 +30,8 @@ import type { Candidate } from "../shared/types.ts";
 import { createWorkDir, type WorkDir } from "../shared/workdir.ts";
 import { optionalUpload, platformCookies } from "./callbacks.ts";
 import { checkSpan } from "./span.ts";
-import { editTranscript, pausesBetweenWords, speechFromWords } from "./words.ts";
+import { hearUncovered } from "./hear.ts";
+import { pausesBetweenWords, speechFromWords } from "./words.ts";
 
 /** The reason an edited clip reports: its span was chosen by a person, not by the analysis. */
 export const EDIT_REASON = "chosen_by_user";
@@ -100,7 +102,11 @@ export async function runClipEdit(job: ClipEditJob, deps: JobDeps, controller: A
       }),
     );
     const span = checkSpan(edit, source.durationSeconds);
-    const transcript = editTranscript(edit, job.config.language ?? null);
+    // Parts of the span the job never transcribed are heard now (hear.ts).
+    const heard = await clock.time("transcript", () =>
+      hearUncovered({ edit, span, language: job.config.language ?? null, runner, reporter, source, chunkPath: (i) => dir.file(`speech-${i}.wav`), jobId, signal }),
+    );
+    const transcript = heard.transcript;
     const words = transcript?.words ?? [];
     const candidate: Candidate = { start: span.start, end: span.end, score: 0, reasons: [EDIT_REASON] };
     const output = outputSize(job.config, source);
@@ -211,7 +217,7 @@ export async function runClipEdit(job: ClipEditJob, deps: JobDeps, controller: A
       source_duration_seconds: source.durationSeconds,
       clips: [clip],
       transcript: null,
-      transcript_unavailable_reason: "A clip edit renders with the words it was sent; the job's transcript is unchanged.",
+      transcript_unavailable_reason: heard.reason ?? "A clip edit renders with the words it was sent; the job's transcript is unchanged.",
       translation: brand.translationOutcome,
       judgement: null,
       chapters: [],
