@@ -183,6 +183,77 @@ describe("a clip edit with a new span and a corrected word", () => {
   });
 });
 
+/** An edit whose span runs past the job's transcript: the first sentence's words are sent, the second is to be heard. */
+function partlyTranscribedEdit(): { job: ClipEditJob; heardFrom: number } {
+  const [first, second] = narration.sentences;
+  const start = Number(Math.max(0, first!.start - 0.3).toFixed(3));
+  const end = Number((second!.end + 0.5).toFixed(3));
+  const heardFrom = Number((second!.start - 0.3).toFixed(3));
+  const words = scriptWords().filter((w) => w.start >= start && w.start < heardFrom);
+  const job = editJob({ index: 4, start_seconds: start, end_seconds: end, words, transcribe: [{ start: heardFrom, end }], title: "Heard" });
+  return { job, heardFrom };
+}
+
+describe("an edit whose span reaches past the job's transcript", () => {
+  it("hears the uncovered part and captions it in the sidecars and the picture", async () => {
+    const { job, heardFrom } = partlyTranscribedEdit();
+    const truth = scriptWords();
+    const asked: number[] = [];
+    worker.behaviour.transcribe = ({ jobId, startSeconds, wav }) => {
+      if (jobId !== job.job_id) return { status: 503, body: { code: "transcription_unavailable" } };
+      asked.push(startSeconds);
+      const seconds = (wav.length - 44) / 32_000;
+      // Like the model: every word it hears in the chunk.
+      return { status: 200, body: { language: "en", words: truth.filter((w) => w.end > startSeconds && w.start < startSeconds + seconds) } };
+    };
+    try {
+      const outcome = await runClipEdit(job, { runner, config: testConfig(workRoot, { callbackBase: worker.base }), policy: anyAddressPolicy }, new AbortController());
+      expect(outcome, JSON.stringify(worker.callsFor(job.job_id, "fail")[0]?.body)).toBe("completed");
+    } finally {
+      worker.behaviour.transcribe = undefined;
+    }
+    // Only the uncovered part was sent (its chunk starts a little before it, as a job's do).
+    expect(asked.length).toBeGreaterThan(0);
+    for (const at of asked) expect(at).toBeGreaterThanOrEqual(heardFrom - 0.5);
+    const report = CompleteReport.parse(worker.callsFor(job.job_id, "complete")[0]?.body);
+    const clip = report.clips[0]!;
+    expect(clip.text).toContain("respects");
+    expect(clip.text).toContain("Why");
+    expect(report.transcript_unavailable_reason).not.toMatch(/outside the job's transcript/);
+
+    const vtt = await readFile(path.join(uploads, `${job.job_id}-4.vtt`), "utf8");
+    const cues = parseCaptions(vtt).cues;
+    const heardWord = truth.find((w) => w.text === "respects")!;
+    const inClip = (heardWord.start + heardWord.end) / 2 - job.clip_edit.start_seconds;
+    expect(cues.find((c) => c.start <= inClip && inClip < c.end)?.text.split(/\s+/)).toContain("respects");
+    // Each word once: the sent ones are not heard again.
+    expect(cues.map((c) => c.text).join(" ").match(/\bWhy\b/g)).toHaveLength(1);
+
+    const dir = await osTempDir("edit-heard-ocr");
+    const read = await ocrCaptionBand(path.join(uploads, `${job.job_id}-4.mp4`), inClip, dir);
+    console.log(`OCR at ${inClip.toFixed(2)} s: ${read.join(" ")}`);
+    expect(read).toContain("respects");
+  }, 300_000);
+
+  it("completes with the sent words only, and says why, when speech-to-text fails", async () => {
+    const { job, heardFrom } = partlyTranscribedEdit();
+    worker.behaviour.transcribe = () => ({ status: 502, body: { type: "about:blank", title: "Speech-to-text failed", status: 502, code: "transcription_failed" } });
+    try {
+      const outcome = await runClipEdit(job, { runner, config: testConfig(workRoot, { callbackBase: worker.base }), policy: anyAddressPolicy }, new AbortController());
+      expect(outcome, JSON.stringify(worker.callsFor(job.job_id, "fail")[0]?.body)).toBe("completed");
+    } finally {
+      worker.behaviour.transcribe = undefined;
+    }
+    expect(worker.callsFor(job.job_id, "transcribe").length).toBeGreaterThan(0);
+    const report = CompleteReport.parse(worker.callsFor(job.job_id, "complete")[0]?.body);
+    expect(report.transcript_unavailable_reason).toMatch(/outside the job's transcript/);
+    expect(report.clips[0]!.text).not.toContain("respects");
+    const cues = parseCaptions(await readFile(path.join(uploads, `${job.job_id}-4.vtt`), "utf8")).cues;
+    expect(cues.length).toBeGreaterThan(0);
+    for (const cue of cues) expect(cue.start + job.clip_edit.start_seconds).toBeLessThan(heardFrom + 0.5);
+  }, 300_000);
+});
+
 describe("an edit that cannot be rendered", () => {
   it("fails a span outside the source with time_range_outside_source, uploading nothing", async () => {
     const job = editJob({ index: 0, start_seconds: 5, end_seconds: 500, words: [], title: "Past the end" });
