@@ -17,7 +17,7 @@ import { parseRange } from "../cdn/range.ts";
 import { findEdit, revertToQueued, touchEdit, type ClipEditRow } from "../db/clip-edits.ts";
 import { findJob, type Job } from "../db/jobs.ts";
 import { looksLikeCaptions } from "./caption-shape.ts";
-import { MAX_CAPTIONS_UPLOAD_BYTES } from "./speech-channel.ts";
+import { MAX_CAPTIONS_UPLOAD_BYTES, transcribeWav } from "./speech-channel.ts";
 import { readBodyCapped } from "../http/capped-body.ts";
 import { AppError } from "../http/errors.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -141,6 +141,8 @@ export async function editCallback(env: Env, request: Request, jobId: string, ed
     return Response.json(ACK);
   }
   if ((method === "GET" || method === "HEAD") && subpath === "source") return source(env, request, job);
+  // The parts of the span the job never transcribed (ClipEdit.transcribe), within the job's audio allowance.
+  if (method === "POST" && subpath === "transcribe") return Response.json(await transcribeWav(env, job, request, () => touchEdit(env.DB, edit.id, now)));
   const clip = /^clips\/([^/]+)$/.exec(subpath);
   if (method === "PUT" && clip) {
     const index = indexOf(clip[1] ?? "", edit);

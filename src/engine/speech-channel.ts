@@ -34,6 +34,7 @@ import {
   whisperLanguageCode,
   type CallbackAck,
   type CompleteReport,
+  type TranscribeResult,
 } from "#contract";
 import { keepEngineAwake } from "../fleet/engine-host.ts";
 import { jobOf, liveJob, noteSignOfLife, type ChannelEnv } from "./channel-job.ts";
@@ -132,33 +133,43 @@ export function speechUploadKeys(jobId: string, report: Pick<CompleteReport, "cl
   return report.transcript ? [transcriptKey(jobId), ...sidecars] : sidecars;
 }
 
+/**
+ * One speech-to-text chunk for `job` (a job's transcribe route, and an edit's:
+ * edit-channel.ts), counted against the job's audio allowance.
+ */
+export async function transcribeWav(env: Env, job: Job, request: Request, signOfLife: () => Promise<void>): Promise<TranscribeResult> {
+  if (!WAV_MEDIA_TYPES.has(mediaType(request.headers.get("Content-Type") ?? undefined))) {
+    throw new AppError("unsupported_media_type", `Content-Type must be ${[...WAV_MEDIA_TYPES].join(" or ")}.`);
+  }
+  const chunkStart = parseChunkStart(request.headers.get(CHUNK_START_HEADER) ?? undefined);
+  const audio = await readBodyCapped(request, TRANSCRIBE_MAX_CHUNK_BYTES);
+  const wav = inspectWav(audio);
+  if ("problem" in wav) throw new AppError("invalid_request", wav.problem);
+  await signOfLife();
+  // The job's own audio only, up to its allowance (src/ai/allowance.ts); 403 ai_scope_exceeded beyond it.
+  const claim = await claimAudioSeconds(env, job, wav.durationSeconds);
+  try {
+    // The job's `language` hint; jobs stored before it have none.
+    const hint = job.config.language ?? null;
+    return await transcribeChunk(jobAiRunner(env, job.id), audio, chunkStart, wav.durationSeconds, undefined, hint ? whisperLanguageCode(hint) : null);
+  } catch (err) {
+    await claim.giveBack();
+    if (err instanceof TranscriptionUnavailable) {
+      throw new AppError("transcription_unavailable", `${err.message} Use the other transcript sources.`);
+    }
+    if (err instanceof TranscriptionFailed) {
+      console.warn(`[${job.id}] ${err.message}`);
+      throw new AppError("transcription_failed", `${err.message}. Go on without this chunk.`);
+    }
+    throw err;
+  }
+}
+
 export const speechChannel = new Hono<ChannelEnv>()
   // Per route, not `use("/:job_id/*")`: mounted at "/", that would run for every later route of the parent too.
   .post("/:job_id/transcribe", liveJob, async (c) => {
     const job = jobOf(c);
-    requireMediaType(c, [...WAV_MEDIA_TYPES]);
-    const chunkStart = parseChunkStart(c.req.header(CHUNK_START_HEADER));
-    const audio = await readBodyCapped(c.req.raw, TRANSCRIBE_MAX_CHUNK_BYTES);
-    const wav = inspectWav(audio);
-    if ("problem" in wav) throw new AppError("invalid_request", wav.problem);
-    await noteSignOfLife(c.env, job);
-    // The job's own audio only, up to its allowance (src/ai/allowance.ts); 403 ai_scope_exceeded beyond it.
-    const claim = await claimAudioSeconds(c.env, job, wav.durationSeconds);
-    try {
-      // The job's `language` hint; jobs stored before it have none.
-      const hint = job.config.language ?? null;
-      return c.json(await transcribeChunk(jobAiRunner(c.env, job.id), audio, chunkStart, wav.durationSeconds, undefined, hint ? whisperLanguageCode(hint) : null));
-    } catch (err) {
-      await claim.giveBack();
-      if (err instanceof TranscriptionUnavailable) {
-        throw new AppError("transcription_unavailable", `${err.message} Use the other transcript sources.`);
-      }
-      if (err instanceof TranscriptionFailed) {
-        console.warn(`[${job.id}] ${err.message}`);
-        throw new AppError("transcription_failed", `${err.message}. Go on without this chunk.`);
-      }
-      throw err;
-    }
+    return c.json(await transcribeWav(c.env, job, c.req.raw, () => noteSignOfLife(c.env, job)));
   })
   .put("/:job_id/transcript", liveJob, async (c) => {
     const job = jobOf(c);

@@ -22,7 +22,7 @@ import { presentClip } from "../present.ts";
 import { loadTranscript } from "../transcript-store.ts";
 import { ClipEditState, OVERRIDE_FIELDS, type ClipAddBody, type ClipEditBody } from "./contract.ts";
 import { acquireEditSlot, enqueueEdit, releaseEditSlot } from "./dispatch.ts";
-import { mergeCorrections, snapSpan, spanWords } from "./words.ts";
+import { mergeCorrections, snapSpan, spanWords, untranscribedParts } from "./words.ts";
 
 export const ClipWord = z
   .object({
@@ -182,6 +182,7 @@ async function accept(env: Env, a: Accepting): Promise<ClipEditRow> {
     start_seconds: a.start,
     end_seconds: a.end,
     words: spanWords(a.transcript, a.start, a.end, a.corrections),
+    transcribe: untranscribedParts(a.job.timeRange, a.start, a.end),
     title: a.title,
   };
   const now = new Date().toISOString();

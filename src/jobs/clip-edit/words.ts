@@ -5,7 +5,7 @@
  * word's source start time, so a correction survives a later change of span
  * (the word is still the one that starts there).
  */
-import type { EditWord, Transcript, TranscriptSentence } from "#contract";
+import type { EditWord, TimeRange, Transcript, TranscriptSentence } from "#contract";
 import type { StoredCorrection } from "../../db/clips.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { SNAP_WINDOW_SECONDS, type WordCorrection } from "./contract.ts";
@@ -28,6 +28,20 @@ export function spanWords(transcript: Transcript | null, start: number, end: num
       return { text: text.slice(0, 60), start: word.start, end: Math.max(word.start, word.end), ...(word.speaker ? { speaker: word.speaker } : {}) };
     })
     .filter((word) => word.text.length > 0);
+}
+
+/**
+ * The parts of [start, end] the job did not transcribe: outside its
+ * time_range (a job without one transcribed the whole source). The engine
+ * hears them for the edit (ClipEdit.transcribe).
+ */
+export function untranscribedParts(timeRange: TimeRange | null, start: number, end: number): { start: number; end: number }[] {
+  if (!timeRange) return [];
+  const parts = [
+    { start, end: Math.min(end, timeRange.start_seconds) },
+    { start: Math.max(start, timeRange.end_seconds), end },
+  ];
+  return parts.filter((p) => p.end > p.start);
 }
 
 function invalidWord(detail: string, path: string): DomainError {
