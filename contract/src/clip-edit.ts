@@ -7,7 +7,7 @@
  * times) and the effective configuration (the job's, with the edit's
  * overrides) in StartJob.config. The engine fetches the source as for a job
  * (StartJob.video_url / source), renders the span with those words as its
- * only transcript (no speech-to-text, no judgement), uploads the clip,
+ * transcript (speech-to-text only of `transcribe`, no judgement), uploads the clip,
  * thumbnail and caption sidecars on the usual callback routes under
  * `clip_edit.index`, and completes with a CompleteReport of exactly one clip
  * at that index and no transcript. Its callbacks use the edit's own token;

@@ -289,6 +289,34 @@ describe("POST /api/v1/jobs/:job_id/clips", () => {
     expect(RECEIVER_ORIGIN).toBe(new URL(hook.url).origin);
   });
 
+  it("sends the parts of the span outside the job's time_range to be heard, and opens the transcribe route to the edit", async () => {
+    const account = await createAccount("free");
+    const jobId = await captionedJob(engine, account);
+    // The job ran on seconds 0-20 of its source only.
+    await env.DB.prepare("UPDATE jobs SET time_range_start = 0, time_range_end = 20 WHERE id = ?").bind(jobId).run();
+    await accepted(await addClip(account, jobId, { start_seconds: 10, end_seconds: 40 }));
+    const { client, start } = await dispatchEdit(account, jobId);
+    expect(start.clip_edit.transcribe).toEqual([{ start: 20, end: 40 }]);
+    // The test's stack has no speech-to-text: the edit's token reaches the route and is told so (not 404).
+    const wav = new Uint8Array(44 + 32_000);
+    const view = new DataView(wav.buffer);
+    "RIFF".split("").forEach((ch, i) => view.setUint8(i, ch.charCodeAt(0)));
+    view.setUint32(4, 36 + 32_000, true);
+    "WAVEfmt ".split("").forEach((ch, i) => view.setUint8(8 + i, ch.charCodeAt(0)));
+    view.setUint32(16, 16, true);
+    view.setUint16(20, 1, true);
+    view.setUint16(22, 1, true);
+    view.setUint32(24, 16_000, true);
+    view.setUint32(28, 32_000, true);
+    view.setUint16(32, 2, true);
+    view.setUint16(34, 16, true);
+    "data".split("").forEach((ch, i) => view.setUint8(36 + i, ch.charCodeAt(0)));
+    view.setUint32(40, 32_000, true);
+    const res = await client.send("transcribe", { method: "POST", body: wav, headers: { "Content-Type": "audio/wav", "Chunk-Start-Seconds": "20" } });
+    expect(res.status, await res.clone().text()).toBe(503);
+    expect(((await res.json()) as { code: string }).code).toBe("transcription_unavailable");
+  });
+
   it("refuses a 21st clip (409 clip_limit)", async () => {
     const account = await createAccount("unmetered");
     const jobId = await captionedJob(engine, account);
