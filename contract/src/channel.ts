@@ -252,6 +252,15 @@ export const SimilarityResult = z.object({
 });
 export type SimilarityResult = z.infer<typeof SimilarityResult>;
 
+/** Most punch-in zooms one clip reports (one a second over a 180 s clip). */
+export const MAX_ZOOMS = 180;
+/** One punch-in zoom, in source seconds: from the push in's start to the ease out's end. */
+export const ZoomSpan = z.object({
+  start_seconds: z.number().nonnegative(),
+  end_seconds: z.number().nonnegative(),
+});
+export type ZoomSpan = z.infer<typeof ZoomSpan>;
+
 /** Most removed spans one clip reports (a 180 s clip with a filler or pause every half second). */
 export const MAX_REMOVED_SPANS = 400;
 
@@ -344,6 +353,8 @@ export const ClipReport = z.object({
   removed: z.array(RemovedSpan).max(MAX_REMOVED_SPANS).default([]),
   /** The rendered clip's real length; absent: end_seconds - start_seconds (nothing removed). */
   duration_seconds: z.number().positive().optional(),
+  /** Where the picture pushed in (config zoom: emphasis), in source seconds, in order; [] without zooms. */
+  zooms: z.array(ZoomSpan).max(MAX_ZOOMS).default([]),
   /** The crop over the clip (absent from an older engine). */
   framing: ClipFraming.optional(),
   /** The model's sub-scores; null when signals alone judged the clip. */

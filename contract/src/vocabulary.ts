@@ -32,6 +32,8 @@ export const REFRAME_MODES = ["center", "auto", "faces", "fit"] as const;
  * but shows the two stacked while both of them speak.
  */
 export const LAYOUTS = ["single", "split", "auto"] as const;
+/** Punch-in (docs/framing.md): `emphasis` pushes in briefly on the clip's moments of vocal emphasis; `off` never zooms. */
+export const ZOOM_MODES = ["off", "emphasis"] as const;
 /** What a clip's crop actually followed (ClipReport.reframe). */
 export const REFRAME_USED = ["faces", "activity", "center", "fit"] as const;
 
@@ -115,6 +117,10 @@ export const ClipConfig = z
         "How the picture fills the output. auto (default): faces where sampled frames show people; fit for screens, slides and pictures with no face or moving subject (text-like edges, or a picture that stays still); else the region of most activity. faces: a camera that keeps the people whole. fit: the whole frame scaled in over a blurred, darkened copy of itself. center: the middle, cropped. The clip's reframe field says what was used.",
       ),
     layout: z.enum(LAYOUTS).default("single"),
+    zoom: z
+      .enum(ZOOM_MODES)
+      .default("off")
+      .describe("Punch-in. emphasis: the picture pushes in smoothly (about 1.15x over 0.3 s, held, then out over 0.3 s) on the clip's moments of vocal emphasis, never cutting a framed face; the clip's zooms field lists where. off (default): no zoom."),
     captions: CaptionMode.default("both"),
     caption_style: CaptionStyle.default("bold"),
     caption_position: CaptionPosition.default("bottom"),

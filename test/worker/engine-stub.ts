@@ -247,6 +247,7 @@ export function clipReport(index: number, overrides: Partial<ClipReport> = {}): 
     sidecars: false,
     prompt_match: null,
     removed: [],
+    zooms: [],
     scores: null,
     judged_by: "signals",
     description: null,

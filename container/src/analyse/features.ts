@@ -122,6 +122,26 @@ export function emphasisIn(features: Features, start: number, end: number): numb
 /** Less speech than this in the whole source (seconds) is no speech: a stray shout in a song, a cough. */
 export const MIN_SPEECH_SECONDS = 2;
 
+/** A half-second counts as an emphatic moment (for punch-in zooms) from this emphasis on: 4.5 LU above the typical speech level. */
+const EMPHATIC_MOMENT = 0.5;
+
+/**
+ * The moments of vocal emphasis, in the analysed window's seconds: runs of
+ * half-second bins whose voiced loudness stands EMPHATIC_MOMENT above the
+ * speech level (the same measure that ranks windows, emphasisIn).
+ */
+export function emphaticMoments(features: Features): { start: number; end: number }[] {
+  const out: { start: number; end: number }[] = [];
+  features.emphasis.values.forEach((value, b) => {
+    if (value < EMPHATIC_MOMENT) return;
+    const start = b * BIN;
+    const last = out.at(-1);
+    if (last && last.end >= start - 1e-9) last.end = Math.min(features.duration, start + BIN);
+    else out.push({ start, end: Math.min(features.duration, start + BIN) });
+  });
+  return out;
+}
+
 /**
  * Whether the source has speech to cut on: with the speech model, at least
  * MIN_SPEECH_SECONDS of it; without the model, any audible sound (the

@@ -30,7 +30,7 @@ import { dirname } from "node:path";
 import type { ClipConfig, VideoType } from "#contract";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import type { Candidate, CropSegment, SourceInfo, StageProgress } from "../shared/types.ts";
-import { buildFeatures, hasSpeech, type Features } from "./features.ts";
+import { buildFeatures, emphaticMoments, hasSpeech, type Features } from "./features.ts";
 import { analyseFrames, type SceneActivity } from "./frames.ts";
 import { applyExactCuts, refineCuts, withoutOverlaps } from "./refine.ts";
 import { pickBest, type ScoredWindow } from "./select.ts";
@@ -64,6 +64,8 @@ export interface AnalyseOptions {
   speech?: SpeechModel | null;
   /** Told where the audio has speech (between pauses), for speech-to-text to send only those parts. */
   onSpeech?: (spans: { start: number; end: number }[]) => void;
+  /** The moments of vocal emphasis (features.ts emphaticMoments), for punch-in zooms. */
+  onEmphasis?: (spans: { start: number; end: number }[]) => void;
   /**
    * Told the pass's speech PCM (measure.ts SpeechPcm) when it wrote one, for
    * the transcript to cut its chunks from; the file lives until the job's work
@@ -206,6 +208,7 @@ export async function analyse(
   const frameAnalysis = analyseFrames(frames, duration);
   const features = buildFeatures(duration, audio, frameAnalysis, frames.times);
   if (features.hasAudio && features.audible) opts.onSpeech?.(soundSpans(features));
+  if (features.hasAudio && features.audible) opts.onEmphasis?.(emphaticMoments(features));
   opts.onQuiet?.(features.quiet);
   if (isSilentAndStatic(features)) {
     throw new NoClipsFoundError("The video is silent and its picture does not change: there is no moment worth clipping.");

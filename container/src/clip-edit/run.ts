@@ -193,6 +193,8 @@ export async function runClipEdit(job: ClipEditJob, deps: JobDeps, controller: A
       start_seconds: span.start,
       end_seconds: span.end,
       score: 0,
+      // An edit re-renders without the source's analysis: no emphasis moments, no punch-in.
+      zooms: [],
       reasons: [EDIT_REASON],
       width: size.width,
       height: size.height,

@@ -5,12 +5,13 @@
  * clip's upload (clip-upload.ts).
  */
 import { stat } from "node:fs/promises";
-import type { Transcript } from "#contract";
+import type { ClipConfig, Transcript } from "#contract";
 import type { JobBrand } from "../brand/prepare.ts";
 import { prepareClipCaptions } from "../captions/index.ts";
 import { framingReport } from "../reframe/framing-report.ts";
-import { planReframe } from "../reframe/plan.ts";
-import { outputSize } from "../render/geometry.ts";
+import { planReframe, windowFractions, type ReframePlan } from "../reframe/plan.ts";
+import { planZooms, type Zoom } from "../reframe/zoom.ts";
+import { outputSize, type Size } from "../render/geometry.ts";
 import { renderClipVideo, renderThumbnail } from "../render/index.ts";
 import { thumbnailFrom } from "../render/thumbnail.ts";
 import { log } from "../shared/log.ts";
@@ -28,6 +29,8 @@ export interface ClipRenderPlan {
   candidates: Candidate[];
   /** The transcript as heard: captions use it even when storing it fails while clips render. */
   transcript: Transcript | null;
+  /** Moments of vocal emphasis, in source seconds (zoom: emphasis). */
+  emphasis: Interval[];
   /** The analysed window's pauses (where no sound was heard), for silence removal. */
   pauses: Interval[];
   speechSpans: Interval[] | null;
@@ -35,6 +38,22 @@ export interface ClipRenderPlan {
   brand: JobBrand;
   promptMatches: number[];
   progress: ClipsProgress;
+}
+
+const round3 = (value: number) => Math.round(value * 1000) / 1000;
+
+/**
+ * The clip's punch-in zooms (zoom: emphasis) on its moments of vocal
+ * emphasis: only on a cropped picture (not fit), and not while two people
+ * are shown stacked.
+ */
+function clipZooms(config: ClipConfig, reframe: ReframePlan, emphasis: readonly Interval[], candidate: Candidate, source: SourceInfo, output: Size): Zoom[] {
+  if (config.zoom !== "emphasis" || reframe.views.fit) return [];
+  const duration = candidate.end - candidate.start;
+  const moments = emphasis.filter((m) => m.end > candidate.start && m.start < candidate.end).map((m) => ({ start: m.start - candidate.start, end: m.end - candidate.start }));
+  const split = reframe.views.split?.during ?? [];
+  const zooms = planZooms({ moments, duration, path: reframe.views.single, window: windowFractions(output.width / output.height, source.width, source.height), faces: reframe.faces ?? [] });
+  return zooms.filter((z) => !split.some((s) => z.end > s.from && z.start < s.to));
 }
 
 export async function renderJobClip(ctx: JobContext, plan: ClipRenderPlan, index: number, signal: AbortSignal): Promise<RenderedClip> {
@@ -65,6 +84,8 @@ export async function renderJobClip(ctx: JobContext, plan: ClipRenderPlan, index
     detection_ms: reframe.detectionMs,
     ...(reframe.content ? { text_density: Number(reframe.content.textDensity.toFixed(4)), still_share: Number(reframe.content.stillShare.toFixed(3)), content: reframe.content.reason } : {}),
   });
+  const zooms = clipZooms(job.config, reframe, plan.emphasis, candidate, source, planned);
+  const framed: ReframePlan = zooms.length > 0 ? { ...reframe, views: { ...reframe.views, zooms } } : reframe;
   const removal =
     source.hasAudio && (job.config.remove_silence !== "off" || job.config.remove_fillers)
       ? planRemovals({
@@ -101,7 +122,7 @@ export async function renderJobClip(ctx: JobContext, plan: ClipRenderPlan, index
     outPath: videoPath,
     signal,
     onProgress: (f) => plan.progress.rendering(index, detectShare + (1 - detectShare) * f),
-    plan: reframe,
+    plan: framed,
     captionsPath: captions.assPath,
     logo: brand.logo,
     kept: removal.kept,
@@ -111,5 +132,5 @@ export async function renderJobClip(ctx: JobContext, plan: ClipRenderPlan, index
     renderThumbnail(runner, { source, candidate, config: job.config, outPath: videoPath, thumbnailPath, thumbnailFrom: thumbnailFrom(source, candidate, plan.keyframes), plan: reframe, signal: thumbnailSignal });
   const framing = framingReport(reframe.views, source, size, candidate.end - candidate.start);
   const promptMatch = job.config.prompt ? (plan.promptMatches[index] ?? null) : null;
-  return { index, candidate, videoPath, thumbnailPath, makeThumbnail, ...size, plan: reframe, captions, removal, promptMatch, framing };
+  return { index, candidate, videoPath, thumbnailPath, makeThumbnail, ...size, plan: reframe, captions, removal, promptMatch, framing, zooms: zooms.map((z) => ({ start_seconds: round3(candidate.start + z.start), end_seconds: round3(candidate.start + z.end) })) };
 }

@@ -45,6 +45,8 @@ export interface JobAnalysis {
   /** The analysis's picks, best first, at most max_clips. */
   analysed: Candidate[];
   speechSpans: Interval[] | null;
+  /** Moments of vocal emphasis, in source seconds (punch-in zooms). */
+  emphasis: Interval[];
   quiet: Interval[] | null;
   keyframes: number[] | null;
   /** The analysis's PCM, for the transcript's chunks (whole sources only); removed once they are cut. */
@@ -72,6 +74,8 @@ export interface RenderedClip {
   promptMatch: number | null;
   /** The crop as reported for editor exports. */
   framing: ClipFraming;
+  /** Where the picture pushed in (zoom: emphasis), in source seconds. */
+  zooms: { start_seconds: number; end_seconds: number }[];
 }
 
 export interface JobContext {

@@ -13,6 +13,7 @@
 import type { Size } from "../render/geometry.ts";
 import type { CameraPath, PathSegment, Span } from "./path.ts";
 import type { Framing } from "./plan.ts";
+import { zoomFilters } from "./zoom.ts";
 
 function decimal(value: number): string {
   return value.toFixed(6);
@@ -113,7 +114,9 @@ export function reframeGraph(output: Size, views: Framing, pixelFormat = "yuv420
   if (views.fit) return fitGraph(output, finish);
   const whole = `scale=${output.width}:${output.height}:flags=bicubic`;
   const split = views.split;
-  if (!split || split.during.length === 0) return `[0:v:0]${movingCrop(output.width / output.height, views.single)},${whole},${finish}`;
+  // Zooms (zoom.ts) take the place of the plain scale, in the same chain.
+  const zoomed = views.zooms && views.zooms.length > 0 ? zoomFilters(output, views.zooms) : whole;
+  if (!split || split.during.length === 0) return `[0:v:0]${movingCrop(output.width / output.height, views.single)},${zoomed},${finish}`;
   const halfHeight = Math.max(2, Math.round(output.height / 4) * 2);
   const half = `scale=${output.width}:${halfHeight}:flags=bicubic,setsar=1`;
   const aspect = output.width / halfHeight;

@@ -24,6 +24,7 @@
  * - layout=auto: as single, but a stretch where two people speak in turns
  *   faster than a shot can follow is shown split.
  */
+import type { TimedFace, Zoom } from "./zoom.ts";
 import type { ClipConfig, REFRAME_USED } from "#contract";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
 import { cropSteps, type Size } from "../render/geometry.ts";
@@ -47,6 +48,8 @@ export interface Framing {
   single: CameraPath;
   split?: { top: CameraPath; bottom: CameraPath; during: Span[] };
   fit?: boolean;
+  /** Punch-in zooms on the single picture (zoom.ts); none while the split is shown, none with fit. */
+  zooms?: Zoom[];
 }
 
 const FIT: Framing = { single: constantPath(0.5, 0.5), fit: true };
@@ -62,6 +65,8 @@ export interface ReframePlan {
   looks: Tracker["counts"];
   /** reframe=auto: what the sampled frames looked like (content.ts), which decides fit or activity when no person was found. */
   content?: ContentVerdict;
+  /** faces: the people's boxes as tracked (clip seconds, frame fractions), so a zoom can keep them whole. */
+  faces?: TimedFace[];
 }
 
 /** A group of faces is framed together only while it spans at most this much of the window. */
@@ -277,7 +282,7 @@ export function planFromTracks(args: {
   output: Size;
   /** Speech in clip seconds, or null when unknown. */
   speech: Span[] | null;
-}): Pick<ReframePlan, "used" | "facesCount" | "views"> {
+}): Pick<ReframePlan, "used" | "facesCount" | "views" | "faces"> {
   const { tracks, times, frame, candidate, config, output, speech } = args;
   const duration = candidate.end - candidate.start;
   const starts = sceneStarts(candidate);
@@ -331,7 +336,7 @@ export function planFromTracks(args: {
     tolerance *= 2;
     views = build(tolerance);
   }
-  return { used: "faces", facesCount: count, views };
+  return { used: "faces", facesCount: count, views, faces: persons.flatMap((p) => p.points.map((point) => ({ t: point.t, box: point.box }))) };
 }
 
 export async function planReframe(args: PlanArgs): Promise<ReframePlan> {

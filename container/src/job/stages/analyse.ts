@@ -28,6 +28,7 @@ export const analyse: JobStage<JobContext> = {
     const source = need(ctx.source, "the probed source");
     const speech = ctx.speech ?? null;
     let speechSpans: Interval[] | null = null;
+    let emphasis: Interval[] = [];
     let quiet: Interval[] | null = null;
     let keyframes: number[] | null = null;
     let speechPcm: SpeechPcm | null = null;
@@ -40,6 +41,7 @@ export const analyse: JobStage<JobContext> = {
         onProgress: (f) => ctx.progress.update(f),
         speech: speech && "model" in speech ? speech.model : null,
         onSpeech: (spans) => (speechSpans = toSourceSpans(spans, window)),
+        onEmphasis: (spans) => (emphasis = toSourceSpans(spans, window)),
         // The transcript cuts its chunks from the pass's PCM; a time_range's PCM starts at the range, not the source.
         ...(wholeSource ? { onPcm: (pcm: SpeechPcm) => (speechPcm = pcm) } : {}),
         onQuiet: (stretches) => (quiet = stretches ? toSourceSpans(stretches, window) : null),
@@ -53,7 +55,7 @@ export const analyse: JobStage<JobContext> = {
     ).slice(0, job.config.max_clips);
     const streamedFrom = early?.startedAt() ?? null;
     const streamed = streamedFrom !== null && early?.outcome().startsWith("measured while downloading") === true;
-    ctx.analysis = { window, wholeSource, analysed, speechSpans, quiet, keyframes, speechPcm, windows, startedAt: streamed ? streamedFrom : null };
+    ctx.analysis = { window, wholeSource, analysed, speechSpans, emphasis, quiet, keyframes, speechPcm, windows, startedAt: streamed ? streamedFrom : null };
     log.info("job_analysed", { job_id: ctx.jobId, analysis: early?.outcome() ?? "measured after the download", candidates: analysed.length });
     if (analysed.length === 0) throw new NoClipsFoundError("analysis returned no candidates");
   },

@@ -48,6 +48,7 @@ export const clips: JobStage<JobContext> = {
       transcript: ctx.transcript,
       pauses: pausesBetween(analysis.speechSpans, analysis.window),
       speechSpans: analysis.speechSpans,
+      emphasis: analysis.emphasis,
       keyframes: analysis.keyframes,
       brand,
       promptMatches: ctx.promptMatches,

@@ -30,6 +30,7 @@ function clipReport(clip: RenderedClip): ClipReport {
     sidecars: clip.captions.vttPath !== null && clip.captions.srtPath !== null,
     prompt_match: clip.promptMatch,
     removed: clip.removal.removed,
+    zooms: clip.zooms,
     ...(clip.removal.kept.length > 1 ? { duration_seconds: Math.round(keptSeconds(clip.removal) * 1000) / 1000 } : {}),
     framing: clip.framing,
     scores: clip.candidate.judged?.scores ?? null,
