@@ -1658,6 +1658,12 @@ export interface operations {
                      */
                     layout?: "single" | "split" | "auto";
                     /**
+                     * @description Punch-in. emphasis: the picture pushes in smoothly (about 1.15x over 0.3 s, held, then out over 0.3 s) on the clip's moments of vocal emphasis, never cutting a framed face; the clip's zooms field lists where. off (default): no zoom.
+                     * @default off
+                     * @enum {string}
+                     */
+                    zoom?: "off" | "emphasis";
+                    /**
                      * @default both
                      * @enum {string}
                      */
