@@ -577,6 +577,11 @@ export interface components {
              */
             caption_emphasis: "off" | "keywords";
             /**
+             * @description emphasis: the picture pushes in briefly on each clip's moments of vocal emphasis (the clip's zooms list where); off: no zoom
+             * @enum {string}
+             */
+            zoom: "off" | "emphasis";
+            /**
              * Format: date-time
              * @description RFC 3339 timestamp, UTC
              */
@@ -968,6 +973,11 @@ export interface components {
                 end_seconds: number;
                 /** @enum {string} */
                 kind: "silence" | "filler";
+            }[];
+            /** @description Where the picture pushed in on vocal emphasis (configuration zoom: emphasis), from the push in's start to the ease out's end, in seconds of the source; [] without zooms */
+            zooms: {
+                start_seconds: number;
+                end_seconds: number;
             }[];
             /** @description A language model's sub-scores (0-100) from the clip's words; null when signals alone judged the clip */
             scores: {

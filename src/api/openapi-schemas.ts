@@ -10,6 +10,7 @@ import {
   CaptionLanguage,
   ClipConfig,
   CAPTION_EMPHASIS_MODES,
+  ZOOM_MODES,
   FailureCode,
   PLATFORM_IDS,
   HexColor,
@@ -196,6 +197,7 @@ export const SavedConfig = z.object({
   language: SpeechLanguage.nullable().describe("Spoken language hint (ISO 639-1); null: detected"),
   caption_language: CaptionLanguage.nullable().describe("Language captions, sidecars and clip text are translated into; null: the spoken language"),
   caption_emphasis: z.enum(CAPTION_EMPHASIS_MODES).describe("keywords: a model-judged clip's up to three key words are drawn in caption_highlight_color (burned captions) and marked <b> in the VTT; off: none"),
+  zoom: z.enum(ZOOM_MODES).describe("emphasis: the picture pushes in briefly on each clip's moments of vocal emphasis (the clip's zooms list where); off: no zoom"),
   created_at: Timestamp,
   updated_at: Timestamp,
 }).openapi("SavedConfig");

@@ -1,5 +1,5 @@
 /** Every SQL statement on the `clips` table. */
-import { ClipFraming, ClipScores, type JudgedBy, type REFRAME_USED, type RemovedSpan } from "#contract";
+import { ClipFraming, ClipScores, type JudgedBy, type REFRAME_USED, type RemovedSpan, type ZoomSpan } from "#contract";
 
 export type ClipReframe = (typeof REFRAME_USED)[number];
 
@@ -27,6 +27,8 @@ export interface Clip {
   promptMatch: number | null;
   /** Pauses and fillers cut out of the clip, in source seconds. */
   removed: RemovedSpan[];
+  /** Where the picture pushed in (configuration zoom: emphasis), in source seconds; [] without zooms. */
+  zooms: ZoomSpan[];
   /** The rendered clip's real length; null: endSeconds - startSeconds. */
   durationSeconds: number | null;
   /** The published sidecars' keys (null without sidecars, and for clips published under the older layout, next to the clip). */
@@ -73,6 +75,7 @@ interface ClipRow {
   sidecars: number;
   prompt_match: number | null;
   removed_json: string | null;
+  zooms_json?: string | null;
   duration_seconds: number | null;
   vtt_key: string | null;
   srt_key: string | null;
@@ -115,6 +118,8 @@ function toClip(row: ClipRow): Clip {
     promptMatch: row.prompt_match ?? null,
     // Written only from a ClipReport that passed the contract schema.
     removed: JSON.parse(row.removed_json ?? "[]") as RemovedSpan[],
+    // Written only from a ClipReport that passed the contract schema.
+    zooms: JSON.parse(row.zooms_json ?? "[]") as ZoomSpan[],
     durationSeconds: row.duration_seconds ?? null,
     vttKey: row.vtt_key ?? null,
     srtKey: row.srt_key ?? null,
@@ -137,10 +142,10 @@ function parseFraming(json: string | null): ClipFraming | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** The columns a clip's render fills, in the order clipRowValues binds them (?1..?26). */
+/** The columns a clip's render fills, in the order clipRowValues binds them (?1..?27). */
 const CLIP_ROW_COLUMNS = `job_id, idx, object_key, thumbnail_key, start_seconds, end_seconds, score, reasons_json, width, height,
   reframe, faces_count, text, title, captions_burned, sidecars, vtt_key, srt_key, prompt_match, removed_json, duration_seconds, framing_json,
-  scores_json, judged_by, description, hashtags_json`;
+  scores_json, judged_by, description, hashtags_json, zooms_json`;
 
 function clipRowValues(clip: Clip): (string | number | null)[] {
   return [
@@ -170,6 +175,7 @@ function clipRowValues(clip: Clip): (string | number | null)[] {
     clip.judgedBy,
     clip.description,
     JSON.stringify(clip.hashtags),
+    JSON.stringify(clip.zooms),
   ];
 }
 
@@ -181,7 +187,7 @@ export function insertClipWhileProcessing(db: D1Database, clip: Clip): D1Prepare
   return db
     .prepare(
       `INSERT OR REPLACE INTO clips (${CLIP_ROW_COLUMNS})
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27
        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'processing')`,
     )
     .bind(...clipRowValues(clip));
@@ -222,8 +228,8 @@ export function writeEditedClip(db: D1Database, clip: Clip, editId: string, even
   return db
     .prepare(
       `INSERT OR REPLACE INTO clips (${CLIP_ROW_COLUMNS}, version, overrides_json, corrections_json)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29
-       WHERE EXISTS (SELECT 1 FROM clip_edits WHERE id = ?30 AND status = 'published' AND event_id = ?31)`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30
+       WHERE EXISTS (SELECT 1 FROM clip_edits WHERE id = ?31 AND status = 'published' AND event_id = ?32)`,
     )
     .bind(
       ...clipRowValues(clip),

@@ -35,6 +35,9 @@ export const ClipDetail = z.object({
       }),
     )
     .describe("Pauses (silence) and filler words cut out of the clip, in seconds of the source; duration_seconds is the clip's real length after them"),
+  zooms: z
+    .array(z.object({ start_seconds: z.number(), end_seconds: z.number() }))
+    .describe("Where the picture pushed in on vocal emphasis (configuration zoom: emphasis), from the push in's start to the ease out's end, in seconds of the source; [] without zooms"),
   scores: z
     .object({
       hook: z.number().int().min(0).max(100).describe("The first seconds make a viewer stay"),

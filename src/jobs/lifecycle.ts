@@ -84,6 +84,7 @@ function clipRow(jobId: string, clip: ClipReport, published: PublishedClip): Cli
     sidecars: clip.sidecars,
     promptMatch: clip.prompt_match,
     removed: clip.removed,
+    zooms: clip.zooms,
     durationSeconds: clip.duration_seconds ?? null,
     framing: clip.framing ?? null,
     scores: clip.scores,

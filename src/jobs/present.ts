@@ -46,6 +46,7 @@ export function presentClip(cdnBase: string, clip: Clip) {
       end_seconds: round3(span.end_seconds),
       kind: span.kind,
     })),
+    zooms: clip.zooms.map((span) => ({ start_seconds: round3(span.start_seconds), end_seconds: round3(span.end_seconds) })),
     // Judgement (docs/judgement.md): the model's sub-scores and post, or signals alone.
     scores: clip.scores,
     judged_by: clip.judgedBy,

@@ -51,6 +51,7 @@ describe("saved configurations", () => {
       [{ max_clips: 0, reframe: "zoom" }, ["max_clips", "reframe"]],
       [{ min_clip_seconds: 40, max_clip_seconds: 30 }, ["max_clip_seconds"]],
       [{ max_clips: "5" }, ["max_clips"]],
+      [{ zoom: "always" }, ["zoom"]],
       [{ surprise: true }, ["(body)"]],
       [[], ["(body)"]],
     ];

@@ -40,13 +40,14 @@ describe("dashboard steering", () => {
 
   it("saves a configuration's prompt and removal settings", async () => {
     const { visitor, token } = await signedIn();
-    const saved = await visitor.post("/dashboard/configs", { csrf_token: token, name: "topic", prompt: "  pricing and plans ", remove_silence: "tight", remove_fillers: "true" });
+    const saved = await visitor.post("/dashboard/configs", { csrf_token: token, name: "topic", prompt: "  pricing and plans ", remove_silence: "tight", remove_fillers: "true", zoom: "emphasis" });
     expect(saved.status).toBe(200);
-    const row = await env.DB.prepare(`SELECT prompt, remove_silence, remove_fillers FROM configs WHERE name = 'topic'`).first();
-    expect(row).toEqual({ prompt: "pricing and plans", remove_silence: "tight", remove_fillers: 1 });
+    const row = await env.DB.prepare(`SELECT prompt, remove_silence, remove_fillers, zoom FROM configs WHERE name = 'topic'`).first();
+    expect(row).toEqual({ prompt: "pricing and plans", remove_silence: "tight", remove_fillers: 1, zoom: "emphasis" });
     const form = await (await visitor.get("/dashboard/configs/topic")).text();
     expect(form).toContain(">pricing and plans</textarea>");
     expect(form).toContain(`<option value="tight" selected="">`);
+    expect(form).toContain(`<option value="emphasis" selected="">`);
 
     const bad = await visitor.post("/dashboard/configs", { csrf_token: token, name: "bad", remove_silence: "all" });
     expect(bad.status).toBe(400);

@@ -218,7 +218,7 @@ describe("the judged post on the dashboard", () => {
         clips: [
           {
             jobId: "job_post", index: 0, objectKey: "k.mp4", thumbnailKey: "k.jpg", startSeconds: 10, endSeconds: 40, score: 0.8, reasons: ["Opens on <b>a</b> question.", "speech_density"], width: 1080, height: 1920,
-            reframe: "center", facesCount: 0, text: null, title: "<script>alert(1)</script>", captionsBurned: false, sidecars: false, vttKey: null, srtKey: null, promptMatch: null, removed: [], durationSeconds: null, framing: null,
+            reframe: "center", facesCount: 0, text: null, title: "<script>alert(1)</script>", captionsBurned: false, sidecars: false, vttKey: null, srtKey: null, promptMatch: null, removed: [], zooms: [], durationSeconds: null, framing: null,
             scores: { hook: 90, payoff: 80, standalone: 70, energy: 60 }, judgedBy: "model", description: "Read <em>this</em>.", hashtags: ["#talk"], version: 1, overrides: {}, corrections: [],
           },
         ],

@@ -25,7 +25,7 @@ describe("clip reasons in words", () => {
     const clip: Clip = {
       jobId: job.id, index: 0, objectKey: "clips/job_words/0.mp4", thumbnailKey: "clips/job_words/0.jpg",
       startSeconds: 10, endSeconds: 40, score: 0.8, reasons: ["loudness_peak", "motion_burst"], width: 1080, height: 1920, reframe: "center", facesCount: 0, text: null, title: null, captionsBurned: false, sidecars: false, vttKey: null, srtKey: null,
-      promptMatch: null, removed: [], durationSeconds: null, framing: null, scores: null, judgedBy: "signals", description: null, hashtags: [], version: 1, overrides: {}, corrections: [],
+      promptMatch: null, removed: [], zooms: [], durationSeconds: null, framing: null, scores: null, judgedBy: "signals", description: null, hashtags: [], version: 1, overrides: {}, corrections: [],
     };
     const html = (await JobCard({ job, clips: [clip], cdnBase: "https://cdn.example.com" }).toString()).replace(/\s+/g, " ");
     const shown = />\s*Chosen for ([^<]*)</.exec(html)?.[1]?.trim();

@@ -208,6 +208,26 @@ describe("per-clip steering results", () => {
     expect(clip.reasons[0]).toBe("prompt_match");
   });
 
+  it("stores and presents where the picture pushed in (a configuration with zoom: emphasis)", async () => {
+    const account = await createAccount("pro");
+    expect((await putConfig(account, "punch", { zoom: "emphasis" })).status).toBe(201);
+    expect(await (await api(account, "/api/v1/configs/punch")).json()).toMatchObject({ zoom: "emphasis" });
+    const job = await startJob(account, engine, { video_url: VIDEO_URL, video_type: "podcast", config_name: "punch" });
+    expect(engine.starts(job.jobId).at(-1)!.config.zoom).toBe("emphasis");
+    await job.probe({ duration_seconds: 120 });
+    await job.uploadClip(0);
+    const zooms = [
+      { start_seconds: 14.12345, end_seconds: 15.9 },
+      { start_seconds: 30, end_seconds: 31.25 },
+    ];
+    await expectAck(await job.complete({ title: "Call", source_duration_seconds: 120, clips: [clipReport(0, { start_seconds: 10, end_seconds: 40, zooms })] }));
+    const done = (await getJob(account, job.jobId)) as unknown as { clips: { zooms: unknown }[] };
+    expect(done.clips[0]!.zooms).toEqual([
+      { start_seconds: 14.123, end_seconds: 15.9 },
+      { start_seconds: 30, end_seconds: 31.25 },
+    ]);
+  });
+
   it("refuses a completion whose removed spans have an unknown kind", async () => {
     const account = await createAccount("pro");
     const job = await startJob(account, engine);

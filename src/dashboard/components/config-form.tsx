@@ -153,6 +153,11 @@ export function ConfigForm({ name, values, errors, general, csrf, typedName = ""
             <Select id="config-layout" name="layout" invalid={Boolean(errors.layout)} value={values.layout} options={LAYOUTS.map((l) => [l, LAYOUT_LABELS[l]])} describedBy={describedBy} />
           )}
         </Field>
+        <Field id="config-zoom" label="Punch-in" hint="Pushes in briefly on moments of vocal emphasis, never cutting a framed face." error={errors.zoom}>
+          {(describedBy) => (
+            <Select id="config-zoom" name="zoom" invalid={Boolean(errors.zoom)} value={values.zoom} options={[["off", "Off"], ["emphasis", "On emphasis"]]} describedBy={describedBy} />
+          )}
+        </Field>
         <Field id="config-captions" label="Captions" hint={`From the job's transcript, when it has one. Default ${d.captions}.`} error={errors.captions}>
           {(describedBy) => (
             <Select id="config-captions" name="captions" invalid={Boolean(errors.captions)} value={values.captions} options={CAPTION_MODES.map((m) => [m, CAPTION_MODE_LABELS[m]])} describedBy={describedBy} />

@@ -71,6 +71,7 @@ function newClipRow(job: Job, edit: ClipEditRow, report: ClipReport, published: 
     sidecars: report.sidecars,
     promptMatch: judged.promptMatch,
     removed: report.removed,
+    zooms: report.zooms,
     durationSeconds: report.duration_seconds ?? null,
     framing: report.framing ?? null,
     scores: judged.scores,

@@ -81,6 +81,7 @@ function pendingAnswer(edit: ClipEditRow): ClipAnswer {
     captions_burned: false,
     prompt_match: null,
     removed: [],
+    zooms: [],
     scores: null,
     judged_by: "signals",
     description: null,
