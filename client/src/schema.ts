@@ -87,7 +87,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Credit balance of the current period */
+        /** Credit balance of the current period and storage of kept sources */
         get: operations["getUsage"];
         put?: never;
         post?: never;
@@ -610,6 +610,10 @@ export interface components {
              * @description RFC 3339 timestamp, UTC
              */
             period_end: string;
+            /** @description Bytes of completed upload jobs' sources kept for clip edits */
+            kept_source_bytes: number;
+            /** @description The plan's limit for kept sources; keeping one more past it releases the oldest first (docs/editing.md) */
+            max_kept_source_bytes: number;
         };
         VideoTypes: {
             video_types: {
@@ -5007,7 +5011,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `source_expired`: An edit of an upload job whose kept source is gone (its keeping period passed): an upload cannot be fetched again. Submit the file again as a new job. */
+            /** @description - `source_expired`: An edit of an upload job whose kept source is gone (its keeping period passed, or it was released to keep the account within its plan's `max_kept_source_bytes`): an upload cannot be fetched again. Submit the file again as a new job. */
             410: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -5212,7 +5216,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `source_expired`: An edit of an upload job whose kept source is gone (its keeping period passed): an upload cannot be fetched again. Submit the file again as a new job. */
+            /** @description - `source_expired`: An edit of an upload job whose kept source is gone (its keeping period passed, or it was released to keep the account within its plan's `max_kept_source_bytes`): an upload cannot be fetched again. Submit the file again as a new job. */
             410: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];

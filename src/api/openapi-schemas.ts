@@ -162,6 +162,8 @@ export const Usage = z.object({
   credits_reserved: z.number().int(),
   period_start: Timestamp,
   period_end: Timestamp,
+  kept_source_bytes: z.number().int().describe("Bytes of completed upload jobs' sources kept for clip edits"),
+  max_kept_source_bytes: z.number().int().describe("The plan's limit for kept sources; keeping one more past it releases the oldest first (docs/editing.md)"),
 }).openapi("Usage");
 
 export const VideoTypes = z.object({

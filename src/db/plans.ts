@@ -9,6 +9,8 @@ export interface PlanLimits {
   /** Uploads an account may hold at once (created and not yet deleted), and their declared bytes together. */
   maxOpenUploads: number;
   maxOpenUploadBytes: number;
+  /** Bytes of completed upload jobs' sources kept for clip edits, together; past it the oldest are released. */
+  maxKeptSourceBytes: number;
 }
 
 export interface PlanRow {
@@ -19,10 +21,11 @@ export interface PlanRow {
   max_upload_bytes: number;
   max_open_uploads: number;
   max_open_upload_bytes: number;
+  max_kept_source_bytes: number;
 }
 
 export const PLAN_COLUMNS =
-  "name, credits_per_period, requests_per_minute, max_active_jobs, max_upload_bytes, max_open_uploads, max_open_upload_bytes";
+  "name, credits_per_period, requests_per_minute, max_active_jobs, max_upload_bytes, max_open_uploads, max_open_upload_bytes, max_kept_source_bytes";
 
 export function planFromRow(row: PlanRow): PlanLimits {
   return {
@@ -33,6 +36,7 @@ export function planFromRow(row: PlanRow): PlanLimits {
     maxUploadBytes: row.max_upload_bytes,
     maxOpenUploads: row.max_open_uploads,
     maxOpenUploadBytes: row.max_open_upload_bytes,
+    maxKeptSourceBytes: row.max_kept_source_bytes,
   };
 }
 

@@ -236,7 +236,7 @@ export const ERROR_CODES = {
   source_expired: {
     status: 410,
     title: "Source expired",
-    meaning: "An edit of an upload job whose kept source is gone (its keeping period passed): an upload cannot be fetched again. Submit the file again as a new job.",
+    meaning: "An edit of an upload job whose kept source is gone (its keeping period passed, or it was released to keep the account within its plan's `max_kept_source_bytes`): an upload cannot be fetched again. Submit the file again as a new job.",
   },
   upload_too_large: {
     status: 413,

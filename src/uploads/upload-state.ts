@@ -4,6 +4,7 @@ import { ACTIVE_STATUSES, findJob } from "../db/jobs.ts";
 import { discardBody } from "./discard-body.ts";
 import { uploadKey } from "./ids.ts";
 import { sourceKeptUntil } from "./kept-source.ts";
+import { recordKeptSourceBytes, releaseOverLimit } from "./kept-source-limit.ts";
 import { CLAIM_RECHECK_MS, MAX_PATCH_BYTES, OPEN_UPLOAD_MARGIN_MS, STAGING_ROW_BYTES, TOMBSTONE_TTL_MS, UPLOAD_TTL_MS } from "./limits.ts";
 import { createUploadTables, UploadTables, type NewUpload, type UploadMeta, type UploadStatus } from "./upload-tables.ts";
 
@@ -302,7 +303,8 @@ export class UploadState extends DurableObject<Env> {
   /**
    * The job that took the upload completed: its source is kept for clip
    * edits until `untilMs` (kept-source.ts), then the alarm deletes it. A
-   * kept source no longer counts against the account's open-upload caps.
+   * kept source no longer counts against the account's open-upload caps; it
+   * counts against the plan's kept-source limit instead (kept-source-limit.ts).
    */
   async keep(jobId: string, untilMs: number): Promise<boolean> {
     const meta = this.tables.meta();
@@ -313,6 +315,8 @@ export class UploadState extends DurableObject<Env> {
     }
     await this.ctx.storage.setAlarm(untilMs);
     await this.uncount(meta);
+    await recordKeptSourceBytes(this.env.DB, jobId, meta.length);
+    await releaseOverLimit(this.env, meta.accountId, jobId);
     return true;
   }
 
