@@ -14,10 +14,13 @@ const usageRoute = apiRoute({
   errors: ["not_found"],
 });
 
-export const usage = apiApp().openapi(usageRoute, async (c) => {
-  const current = await getUsage(c.env.DB, c.get("auth").accountId);
+/** The account's usage as the API and MCP's get_usage answer it: credits of the period and kept-source storage. */
+export async function readUsage(db: D1Database, accountId: string) {
+  const current = await getUsage(db, accountId);
   // The key authenticated a moment ago; a missing account means it was just deleted.
   if (!current) throw new AppError("not_found", "Account not found.");
-  const kept = await keptSourceBytes(c.env.DB, c.get("auth").accountId);
-  return c.json({ ...usageToJson(current), kept_source_bytes: kept, max_kept_source_bytes: current.plan.maxKeptSourceBytes }, 200);
-});
+  const kept = await keptSourceBytes(db, accountId);
+  return { ...usageToJson(current), kept_source_bytes: kept, max_kept_source_bytes: current.plan.maxKeptSourceBytes };
+}
+
+export const usage = apiApp().openapi(usageRoute, async (c) => c.json(await readUsage(c.env.DB, c.get("auth").accountId), 200));

@@ -3,10 +3,9 @@ import { encodeBase64 } from "hono/utils/encode";
 import { z } from "zod";
 import { ClipConfig } from "#contract";
 import { ConfigName } from "../api/configs.ts";
+import { readUsage } from "../api/usage.ts";
 import { saveConfig } from "../configs/save.ts";
-import { getUsage, usageToJson } from "../db/accounts.ts";
 import { listConfigs, savedConfigToJson } from "../db/configs.ts";
-import { AppError } from "../http/errors.ts";
 import { UPLOADS_PATH } from "../http/api-guard.ts";
 import { MAX_PATCH_BYTES } from "../uploads/limits.ts";
 import { createUpload, type TusRequest } from "../uploads/service.ts";
@@ -23,14 +22,11 @@ export const getUsageTool = defineTool({
   name: "get_usage",
   title: "Credits left",
   description:
-    "The account's plan and credits in the current period: credits_remaining (what new jobs can use), credits_used, credits_reserved (held by running jobs), and when the period ends. A job costs credits by the length of its source.",
+    "The account's plan and credits in the current period: credits_remaining (what new jobs can use), credits_used, credits_reserved (held by running jobs), and when the period ends. A job costs credits by the length of its source. Also kept_source_bytes of max_kept_source_bytes: upload sources kept for clip edits (the oldest is released past the limit).",
   input: z.object({}),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(_input, { env, auth }) {
-    const usage = await getUsage(env.DB, auth.accountId);
-    // The key authenticated a moment ago; a missing account means it was just deleted.
-    if (!usage) throw new AppError("not_found", "Account not found.");
-    return toolResult(usageToJson(usage));
+    return toolResult(await readUsage(env.DB, auth.accountId));
   },
 });
 
