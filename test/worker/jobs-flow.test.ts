@@ -261,6 +261,7 @@ describe("engine callbacks", () => {
       captions_burned: false,
       prompt_match: null,
       removed: [],
+      zooms: [],
       // An engine that judged nothing: signals.
       scores: null,
       judged_by: "signals",
