@@ -26,8 +26,9 @@ import type { SharedStackInfo } from "./harness/shared-stack-config.ts";
 const run = promisify(execFile);
 /** Short square clips with burned captions and sidecars, cut only from the first 22 s so there is source after them. */
 const CONFIG = { aspect_ratio: "1:1", resolution: 720, min_clip_seconds: 5, max_clip_seconds: 30, max_clips: 1, reframe: "center", captions: "both" } as const;
-const JOB_DEADLINE_MS = 200_000;
-const EDIT_DEADLINE_MS = 150_000;
+// Ceilings, not expectations: on a machine loaded by other work a render takes several times its quiet length.
+const JOB_DEADLINE_MS = 300_000;
+const EDIT_DEADLINE_MS = 300_000;
 const FIXED = "Pelican";
 
 interface ClipWord {
@@ -111,7 +112,7 @@ async function creditsRemaining(client: ApiClient): Promise<number> {
   return (usage.body as { credits_remaining: number }).credits_remaining;
 }
 
-describe("editing a completed job's clips on the local stack", { timeout: 480_000 }, () => {
+describe("editing a completed job's clips on the local stack", { timeout: 960_000 }, () => {
   test("extend a clip by 4 s and fix a word, then cut a new clip", async () => {
     const { client } = await newAccount(stack);
     expect((await client.request("PUT", "/api/v1/configs/edit", { body: CONFIG })).status).toBe(201);

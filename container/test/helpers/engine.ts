@@ -26,6 +26,12 @@ export interface EngineSettings {
   callbackBase?: string;
   allowPrivateHosts?: boolean;
   renderConcurrency?: number;
+  /**
+   * How long a download may receive nothing. 30 s by default: a test's source
+   * server shares the machine (and often the process) with the engine, and a
+   * loaded machine can starve it for seconds; a test about stalls asks for less.
+   */
+  downloadStallTimeoutMs?: number;
 }
 
 export function testConfig(workDir: string, settings: EngineSettings = {}): EngineConfig {
@@ -39,7 +45,7 @@ export function testConfig(workDir: string, settings: EngineSettings = {}): Engi
     workDir,
     ytdlpPath: null,
     platformProxy: null,
-    downloadStallTimeoutMs: 5_000,
+    downloadStallTimeoutMs: settings.downloadStallTimeoutMs ?? 30_000,
     maxRedirects: 5,
     callbackAttempts: 3,
     callbackRetryBaseMs: 50,
