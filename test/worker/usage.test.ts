@@ -40,6 +40,9 @@ describe("GET /api/v1/usage", () => {
       credits_reserved: 0,
       period_start: periodStartOf(now),
       period_end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
+      // Upload sources kept for clip edits, against the free plan's 5 GB (docs/editing.md).
+      kept_source_bytes: 0,
+      max_kept_source_bytes: 5 * 1024 ** 3,
     });
   });
 
