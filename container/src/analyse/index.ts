@@ -39,6 +39,7 @@ import { audioSignals, measure, type MeasurePlan, type Measurements, type Speech
 import { analysisTimeoutMs, keyframesAreSparse, sampledFramesPass, windowArgs, type Interval } from "./signals.ts";
 import { loadSpeechModel, type SpeechModel } from "./speech-model.ts";
 import { STRATEGIES } from "./strategies/index.ts";
+import { round3 } from "../shared/round.ts";
 
 export class NoClipsFoundError extends Error {
   constructor(message: string) {
@@ -108,10 +109,6 @@ function soundSpans(features: Features): { start: number; end: number }[] {
   }
   if (at < features.duration) spans.push({ start: at, end: features.duration });
   return spans;
-}
-
-function round3(value: number): number {
-  return Math.round(value * 1000) / 1000;
 }
 
 /** One crop centre per scene overlapping the clip, in source seconds. */

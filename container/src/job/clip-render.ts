@@ -19,6 +19,7 @@ import type { Candidate, SourceInfo } from "../shared/types.ts";
 import { noRemovals, planRemovals, type Interval } from "../steer/removals.ts";
 import type { ClipsProgress } from "./clips-progress.ts";
 import type { JobContext, RenderedClip } from "./context.ts";
+import { round3 } from "../shared/round.ts";
 
 /** Share of a clip's render progress that face detection stands for (measured: bench/engine/faces.ts). */
 const DETECT_SHARE = 0.3;
@@ -39,8 +40,6 @@ export interface ClipRenderPlan {
   promptMatches: number[];
   progress: ClipsProgress;
 }
-
-const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
 /**
  * The clip's punch-in zooms (zoom: emphasis) on its moments of vocal

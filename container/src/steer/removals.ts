@@ -8,6 +8,7 @@
  * inside speech; the kept pieces are what the render concatenates.
  */
 import type { RemoveSilence, RemovedSpan, TranscriptWord } from "#contract";
+import { round3 } from "../shared/round.ts";
 
 export interface Interval {
   start: number;
@@ -140,10 +141,6 @@ function mergeSpans(spans: RemovedSpan[]): RemovedSpan[] {
     else out.push({ ...s });
   }
   return out.map((s) => ({ start_seconds: round3(s.start_seconds), end_seconds: round3(s.end_seconds), kind: s.kind }));
-}
-
-function round3(value: number): number {
-  return Math.round(value * 1000) / 1000;
 }
 
 /** Seconds of output the plan leaves. */

@@ -15,6 +15,7 @@
  */
 import type { Transcript, TranscriptSentence, TranscriptSource, TranscriptWord } from "#contract";
 import type { Cue } from "./cues.ts";
+import { round3 } from "../shared/round.ts";
 
 /** A silence this long ends a sentence even without punctuation (auto-captions have none). */
 const SENTENCE_GAP_SECONDS = 1.2;
@@ -22,10 +23,6 @@ const SENTENCE_GAP_SECONDS = 1.2;
 const MAX_SENTENCE_SECONDS = 20;
 // Latin, CJK, Devanagari (danda) and Arabic-script (question mark, full stop) sentence ends.
 const SENTENCE_END = /[.?!…。？！।॥؟۔]["'”’)\]]*$/;
-
-function round3(value: number): number {
-  return Math.round(value * 1000) / 1000;
-}
 
 function dropRepeatedLines(cues: Cue[]): Cue[] {
   const out: Cue[] = [];
