@@ -16,6 +16,7 @@
  * title) reaches them, and the only path is the source's, given after -i with
  * the demuxer that probing accepted pinned by -f.
  */
+import { randomBytes } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { FfmpegRunner } from "../ffmpeg/runner.ts";
@@ -49,9 +50,18 @@ export interface AudioSignals {
   speech?: SpeechTrack;
 }
 
+/**
+ * A suffix that makes a scratch file this call's own: analyses of the same source can run at once
+ * (a job's streamed pass and its fallback, tests sharing generated media), and a shared name lets
+ * one delete the file the other is about to read.
+ */
+function scratchTag(): string {
+  return randomBytes(4).toString("hex");
+}
+
 /** Where the audio pass writes the speech model's input (s16le, mono, 16 kHz). */
 export function speechPcmPath(source: SourceInfo): string {
-  return join(dirname(source.path), "analysis-speech.s16");
+  return join(dirname(source.path), `analysis-speech-${scratchTag()}.s16`);
 }
 
 export interface VideoFrames {
@@ -212,7 +222,7 @@ async function framePass(
   mode: VideoFrames["mode"],
   opts: PassOptions,
 ): Promise<VideoFrames> {
-  const rawPath = join(dirname(source.path), `analysis-${mode}.gray`);
+  const rawPath = join(dirname(source.path), `analysis-${mode}-${scratchTag()}.gray`);
   const times: number[] = [];
   const report = progressFrom(source, opts.onProgress);
   const onLine = (line: string): void => {
@@ -282,7 +292,7 @@ export async function exactCut(
   span: { after: number; at: number },
   signal: AbortSignal,
 ): Promise<number> {
-  const rawPath = join(dirname(source.path), `analysis-cut-${Math.round(span.at * 1000)}.gray`);
+  const rawPath = join(dirname(source.path), `analysis-cut-${Math.round(span.at * 1000)}-${scratchTag()}.gray`);
   const times: number[] = [];
   try {
     const result = await runner.ffmpeg({
