@@ -2,6 +2,8 @@
  * The one client of the operator API (/admin/v1): the admin command line
  * (scripts/admin.ts), the demo, the end-to-end tests and the benches.
  */
+import { fetchThroughDevProxy } from "./dev-proxy-retry.ts";
+
 export class AdminApiError extends Error {
   constructor(
     readonly status: number,
@@ -21,6 +23,16 @@ function describeProblem(status: number, body: unknown): string {
   return `HTTP ${status}`;
 }
 
+/** The answer's JSON; a body that is not JSON (a proxy's page, say) becomes an error naming the status and the start of the text. */
+function parseAnswer(res: Response, text: string): unknown {
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new AdminApiError(res.status, { detail: `the answer is not JSON (${res.headers.get("content-type") ?? "no content type"}): ${text.slice(0, 200)}` });
+  }
+}
+
 export class AdminClient {
   constructor(
     private readonly baseUrl: string,
@@ -28,7 +40,7 @@ export class AdminClient {
   ) {}
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${this.baseUrl.replace(/\/+$/, "")}/admin/v1${path}`, {
+    const { response: res, text } = await fetchThroughDevProxy(`${this.baseUrl.replace(/\/+$/, "")}/admin/v1${path}`, {
       method,
       headers: {
         Authorization: `Bearer ${this.token}`,
@@ -36,8 +48,7 @@ export class AdminClient {
       },
       body: body !== undefined ? JSON.stringify(body) : undefined,
     });
-    const text = await res.text();
-    const parsed: unknown = text ? JSON.parse(text) : null;
+    const parsed = parseAnswer(res, text);
     if (!res.ok) throw new AdminApiError(res.status, parsed);
     return parsed as T;
   }

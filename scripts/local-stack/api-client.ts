@@ -5,6 +5,7 @@
  * client is scripts/lib/admin-client.ts.
  */
 import type { components, JobStatus, Problem, SubmitJobResponse, Usage } from "@clipjobs/client";
+import { fetchThroughDevProxy } from "../lib/dev-proxy-retry.ts";
 import { delay, pollUntil } from "./poll.ts";
 
 type Job = components["schemas"]["Job"];
@@ -79,8 +80,7 @@ export class ApiClient {
     }
     const started = Date.now();
     for (;;) {
-      const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
-      const text = await response.text();
+      const { response, text } = await fetchThroughDevProxy(`${this.baseUrl}${path}`, { method, headers, body });
       let parsed: unknown = null;
       try {
         parsed = text === "" ? null : (JSON.parse(text) as unknown);
