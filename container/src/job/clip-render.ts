@@ -11,7 +11,7 @@ import { prepareClipCaptions } from "../captions/index.ts";
 import { framingReport } from "../reframe/framing-report.ts";
 import { planReframe, windowFractions, type ReframePlan } from "../reframe/plan.ts";
 import { planZooms, type Zoom } from "../reframe/zoom.ts";
-import { outputSize, type Size } from "../render/geometry.ts";
+import { outputSize, uprightSize, type Size } from "../render/geometry.ts";
 import { renderClipVideo, renderThumbnail } from "../render/index.ts";
 import { thumbnailFrom } from "../render/thumbnail.ts";
 import { log } from "../shared/log.ts";
@@ -51,7 +51,7 @@ function clipZooms(config: ClipConfig, reframe: ReframePlan, emphasis: readonly 
   const duration = candidate.end - candidate.start;
   const moments = emphasis.filter((m) => m.end > candidate.start && m.start < candidate.end).map((m) => ({ start: m.start - candidate.start, end: m.end - candidate.start }));
   const split = reframe.views.split?.during ?? [];
-  const zooms = planZooms({ moments, duration, path: reframe.views.single, window: windowFractions(output.width / output.height, source.width, source.height), faces: reframe.faces ?? [] });
+  const zooms = planZooms({ moments, duration, path: reframe.views.single, window: windowFractions(output.width / output.height, uprightSize(source).width, uprightSize(source).height), faces: reframe.faces ?? [] });
   return zooms.filter((z) => !split.some((s) => z.end > s.from && z.start < s.to));
 }
 

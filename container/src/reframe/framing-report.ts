@@ -5,7 +5,7 @@
  * editor export can reproduce the crop.
  */
 import { MAX_FRAMING_SEGMENTS, type ClipFraming } from "#contract";
-import type { Size } from "../render/geometry.ts";
+import { uprightSize, type Size } from "../render/geometry.ts";
 import type { SourceInfo } from "../shared/types.ts";
 import type { Framing } from "./plan.ts";
 
@@ -23,7 +23,9 @@ export function cropWindow(output: Size, source: Pick<SourceInfo, "width" | "hei
   };
 }
 
-export function framingReport(views: Framing, source: Pick<SourceInfo, "width" | "height" | "fps">, output: Size, clipSeconds: number): ClipFraming {
+export function framingReport(views: Framing, stored: Pick<SourceInfo, "width" | "height" | "rotation" | "fps">, output: Size, clipSeconds: number): ClipFraming {
+  // Sizes are of the picture as shown (and as the crop filter sees it): a stored turned picture's sides swapped.
+  const source = { ...uprightSize(stored), fps: stored.fps };
   // fit crops nothing: the window is the whole frame (scaled into the output over its blurred copy; the clip's reframe says "fit").
   const window = views.fit ? { width: source.width, height: source.height } : cropWindow(output, source);
   const path = views.single

@@ -33,12 +33,20 @@ export function even(value: number): number {
   return Math.max(2, Math.round(value / 2) * 2);
 }
 
-export function outputSize(config: Pick<ClipConfig, "aspect_ratio" | "resolution">, source: Pick<SourceInfo, "width" | "height">): Size {
+/** The picture as ffmpeg decodes it: the stored size, its sides swapped when the display rotation is a quarter turn. */
+export function uprightSize(source: Pick<SourceInfo, "width" | "height" | "rotation">): Size {
+  const quarter = Math.abs(Math.round((source.rotation ?? 0) / 90)) % 2 === 1;
+  return quarter ? { width: source.height, height: source.width } : { width: source.width, height: source.height };
+}
+
+export function outputSize(config: Pick<ClipConfig, "aspect_ratio" | "resolution">, stored: Pick<SourceInfo, "width" | "height" | "rotation">): Size {
   if (config.aspect_ratio !== "original") {
     const [w, h] = RATIOS[config.aspect_ratio];
     const short = config.resolution;
     return w <= h ? { width: short, height: even((short * h) / w) } : { width: even((short * w) / h), height: short };
   }
+  // "As the source is" means as it is shown: a phone's portrait video stored turned stays portrait.
+  const source = uprightSize(stored);
   const sourceShort = Math.min(source.width, source.height);
   const sourceLong = Math.max(source.width, source.height);
   let short = even(Math.min(config.resolution, sourceShort));

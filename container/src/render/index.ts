@@ -31,7 +31,7 @@ import { reframeGraph } from "../reframe/filter.ts";
 import { cutStage } from "./cuts.ts";
 import type { Interval } from "../steer/removals.ts";
 import { viewsOf, type ReframePlan } from "../reframe/plan.ts";
-import { outputSize } from "./geometry.ts";
+import { outputSize, uprightSize } from "./geometry.ts";
 import { clipThumbnailArgs, sourceThumbnailArgs, type ThumbnailFrom } from "./thumbnail.ts";
 import type { Candidate, SourceInfo, StageProgress } from "../shared/types.ts";
 
@@ -99,7 +99,7 @@ export function renderedSeconds(args: Pick<RenderArgs, "candidate" | "kept">): n
  */
 function clipGraph(args: Pick<RenderArgs, "source" | "candidate" | "config" | "plan" | "captionsPath" | "kept" | "logo">, size: ReturnType<typeof outputSize>): { graph: string; audio: string } {
   const { source, candidate, config } = args;
-  const framed = reframeGraph(size, viewsOf(args.plan, config, candidate));
+  const framed = reframeGraph(size, viewsOf(args.plan, config, candidate), "yuv420p", uprightSize(source));
   const brand = { logo: args.logo ? { input: "1:v", placement: args.logo.placement } : null, assPath: args.captionsPath };
   const kept = args.kept ?? [];
   if (kept.length <= 1 || !source.hasAudio) {

@@ -24,7 +24,7 @@ import type { ClipConfig } from "#contract";
 import { pinnedDemuxer } from "../source/probe.ts";
 import { reframeGraph } from "../reframe/filter.ts";
 import { viewsAt, viewsOf, type ReframePlan } from "../reframe/plan.ts";
-import { outputSize } from "./geometry.ts";
+import { outputSize, uprightSize } from "./geometry.ts";
 import type { Candidate, SourceInfo } from "../shared/types.ts";
 
 /** Where in the clip the thumbnail is taken (fraction of its length). */
@@ -76,7 +76,7 @@ export function sourceThumbnailArgs(args: {
   const { source, candidate, config } = args;
   const size = outputSize(config, source);
   const offset = thumbnailOffset(candidate);
-  const picture = reframeGraph(size, viewsAt(viewsOf(args.plan, config, candidate), offset), "yuvj420p");
+  const picture = reframeGraph(size, viewsAt(viewsOf(args.plan, config, candidate), offset), "yuvj420p", uprightSize(source));
   return [
     "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
     "-protocol_whitelist", "file",

@@ -16,8 +16,11 @@ export interface SourceInfo {
   /** ffprobe's format_name, checked against the allow-list. */
   format: string;
   title: string;
+  /** The stored picture's size; `rotation` says whether the decoded picture is turned (render/geometry.ts's uprightSize). */
   width: number;
   height: number;
+  /** Degrees of the container's display rotation (ffmpeg decodes the picture turned by it); absent: 0. */
+  rotation?: number;
   fps: number;
   hasAudio: boolean;
   /**

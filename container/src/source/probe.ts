@@ -31,6 +31,8 @@ interface ProbeStream {
   start_time?: string;
   duration?: string;
   disposition?: { attached_pic?: number };
+  /** The display matrix's turn, in degrees (ffmpeg turns the picture upright when it decodes). */
+  side_data_list?: { rotation?: number }[];
 }
 
 interface ProbeOutput {
@@ -177,6 +179,12 @@ function subtitleStreams(streams: ProbeStream[]): SubtitleStreamInfo[] {
     .map((s) => ({ index: s.index!, ...(s.codec_name ? { codec_name: s.codec_name } : {}), ...(s.tags ? { tags: s.tags } : {}) }));
 }
 
+/** Degrees the decoder turns the stored picture to show it upright (the display matrix), when it is not 0. */
+function rotation(video: ProbeStream): { rotation?: number } {
+  const degrees = video.side_data_list?.find((d) => typeof d.rotation === "number" && Number.isFinite(d.rotation))?.rotation ?? 0;
+  return degrees !== 0 ? { rotation: degrees } : {};
+}
+
 /** The first audio stream's start relative to the container's, when the probe gave both. */
 function audioLead(probed: ProbeOutput): { audioLeadSeconds?: number } {
   const audio = probed.streams?.find((s) => s.codec_type === "audio");
@@ -207,6 +215,7 @@ export async function probeSource(req: ProbeRequest): Promise<SourceInfo> {
     hasAudio: probed.streams?.some((s) => s.codec_type === "audio") ?? false,
     subtitleStreams: subtitleStreams(probed.streams ?? []),
     startTime: Number(video.start_time ?? probed.format.start_time ?? 0) || 0,
+    ...rotation(video),
     ...audioLead(probed),
   };
 }

@@ -56,3 +56,10 @@ export async function stillSlide(out: string, c: { seconds: number; width: numbe
     "the slide",
   );
 }
+
+/** The same video stored turned a quarter clockwise, with a display rotation that turns it back (as phones store portrait video). */
+export async function storedTurned(input: string, out: string): Promise<void> {
+  const turned = `${out}.stored.mp4`;
+  await ffmpeg(["-i", input, "-vf", "transpose=clock", ...ENCODE, turned], "turning the video");
+  await ffmpeg(["-i", turned, "-c", "copy", "-metadata:s:v:0", "rotate=90", out], "tagging the rotation");
+}

@@ -20,7 +20,7 @@ import type { Candidate, SourceInfo } from "../../src/shared/types.ts";
 import { bandLuma, decodeFrames, type DecodedFrames } from "../helpers/faces-judge.ts";
 import { compose } from "../helpers/faces-media.ts";
 import { nativeRunner, osTempDir, removeTempDirs } from "../helpers/media.ts";
-import { screenRecording, stillSlide } from "../helpers/screen-media.ts";
+import { screenRecording, stillSlide, storedTurned } from "../helpers/screen-media.ts";
 
 const runner = nativeRunner();
 const W = 640;
@@ -57,11 +57,30 @@ async function plan(src: SourceInfo, candidate: Candidate, config: ClipConfig, n
   return planReframe({ runner, source: src, candidate, config, output: outputSize(config, src), speech: null, rawPath: path.join(dir, `${name}.rgb`), signal: new AbortController().signal, onProgress: () => {} });
 }
 
-async function render(src: SourceInfo, candidate: Candidate, config: ClipConfig, p: ReframePlan, name: string): Promise<DecodedFrames> {
+/** Renders the clip and decodes its frames at the judged size (turned a quarter, judged as its transpose, when `across`: a landscape output). */
+async function render(src: SourceInfo, candidate: Candidate, config: ClipConfig, p: ReframePlan, name: string, across = false): Promise<DecodedFrames> {
   const file = path.join(dir, `${name}-out.mp4`);
   const signal = new AbortController().signal;
   await renderClip(runner, { source: src, candidate, config, outPath: file, thumbnailPath: path.join(dir, `${name}.jpg`), signal, onProgress: () => {}, plan: p });
-  return decodeFrames(file, JUDGE_FPS, OUT_W, OUT_H);
+  return across ? transposed(await decodeFrames(file, JUDGE_FPS, OUT_H, OUT_W)) : decodeFrames(file, JUDGE_FPS, OUT_W, OUT_H);
+}
+
+/** Frames mirrored across their diagonal (rows become columns), so a picture between side bands is judged as one between top and bottom bands. */
+function transposed(d: DecodedFrames): DecodedFrames {
+  const frames = d.frames.map((f) => {
+    const out = new Uint8Array(f.length);
+    for (let y = 0; y < d.height; y++) {
+      for (let x = 0; x < d.width; x++) {
+        const from = (y * d.width + x) * 3;
+        const to = (x * d.height + y) * 3;
+        out[to] = f[from]!;
+        out[to + 1] = f[from + 1]!;
+        out[to + 2] = f[from + 2]!;
+      }
+    }
+    return out;
+  });
+  return { width: d.height, height: d.width, times: d.times, frames };
 }
 
 function luma(frame: Uint8Array, width: number, x: number, y: number): number {
@@ -96,10 +115,11 @@ function sharpShare(frame: Uint8Array, width: number, top: number, bottom: numbe
  * sharp edge, darker than the source but not black (the backdrop shows the
  * frame's middle, which may be darker than the whole: a tenth of the source's
  * brightness at least). Returns the share of
- * frames that pass.
+ * frames that pass. `across`: a portrait source in a landscape output, both
+ * judged transposed (render's `across`).
  */
-async function fitShare(src: SourceInfo, out: DecodedFrames): Promise<number> {
-  const source = await decodeFrames(src.path, JUDGE_FPS, OUT_W, FRONT_H);
+async function fitShare(src: SourceInfo, out: DecodedFrames, across = false): Promise<number> {
+  const source = across ? transposed(await decodeFrames(src.path, JUDGE_FPS, FRONT_H, OUT_W)) : await decodeFrames(src.path, JUDGE_FPS, OUT_W, FRONT_H);
   const n = Math.min(out.frames.length, source.frames.length);
   let good = 0;
   for (let i = 0; i < n; i++) {
@@ -146,6 +166,34 @@ describe("reframe: fit and auto's choice", { timeout: 240_000 }, () => {
     const auto = await plan(src, clipOf(5), configOf({ reframe: "auto" }), "slide-auto");
     expect(auto).toMatchObject({ used: "fit", content: { reason: "still" } });
     expect(auto.content!.stillShare).toBeGreaterThanOrEqual(0.8);
+  });
+
+  it("fit of a picture stored turned (a display rotation, as phones record): the upright frame whole in every frame", async () => {
+    const upright = path.join(dir, "turned-upright.mp4");
+    await screenRecording(upright, { seconds: 4, width: W, height: H, fps: 15 });
+    const file = path.join(dir, "turned.mp4");
+    await storedTurned(upright, file);
+    const src = await probed(file, "turned");
+    // Stored portrait, shown landscape: the fitted picture must be the upright one, not the stored one squeezed.
+    expect({ width: src.width, height: src.height, quarter: Math.abs(src.rotation ?? 0) }).toEqual({ width: H, height: W, quarter: 90 });
+    const config = configOf({ reframe: "fit" });
+    const p = await plan(src, clipOf(4), config, "turned");
+    // The clip's reported framing is of the picture as shown: the whole upright frame.
+    expect(framingReport(p.views, src, outputSize(config, src), 4)).toMatchObject({ source_width: W, source_height: H, crop_width: W, crop_height: H });
+    // "original" keeps the shape as shown: landscape.
+    expect(outputSize({ aspect_ratio: "original", resolution: 720 }, src)).toEqual({ width: W, height: H });
+    const out = await render(src, clipOf(4), config, p, "turned");
+    expect(await fitShare(src, out)).toBe(1);
+  });
+
+  it("fit of a portrait picture into a landscape output: the picture whole between blurred side bands", async () => {
+    const file = path.join(dir, "portrait.mp4");
+    await screenRecording(file, { seconds: 4, width: H, height: W, fps: 15 });
+    const src = await probed(file, "portrait");
+    const config = configOf({ reframe: "fit", aspect_ratio: "16:9" });
+    const p = await plan(src, clipOf(4), config, "portrait");
+    const out = await render(src, clipOf(4), config, p, "portrait", true);
+    expect(await fitShare(src, out, true)).toBe(1);
   });
 
   it("auto with a moving subject that is not a person: the region of activity, not fit", async () => {

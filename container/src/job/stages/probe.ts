@@ -6,6 +6,7 @@
 import { JobFailure } from "../../shared/errors.ts";
 import { log } from "../../shared/log.ts";
 import { probeSource } from "../../source/probe.ts";
+import { uprightSize } from "../../render/geometry.ts";
 import { need, type JobContext } from "../context.ts";
 import type { JobStage } from "../pipeline.ts";
 
@@ -32,8 +33,8 @@ export const probe: JobStage<JobContext> = {
     const ack = await ctx.reporter.probe({
       duration_seconds: source.durationSeconds,
       title: source.title,
-      width: source.width,
-      height: source.height,
+      // The picture as shown: a phone's portrait video stored turned is reported portrait.
+      ...uprightSize(source),
       format: source.format.slice(0, 100),
       size_bytes: source.sizeBytes,
     });
