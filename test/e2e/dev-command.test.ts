@@ -48,15 +48,28 @@ function startDev(args: string[]): DevRun {
   return run;
 }
 
+/**
+ * How long dev may take to say it is ready: longer than its own waits add up
+ * to (the migrations, which have no deadline, then up to 90 s for the
+ * Worker's health), which on a 2-core machine under heavy load took over
+ * 180 s. It only bounds a hang.
+ */
+const READY_WITHIN_MS = 300_000;
+
 async function waitForReady(run: DevRun): Promise<void> {
-  await pollUntil(
-    async () => {
-      if (run.child.exitCode !== null) throw new Error(`npm run dev exited with ${run.child.exitCode}:\n${run.output()}`);
-      // The summary's last line: "[dev] ready" is written first, and the lines after it may still be in the pipe.
-      return run.output().includes("[dev] Ctrl-C stops") ? true : undefined;
-    },
-    { timeoutMs: 180_000, intervalMs: 250, description: "npm run dev to say it is ready" },
-  );
+  try {
+    await pollUntil(
+      async () => {
+        if (run.child.exitCode !== null) throw new Error(`npm run dev exited with ${run.child.exitCode}:\n${run.output()}`);
+        // The summary's last line: "[dev] ready" is written first, and the lines after it may still be in the pipe.
+        return run.output().includes("[dev] Ctrl-C stops") ? true : undefined;
+      },
+      { timeoutMs: READY_WITHIN_MS, intervalMs: 250, description: "npm run dev to say it is ready" },
+    );
+  } catch (error) {
+    // What dev printed says which step it was waiting on.
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- npm run dev printed:\n${run.output().slice(-3000)}`);
+  }
 }
 
 /** Every process below `root` right now (ps works on Linux and macOS). */
@@ -103,7 +116,7 @@ function commandOf(pid: number): string {
   }
 }
 
-describe("npm run dev", { timeout: 300_000 }, () => {
+describe("npm run dev", { timeout: READY_WITHIN_MS + 120_000 }, () => {
   test("serves the API, the dashboard and the engine; Ctrl-C stops everything it started", async () => {
     const [workerPort, enginePort] = [await freePort(), await freePort()];
     const run = startDev(["--port", String(workerPort), "--engine-port", String(enginePort), "--dir", join(dir, "full")]);

@@ -187,9 +187,9 @@ export function fitLayout(output: Size, picture: Size): FitLayout {
  * picture and the bands are stacked: nothing is drawn twice, and no overlay
  * is needed. ffmpeg's overlay takes its top picture with an alpha plane,
  * converting and blending every pixel; on a 20 s 1280x720 source to
- * 1080x1920 it cost about as much as all the rest of the fit's filters,
- * which took the fit from about 1.07x a centre crop's CPU to 1.2x
- * (bench/results). Without the size, the same picture is laid over a full
+ * 1080x1920 it cost about as much as all the rest of the fit's filters
+ * (the render at 1.10-1.13x a centre crop's CPU, stacked 0.95-1.03x:
+ * bench/README.md). Without the size, the same picture is laid over a full
  * backdrop with overlay.
  */
 export function fitGraph(output: Size, finish: string, picture?: Size): string {
