@@ -51,7 +51,8 @@ function clipZooms(config: ClipConfig, reframe: ReframePlan, emphasis: readonly 
   const duration = candidate.end - candidate.start;
   const moments = emphasis.filter((m) => m.end > candidate.start && m.start < candidate.end).map((m) => ({ start: m.start - candidate.start, end: m.end - candidate.start }));
   const split = reframe.views.split?.during ?? [];
-  const zooms = planZooms({ moments, duration, path: reframe.views.single, window: windowFractions(output.width / output.height, uprightSize(source).width, uprightSize(source).height), faces: reframe.faces ?? [] });
+  const picture = uprightSize(source);
+  const zooms = planZooms({ moments, duration, path: reframe.views.single, window: windowFractions(output.width / output.height, picture.width, picture.height), faces: reframe.faces ?? [] });
   return zooms.filter((z) => !split.some((s) => z.end > s.from && z.start < s.to));
 }
 

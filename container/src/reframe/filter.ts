@@ -10,7 +10,7 @@
  * pieces, each switched on only inside its time span. Only numbers, `t` and
  * ffmpeg's frame-size variables appear in them.
  */
-import type { Size } from "../render/geometry.ts";
+import { even, type Size } from "../render/geometry.ts";
 import type { CameraPath, PathSegment, Span } from "./path.ts";
 import type { Framing } from "./plan.ts";
 import { zoomFilters } from "./zoom.ts";
@@ -142,10 +142,6 @@ const BACKDROP_BLUR = 6;
 /** The backdrop's brightness (luma multiplied) and colour (chroma pulled towards grey), so the picture stands out. */
 const BACKDROP_LUMA = 0.5;
 const BACKDROP_CHROMA = 0.7;
-
-function even(value: number): number {
-  return Math.max(2, Math.round(value / 2) * 2);
-}
 
 /** The small backdrop: the middle of the frame in the output's shape (cropped first, so only those pixels are scaled), blurred and darkened. */
 function smallBackdrop(output: Size): { chain: string; width: number; height: number } {
