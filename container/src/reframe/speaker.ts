@@ -9,7 +9,9 @@
  *    last measure: a talking mouth opens and closes, a still one does neither,
  *    and a face that happens to hold its mouth open is not talking.
  * 2. Agreement with the voice: activity while no voice is heard (a smile, a
- *    chew) is that face's own noise, and is taken off its activity.
+ *    chew) is that face's own noise, and is taken off its activity. Only
+ *    moments well away from any voice count: a speaker's lips part before
+ *    the sound and close after it.
  * 3. The speaker at each voiced moment is chosen over the whole scene at once
  *    (Viterbi: the sum of the speakers' activities, minus a cost per switch),
  *    so one odd measure does not switch the camera, but a new turn does.
@@ -30,6 +32,15 @@ const WINDOW_SECONDS = 0.6;
 const SWITCH_COST = 1;
 /** ... and of a switch of turn, when looking for quick exchanges (layout auto). */
 const TURN_SWITCH_COST = 0.3;
+/**
+ * A mouth's noise is measured this far from any voice, seconds: a speaker's
+ * mouth opens before the sound starts and closes after it stops, and the
+ * voice's detected edges are a few hundredths off, so the moments beside a
+ * span are the speaker's own turn, not their noise.
+ */
+const QUIET_MARGIN_SECONDS = 0.5;
+/** How far (in a typical speaker's activity) the new speaker leads the old where a switch is placed. */
+const LEAD = 0.25;
 /** A switch snaps to a speech span's start this close before (seconds) or after it. */
 const SNAP_SECONDS = 0.8;
 
@@ -59,6 +70,11 @@ function inSpans(spans: Span[], t: number): boolean {
   return spans.some((s) => t >= s.from && t < s.to);
 }
 
+/** Whether `t` is within `margin` seconds of a span (or in it). */
+function nearSpans(spans: Span[], t: number, margin: number): boolean {
+  return spans.some((s) => t >= s.from - margin && t < s.to + margin);
+}
+
 /** Activity per measured time: opening beyond the closed state, plus change since the previous measure. */
 function activity(series: MouthSeries): Map<number, number> {
   const closed = quantile(series.open, 0.15);
@@ -83,7 +99,7 @@ export function speakerShots(args: { people: MouthSeries[]; speech: Span[]; from
   const acts = people.map(activity);
   // Agreement with the voice: what a mouth does while nobody is heard is its own noise.
   const noise = people.map((p, k) => {
-    const quiet = p.times.filter((t) => !inSpans(speech, t)).map((t) => acts[k]!.get(t)!);
+    const quiet = p.times.filter((t) => !nearSpans(speech, t, QUIET_MARGIN_SECONDS)).map((t) => acts[k]!.get(t)!);
     return quiet.length > 0 ? quiet.reduce((a, b) => a + b, 0) / quiet.length : 0;
   });
   const times = [...new Set(people.flatMap((p) => p.times))].filter((t) => t >= from && t < to && inSpans(speech, t)).sort((a, b) => a - b);
@@ -104,7 +120,7 @@ export function speakerShots(args: { people: MouthSeries[]; speech: Span[]; from
   if (!(typical > 1e-4)) return null;
   const normalised = score.map((row) => row.map((v) => v / typical));
   const starts = speech.map((s) => s.from);
-  const runs = (cost: number) => toShots(viterbi(normalised, cost), times, from, to, starts).map((s) => ({ ...s, speaker: people[s.speaker]!.id }));
+  const runs = (cost: number) => toShots(viterbi(normalised, cost), normalised, times, from, to, starts).map((s) => ({ ...s, speaker: people[s.speaker]!.id }));
   const strength = (shot: SpeakerShot, id: number): number => {
     const k = people.findIndex((p) => p.id === id);
     let sum = 0;
@@ -147,13 +163,26 @@ function viterbi(score: number[][], cost: number): number[] {
   return label;
 }
 
-/** Runs of one label as shots over [from, to); a switch goes where the new speaker's voice starts. */
-function toShots(label: number[], times: number[], from: number, to: number, spanStarts: number[]): SpeakerShot[] {
+/**
+ * Runs of one label as shots over [from, to); a switch goes where the new
+ * speaker's voice starts. The path may change label a moment or two before
+ * the new speaker is seen talking (where neither mouth moves, staying and
+ * switching cost the same), so the cut is placed from the first moment of
+ * the new run at which the new speaker leads the old one by LEAD.
+ */
+function toShots(label: number[], score: number[][], times: number[], from: number, to: number, spanStarts: number[]): SpeakerShot[] {
   const shots: SpeakerShot[] = [];
   let runStart = from;
   for (let i = 1; i <= times.length; i++) {
     if (i < times.length && label[i] === label[i - 1]) continue;
-    const end = i < times.length ? switchTime(times[i - 1]!, times[i]!, spanStarts) : to;
+    let end = to;
+    if (i < times.length) {
+      const [old, next] = [label[i - 1]!, label[i]!];
+      let seen = i;
+      while (seen < times.length && label[seen] === next && !(score[seen]![next]! - score[seen]![old]! > LEAD)) seen++;
+      if (seen >= times.length || label[seen] !== next) seen = i;
+      end = switchTime(times[seen - 1]!, times[seen]!, spanStarts);
+    }
     shots.push({ from: runStart, to: end, speaker: label[i - 1]! });
     runStart = end;
   }

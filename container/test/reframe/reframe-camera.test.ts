@@ -207,11 +207,11 @@ describe("reframe plan from tracks", () => {
 
 describe("active speaker", () => {
   /** Mouths sampled at 4 per second over `seconds`: the speaker's opens and closes, everyone else's stays at rest (plus jitter). */
-  function mouths(turns: { who: number; from: number; to: number }[], people: number, seconds: number, extra?: (who: number, t: number) => number): MouthSeries[] {
+  function mouths(turns: { who: number; from: number; to: number }[], people: number, seconds: number, extra?: (who: number, t: number) => number, fps = 4): MouthSeries[] {
     let seed = 7;
     const jitter = () => ((seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5) * 0.004;
     return Array.from({ length: people }, (_, who) => {
-      const times = timesOf(seconds);
+      const times = timesOf(seconds, fps);
       const open = times.map((t, i) => {
         const talking = turns.some((turn) => turn.who === who && t >= turn.from && t < turn.to);
         return 0.015 + jitter() + (talking ? [0.03, 0.005, 0.045, 0.015][i % 4]! : 0) + (extra?.(who, t) ?? 0);
@@ -240,6 +240,43 @@ describe("active speaker", () => {
     const chew = (who: number, t: number) => (who === 2 ? [0.02, 0, 0.015, 0.005][Math.round(t * 4) % 4]! : 0);
     const shots = speakerShots({ people: mouths(turns, 3, 13, chew), speech, from: 0, to: 13, splitWhenBoth: false })!;
     expect(shots.map((s) => s.speaker)).toEqual([0, 1, 0, 1]);
+  });
+
+  it("a mouth that moves as much as a speaker's, in silence as in speech, is noise and never takes a turn", () => {
+    // Two turns, a long silence, two turns: person 2 chews like a speaker talks, all the time.
+    const spaced = [
+      { who: 0, from: 0.5, to: 3.0 },
+      { who: 1, from: 3.6, to: 6.0 },
+      { who: 0, from: 10.0, to: 12.5 },
+      { who: 1, from: 13.1, to: 15.5 },
+    ];
+    const chew = (who: number, t: number) => (who === 2 ? [0.03, 0.005, 0.045, 0.015][Math.round(t * 4) % 4]! : 0);
+    const shots = speakerShots({ people: mouths(spaced, 3, 16, chew), speech: spaced.map((t) => ({ from: t.from, to: t.to })), from: 0, to: 16, splitWhenBoth: false })!;
+    expect(shots.map((s) => s.speaker)).toEqual([0, 1, 0, 1]);
+  });
+
+  it("a speaker whose mouth opens before the voice starts and closes after it ends keeps each turn", () => {
+    // Short gaps between turns, as in a brisk conversation, and mouths looked at twice a second, as the tracker
+    // does. Person 0's mouth opens 0.5 s before each of their turns and closes 0.5 s after it, and moves half as
+    // much as person 1's: those moments beside the voice belong to the turn, not to person 0's noise.
+    const brisk = [0, 1, 2, 3, 4, 5].map((k) => ({ who: k % 2, from: 1 + k * 3.6, to: 4 + k * 3.6 }));
+    const early = brisk.map((t) => (t.who === 0 ? { ...t, from: t.from - 0.5, to: t.to + 0.5 } : t));
+    const [quieter, other] = mouths(early, 2, 23, undefined, 2);
+    const people = [{ ...quieter!, open: quieter!.open.map((v) => 0.015 + (v - 0.015) * 0.5) }, other!];
+    const shots = speakerShots({ people, speech: brisk.map((t) => ({ from: t.from, to: t.to })), from: 0, to: 23, splitWhenBoth: false })!;
+    expect(shots.map((s) => s.speaker)).toEqual([0, 1, 0, 1, 0, 1]);
+    expect(shots.slice(1).map((s) => s.from)).toEqual(brisk.slice(1).map((t) => t.from));
+  });
+
+  it("cuts where the new speaker's voice starts, not at a moment when neither mouth moves", () => {
+    // Person 0's lips stop at 2.9 s, but the detected voice runs on to 3.6 s; at 3.5 s neither mouth moves
+    // (person 1's by a hair more than person 0's); person 1's voice starts at 4.15 s.
+    const speech = [{ from: 0.5, to: 3.6 }, { from: 4.15, to: 7 }];
+    const lips = [{ who: 0, from: 0.5, to: 2.9 }, { who: 1, from: 4.15, to: 7 }];
+    const hair = (who: number, t: number) => (who === 1 && Math.abs(t - 3.5) < 1e-6 ? 0.002 : 0);
+    const shots = speakerShots({ people: mouths(lips, 2, 8, hair, 2), speech, from: 0, to: 8, splitWhenBoth: false })!;
+    expect(shots.map((s) => s.speaker)).toEqual([0, 1]);
+    expect(shots[1]!.from).toBe(4.15);
   });
 
   it("never cuts more often than the minimum shot; with layout auto a quick exchange is shown split", () => {
