@@ -48,6 +48,8 @@ export interface EngineServer {
   /** Refuses new jobs, fails running ones with a report, waits for their cleanup. */
   shutdown(): Promise<void>;
   activeJobs(): number;
+  /** Whether a run of this job (the job itself or one of its clip edits) is still in flight. */
+  isRunning(jobId: string): boolean;
 }
 
 const MAX_BODY_BYTES = 64 * 1024;
@@ -209,5 +211,6 @@ export function createEngineServer(opts: EngineServerOptions): EngineServer {
       await closed;
     },
     activeJobs: () => jobs.size,
+    isRunning: (jobId) => [...jobs.values()].some((j) => j.jobId === jobId),
   };
 }

@@ -195,8 +195,8 @@ describe("jobs through the pipeline", () => {
   const finished = (jobId: string) => worker.callsFor(jobId).some((c) => c.kind === "complete" || c.kind === "fail");
 
   async function expectCleanedUp(engine: TestEngine, jobId: string): Promise<void> {
-    await waitFor(async () => engine.engine.activeJobs() === 0 && (await engine.workDirsOf(jobId)).length === 0, 15_000, "the job's cleanup");
-    expect(await ffmpegChildren()).toEqual([]);
+    await waitFor(async () => !engine.engine.isRunning(jobId) && (await engine.workDirsOf(jobId)).length === 0, 15_000, "the job's cleanup");
+    expect(await ffmpegChildren(jobId)).toEqual([]);
   }
 
   it("concurrency 2: two renders at once, never more; every clip correct, uploaded and reported in order; progress only grows", async () => {

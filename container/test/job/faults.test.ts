@@ -97,8 +97,8 @@ async function start(on: TestEngine, jobId: string, videoPath: string, downloadT
 
 async function endOf(on: TestEngine, jobId: string, timeoutMs: number): Promise<string> {
   await waitFor(() => worker.callsFor(jobId).some((c) => c.kind === "fail" || c.kind === "complete"), timeoutMs, `the end of ${jobId}`);
-  await waitFor(async () => on.engine.activeJobs() === 0 && (await on.workDirsOf(jobId)).length === 0, 20_000, `cleanup of ${jobId}`);
-  expect(await ffmpegChildren()).toEqual([]);
+  await waitFor(async () => !on.engine.isRunning(jobId) && (await on.workDirsOf(jobId)).length === 0, 20_000, `cleanup of ${jobId}`);
+  expect(await ffmpegChildren(jobId)).toEqual([]);
   const fail = worker.callsFor(jobId, "fail")[0]?.body as FailReport | undefined;
   return fail ? `failed ${fail.code}` : "completed";
 }

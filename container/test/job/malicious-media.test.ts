@@ -135,11 +135,11 @@ async function runJob(name: string): Promise<FailReport> {
   const started = await postJson(`${engine.base}/jobs`, startJobBody({ jobId, token, videoUrl: source.url(`/${name}`), config: CONFIG }));
   expect(started.status).toBe(202);
   await waitFor(() => worker.callsFor(jobId).some((c) => c.kind === "fail" || c.kind === "complete"), 60_000, `the end of ${name}`);
-  await waitFor(async () => engine.engine.activeJobs() === 0 && (await engine.workDirsOf(jobId)).length === 0, 20_000, `cleanup after ${name}`);
+  await waitFor(async () => !engine.engine.isRunning(jobId) && (await engine.workDirsOf(jobId)).length === 0, 20_000, `cleanup after ${name}`);
   expect(worker.callsFor(jobId, "complete")).toEqual([]);
   expect(worker.callsFor(jobId, "clip")).toEqual([]);
   const fail = worker.callsFor(jobId, "fail")[0]!.body as FailReport;
-  const leftovers = (await engine.workDirsOf(jobId)).length + (await ffmpegChildren()).length;
+  const leftovers = (await engine.workDirsOf(jobId)).length + (await ffmpegChildren(jobId)).length;
   outcomes.push({ fixture: name, code: fail.code, fifoOpened, canaryHits: canary.connections, leftovers });
   return fail;
 }
