@@ -16,7 +16,9 @@
  * Cost: for walk and talk, the job steps the engine runs (probe, analysis,
  * then per clip: face plan and render), in this process, for reframe=faces,
  * reframe=fit and reframe=center, side by side: 9:16 1080x1920, two clips of
- * 20-30 s (the ratios faces/center and fit/center, wall and CPU).
+ * 20-30 s (the ratios faces/center and fit/center, wall and CPU), in
+ * BENCH_ROUNDS rounds (default 3) that turn the jobs' order, each kind's
+ * figures taken from its median round.
  * Wall and CPU time (this process and the ffmpeg it ran) per step; the share
  * detection (sampling + tracking) takes of the faces job; frames tracked per
  * second of wall and of CPU time.
@@ -64,6 +66,10 @@ const WORK = path.join(PROJECT_ROOT, ".tmp", "bench-faces");
 /** Bump when a source's recipe changes, so cached sources are made again. */
 const SOURCES_VERSION = 2;
 const COST_CONFIG = { aspect_ratio: "9:16", resolution: 1080, min_clip_seconds: 20, max_clip_seconds: 30, max_clips: 2, captions: "off" } as const;
+/** Rounds of the cost jobs (BENCH_ROUNDS; at least 1). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3) || 3);
+const REFRAMES = ["faces", "center", "fit"] as const;
+type Reframe = (typeof REFRAMES)[number];
 const runner = nativeRunner();
 const signal = new AbortController().signal;
 
@@ -205,6 +211,16 @@ async function before(): Promise<Before | null> {
   const paths = (await import(pathToFileURL(path.join(dir, "container", "src", "reframe", "path.ts")).href)) as Pick<Before, "pathAt">;
   const detector = (await import(pathToFileURL(path.join(dir, "container", "src", "reframe", "detector.ts")).href)) as Pick<Before, "faceApi">;
   return { planReframe: plan.planReframe, pathAt: paths.pathAt, faceApi: detector.faceApi };
+}
+
+/** The run whose CPU time is the median of the runs (the lower middle one of an even count); with the earlier detection's figures where any run has them. */
+function medianRun(runs: Record<string, unknown>[]): Record<string, unknown> {
+  const sorted = [...runs].sort((a, b) => Number(a.job_cpu_s) - Number(b.job_cpu_s));
+  const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
+  const withBefore = runs.find((r) => r.before_detection_cpu_s !== undefined);
+  if (!withBefore || median === withBefore) return median;
+  const before = Object.fromEntries(Object.entries(withBefore).filter(([k]) => k.startsWith("before_") || k === "detection_vs_before_cpu" || k === "detection_vs_before_wall"));
+  return { ...median, ...before, before_from_round: runs.indexOf(withBefore) };
 }
 
 /** One job's steps as the engine runs them, measured. */
@@ -356,23 +372,34 @@ async function main(): Promise<void> {
   const cost: Record<string, unknown>[] = [];
   for (const name of ["walk", "talk"] as const) {
     const source = await recipes[name]();
-    const faces = await costJob(source, "faces", old);
-    const center = await costJob(source, "center");
-    const fit = await costJob(source, "fit");
-    const ratio = (job: Record<string, unknown>, key: "job_wall_s" | "job_cpu_s") => round(Number(job[key]) / Number(center[key]), 2);
+    // ROUNDS rounds, each running the three jobs in a turned order, so a slow spell of the machine or the order itself does not
+    // fall on one kind of job; each kind's figures are its median round's (by CPU), the ratios medians over medians.
+    const runs: Record<Reframe, Record<string, unknown>[]> = { faces: [], center: [], fit: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let k = 0; k < REFRAMES.length; k++) {
+        const reframe = REFRAMES[(r + k) % REFRAMES.length]!;
+        runs[reframe].push(await costJob(source, reframe, reframe === "faces" && r === 0 ? old : null));
+      }
+    }
+    const [faces, center, fit] = REFRAMES.map((reframe) => medianRun(runs[reframe]));
+    const ratio = (job: Record<string, unknown>, key: "job_wall_s" | "job_cpu_s") => round(Number(job[key]) / Number(center![key]), 2);
+    const cpuRounds = (reframe: Reframe) => runs[reframe].map((j) => j.job_cpu_s);
     cost.push({
       source: name,
+      rounds: ROUNDS,
+      job_cpu_s_by_round: { faces: cpuRounds("faces"), center: cpuRounds("center"), fit: cpuRounds("fit") },
       faces,
       center,
       fit,
-      faces_vs_center_wall: ratio(faces, "job_wall_s"),
-      faces_vs_center_cpu: ratio(faces, "job_cpu_s"),
-      fit_vs_center_wall: ratio(fit, "job_wall_s"),
-      fit_vs_center_cpu: ratio(fit, "job_cpu_s"),
+      faces_vs_center_wall: ratio(faces!, "job_wall_s"),
+      faces_vs_center_cpu: ratio(faces!, "job_cpu_s"),
+      fit_vs_center_wall: ratio(fit!, "job_wall_s"),
+      fit_vs_center_cpu: ratio(fit!, "job_cpu_s"),
     });
     console.log(
-      `bench:faces: ${name}: CPU / wall s: faces ${faces.job_cpu_s} / ${faces.job_wall_s}, center ${center.job_cpu_s} / ${center.job_wall_s}, fit ${fit.job_cpu_s} / ${fit.job_wall_s}; ` +
-        `faces/center ${ratio(faces, "job_cpu_s")} CPU, ${ratio(faces, "job_wall_s")} wall; fit/center ${ratio(fit, "job_cpu_s")} CPU, ${ratio(fit, "job_wall_s")} wall`,
+      `bench:faces: ${name}: median of ${ROUNDS} rounds, CPU / wall s: faces ${faces!.job_cpu_s} / ${faces!.job_wall_s}, center ${center!.job_cpu_s} / ${center!.job_wall_s}, fit ${fit!.job_cpu_s} / ${fit!.job_wall_s}; ` +
+        `faces/center ${ratio(faces!, "job_cpu_s")} CPU, ${ratio(faces!, "job_wall_s")} wall; fit/center ${ratio(fit!, "job_cpu_s")} CPU, ${ratio(fit!, "job_wall_s")} wall` +
+        ` (CPU by round: faces ${cpuRounds("faces").join(", ")}; center ${cpuRounds("center").join(", ")}; fit ${cpuRounds("fit").join(", ")})`,
     );
   }
   const summary = {

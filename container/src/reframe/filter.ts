@@ -139,6 +139,17 @@ export function reframeGraph(output: Size, views: Framing, pixelFormat = "yuv420
 const BACKDROP_SCALE = 8;
 /** Box blur radius at that small size (about 5% of the output's short side once scaled up). */
 const BACKDROP_BLUR = 6;
+/**
+ * The stacked backdrop is made from at most this many source frames a
+ * second (seconds between the frames it takes): the stack repeats a band's
+ * last picture at the frames in between (vstack shows each input's latest
+ * frame at every timestamp any input has), so the output keeps the source's
+ * frames and timing while the blur, the darkening and the bands' scaling run
+ * half as often at 30 fps; a blurred backdrop changing 15 times a second
+ * looks the same. (The overlay path cannot: overlay outputs a frame only for
+ * each frame of its backdrop.)
+ */
+const BACKDROP_FRAME_SECONDS = 0.066;
 /** The backdrop's brightness (luma multiplied) and colour (chroma pulled towards grey), so the picture stands out. */
 const BACKDROP_LUMA = 0.5;
 const BACKDROP_CHROMA = 0.7;
@@ -220,7 +231,7 @@ export function fitGraph(output: Size, finish: string, picture?: Size): string {
   const order = [...(layout.before > 0 ? ["[fit_before]"] : []), "[fit_front]", ...(layout.after > 0 ? ["[fit_after]"] : [])];
   return [
     "[0:v:0]split=2[fit_back_in][fit_front_in]",
-    `[fit_back_in]${backdrop.chain}${bands.length === 1 ? "" : `,split=${bands.length}`}${spread}`,
+    `[fit_back_in]select='isnan(prev_selected_t)+gte(t-prev_selected_t,${BACKDROP_FRAME_SECONDS})',${backdrop.chain}${bands.length === 1 ? "" : `,split=${bands.length}`}${spread}`,
     ...bandChains,
     `[fit_front_in]${front}[fit_front]`,
     `${order.join("")}${vertical ? "vstack" : "hstack"}=inputs=${order.length},${finish}`,

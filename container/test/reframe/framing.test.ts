@@ -19,7 +19,8 @@ import { outputSize } from "../../src/render/geometry.ts";
 import type { Candidate, SourceInfo } from "../../src/shared/types.ts";
 import { bandLuma, decodeFrames, type DecodedFrames } from "../helpers/faces-judge.ts";
 import { compose } from "../helpers/faces-media.ts";
-import { nativeRunner, osTempDir, removeTempDirs } from "../helpers/media.ts";
+import { FFMPEG, FFPROBE, nativeRunner, osTempDir, removeTempDirs } from "../helpers/media.ts";
+import { runProcess } from "../../src/shared/spawn.ts";
 import { screenRecording, stillSlide, storedTurned } from "../helpers/screen-media.ts";
 
 const runner = nativeRunner();
@@ -194,6 +195,49 @@ describe("reframe: fit and auto's choice", { timeout: 240_000 }, () => {
     const p = await plan(src, clipOf(4), config, "portrait");
     const out = await render(src, clipOf(4), config, p, "portrait", true);
     expect(await fitShare(src, out, true)).toBe(1);
+  });
+
+  it("fit of a 30 fps source with dropped frames: the same frames at the same times as a centre crop, the backdrop following the picture", async () => {
+    // The backdrop is made from at most 15 source frames a second; the stack must still give a frame for every source frame at the
+    // source's times (here irregular: every fifth frame is missing), as any other framing does, and the bands must brighten as the
+    // picture does.
+    const file = path.join(dir, "uneven.mp4");
+    const made = await runProcess({
+      command: FFMPEG,
+      args: [
+        "-nostdin", "-v", "error", "-y",
+        "-f", "lavfi", "-i", `nullsrc=s=${W}x${H}:r=30:d=3,format=yuv420p,geq=lum='60+150*T/3':cb=128:cr=128,select='not(eq(mod(n\\,5)\\,3))'`,
+        "-fps_mode", "passthrough", "-c:v", "libx264", "-preset", "ultrafast", file,
+      ],
+      timeoutMs: 60_000,
+    });
+    expect(made.exitCode, made.stderrTail).toBe(0);
+    const src = await probed(file, "uneven");
+    const times = async (f: string) => {
+      const r = await runProcess({ command: FFPROBE, args: ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time", "-of", "csv=p=0", f], timeoutMs: 30_000 });
+      return r.stdout.trim().split("\n").map(Number);
+    };
+    const sourceTimes = await times(file);
+    // About 72 of 90 frames, with gaps of two frame times among gaps of one.
+    const gaps = sourceTimes.slice(1).map((t, i) => t - sourceTimes[i]!);
+    expect(gaps.filter((g) => g > 0.05).length).toBeGreaterThanOrEqual(15);
+    expect(gaps.filter((g) => g < 0.04).length).toBeGreaterThanOrEqual(45);
+    // The same clip cut with a plain centre crop (one picture in, one out) gives the frames and times the fit must give.
+    const rendered = async (reframe: "fit" | "center") => {
+      const config = configOf({ reframe });
+      const out = path.join(dir, `uneven-${reframe}.mp4`);
+      await renderClip(runner, { source: src, candidate: clipOf(3), config, outPath: out, thumbnailPath: path.join(dir, `uneven-${reframe}.jpg`), signal: new AbortController().signal, onProgress: () => {}, plan: await plan(src, clipOf(3), config, `uneven-${reframe}`) });
+      return out;
+    };
+    const out = await rendered("fit");
+    const [fitTimes, centerTimes] = [await times(out), await times(await rendered("center"))];
+    expect(fitTimes.length).toBeGreaterThanOrEqual(sourceTimes.length);
+    expect(fitTimes).toEqual(centerTimes);
+    const frames = await decodeFrames(out, 10, OUT_W, OUT_H);
+    const top = frames.frames.map((f) => bandLuma(f, OUT_W, 0, FRONT_TOP - 4));
+    // The source brightens by 50 grey levels a second: the backdrop (half as bright) rises at every judged step of 0.1 s.
+    expect(top.length).toBeGreaterThanOrEqual(28);
+    expect(top.slice(1).every((l, i) => l > top[i]!)).toBe(true);
   });
 
   it("auto with a moving subject that is not a person: the region of activity, not fit", async () => {
