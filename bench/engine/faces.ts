@@ -33,7 +33,8 @@
  *
  * Before: the engine's earlier face reframing, per-frame detection without
  * tracking or speaker (main at BEFORE_COMMIT, taken from git into WORK) plans the same clips in the same
- * run: its detection's wall and CPU time beside today's, and on drift, the
+ * run: its detection's wall and CPU time beside today's (the first round's
+ * faces job, `faces_round_1_with_before`), and on drift, the
  * share of judged times its camera path held the face (read from the path,
  * as it rendered no split and no speaker). Skipped, with a message, where
  * git has no such commit (a shallow clone).
@@ -213,14 +214,10 @@ async function before(): Promise<Before | null> {
   return { planReframe: plan.planReframe, pathAt: paths.pathAt, faceApi: detector.faceApi };
 }
 
-/** The run whose CPU time is the median of the runs (the lower middle one of an even count); with the earlier detection's figures where any run has them. */
+/** The run whose CPU time is the median of the runs (the lower middle one of an even count). */
 function medianRun(runs: Record<string, unknown>[]): Record<string, unknown> {
   const sorted = [...runs].sort((a, b) => Number(a.job_cpu_s) - Number(b.job_cpu_s));
-  const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
-  const withBefore = runs.find((r) => r.before_detection_cpu_s !== undefined);
-  if (!withBefore || median === withBefore) return median;
-  const before = Object.fromEntries(Object.entries(withBefore).filter(([k]) => k.startsWith("before_") || k === "detection_vs_before_cpu" || k === "detection_vs_before_wall"));
-  return { ...median, ...before, before_from_round: runs.indexOf(withBefore) };
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
 /** One job's steps as the engine runs them, measured. */
@@ -388,6 +385,8 @@ async function main(): Promise<void> {
       source: name,
       rounds: ROUNDS,
       job_cpu_s_by_round: { faces: cpuRounds("faces"), center: cpuRounds("center"), fit: cpuRounds("fit") },
+      // The earlier reframing plans the same clips once, beside the first round's faces job (its figures are in that run).
+      ...(old ? { faces_round_1_with_before: runs.faces[0] } : {}),
       faces,
       center,
       fit,

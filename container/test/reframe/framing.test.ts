@@ -215,6 +215,7 @@ describe("reframe: fit and auto's choice", { timeout: 240_000 }, () => {
     const src = await probed(file, "uneven");
     const times = async (f: string) => {
       const r = await runProcess({ command: FFPROBE, args: ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time", "-of", "csv=p=0", f], timeoutMs: 30_000 });
+      expect(r.exitCode, r.stderrTail).toBe(0);
       return r.stdout.trim().split("\n").map(Number);
     };
     const sourceTimes = await times(file);
