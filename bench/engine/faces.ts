@@ -23,6 +23,12 @@
  * detection (sampling + tracking) takes of the faces job; frames tracked per
  * second of wall and of CPU time.
  *
+ * Where the faces job's extra over center goes, on a source with one person
+ * (walk): its detection, and its renders over center's in the same round,
+ * split by rendering the faces job's clips again, after its clock stopped,
+ * with the camera's path mirrored (the camera's motion without the person)
+ * and with a camera that re-frames in steps (cameraVariants).
+ *
  * Framing, judged from rendered clips (720x1280) by the known face positions
  * (output frames sampled twice a second), printed as one line of held shares
  * (the share of judged time the crop holds the right subject) per source:
@@ -51,8 +57,8 @@ import { ClipConfig } from "#contract";
 import { analyse } from "../../container/src/analyse/index.ts";
 import { probeSource } from "../../container/src/source/probe.ts";
 import { faceApi } from "../../container/src/reframe/detector.ts";
-import type { PathSegment } from "../../container/src/reframe/path.ts";
-import { planReframe, windowFractions, type ReframePlan } from "../../container/src/reframe/plan.ts";
+import { pathAt, type CameraPath, type PathSegment } from "../../container/src/reframe/path.ts";
+import { planReframe, windowFractions, type Framing, type ReframePlan } from "../../container/src/reframe/plan.ts";
 import { MIN_SHOT_SECONDS } from "../../container/src/reframe/speaker.ts";
 import { renderClip } from "../../container/src/render/index.ts";
 import { outputSize } from "../../container/src/render/geometry.ts";
@@ -220,6 +226,59 @@ function medianRun(runs: Record<string, unknown>[]): Record<string, unknown> {
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
+/** A re-framing camera's hold: it stays put while the followed centre is within half this much of the frame's width of it. */
+const STEP_HOLD = 0.14;
+/** ... then pans (eased in and out) for this long to a point ahead of the subject. */
+const STEP_PAN_SECONDS = 1;
+
+/**
+ * Two cameras the engine does not use, over the faces plan's clips, to tell apart what the faces render's extra
+ * over the centre crop's is made of:
+ * - `mirrored`: the plan's path mirrored about the frame's middle (x to 1 - x): the same camera motion, over the
+ *   side of the picture the subject is not on;
+ * - `stepped`: a camera that holds still while the subject (the plan's own path, which follows it) stays within
+ *   STEP_HOLD of the frame's width, then pans in STEP_PAN_SECONDS to a point ahead of it: the same subject in
+ *   the picture with the camera still most of the time. Only its cost is measured, not its framing.
+ */
+function cameraVariants(views: Framing, seconds: number, window: number): { mirrored: Framing; stepped: Framing } {
+  const mirror = (p: CameraPath): CameraPath => p.map((s) => ({ ...s, x0: 1 - s.x0, x1: 1 - s.x1 }));
+  const mirrored: Framing = { ...views, single: mirror(views.single), ...(views.split ? { split: { ...views.split, top: mirror(views.split.top), bottom: mirror(views.split.bottom) } } : {}) };
+  const step = 1 / 15;
+  const points: { t: number; x: number; y: number }[] = [];
+  let held = pathAt(views.single, 0);
+  for (let t = 0; t < seconds; ) {
+    const now = pathAt(views.single, t);
+    // Where the plan cuts (the path jumps further in a step than the camera pans in a second), this camera cuts too.
+    if (t > 0 && Math.abs(now.x - pathAt(views.single, t - step).x) > window) held = now;
+    if (Math.abs(now.x - held.x) <= STEP_HOLD / 2) {
+      points.push({ t, ...held });
+      t += step;
+      continue;
+    }
+    const ahead = pathAt(views.single, t + STEP_PAN_SECONDS);
+    const to = { x: Math.min(1 - window / 2, Math.max(window / 2, ahead.x + Math.sign(now.x - held.x) * STEP_HOLD * 0.4)), y: ahead.y };
+    for (let i = 0; i < STEP_PAN_SECONDS / step; i++) {
+      const f = (i * step) / STEP_PAN_SECONDS;
+      const eased = f * f * (3 - 2 * f);
+      points.push({ t: t + i * step, x: held.x + (to.x - held.x) * eased, y: held.y + (to.y - held.y) * eased });
+    }
+    held = to;
+    t += STEP_PAN_SECONDS;
+  }
+  points.push({ t: seconds, ...held });
+  const single: CameraPath = [];
+  for (let i = 1; i < points.length; i++) {
+    const a = points[i - 1]!;
+    const b = points[i]!;
+    const last = single.at(-1);
+    // A hold is one piece.
+    if (last && a.x === b.x && a.y === b.y && last.x0 === last.x1 && last.y0 === last.y1 && last.x1 === a.x && last.y1 === a.y) last.to = b.t;
+    else single.push({ from: a.t, to: b.t, x0: a.x, x1: b.x, y0: a.y, y1: b.y });
+  }
+  single.at(-1)!.to = Number.POSITIVE_INFINITY;
+  return { mirrored, stepped: { ...views, single } };
+}
+
 /** One job's steps as the engine runs them, measured. */
 async function costJob(source: Made, reframe: "faces" | "center" | "fit", old: Before | null = null): Promise<Record<string, unknown>> {
   const config = ClipConfig.parse({ ...COST_CONFIG, reframe });
@@ -228,11 +287,13 @@ async function costJob(source: Made, reframe: "faces" | "center" | "fit", old: B
     let speech: { start: number; end: number }[] | null = null;
     const analysis = await measured(() => analyse(runner, info, "vlog", config, { signal, onProgress: () => {}, onSpeech: (spans) => (speech = spans) }));
     const clips: Record<string, unknown>[] = [];
+    const plans: ReframePlan[] = [];
     for (const [index, candidate] of analysis.value.slice(0, config.max_clips).entries()) {
       const plan = await measured(() => planReframe({ runner, source: info, candidate, config, output: outputSize(config, info), speech, rawPath: path.join(WORK, `${reframe}-${index}.rgb`), signal, onProgress: () => {} }));
       const render = await measured(() =>
         renderClip(runner, { source: info, candidate, config, outPath: path.join(WORK, `cost-${reframe}-${index}.mp4`), thumbnailPath: path.join(WORK, `cost-${reframe}-${index}.jpg`), signal, onProgress: () => {}, plan: plan.value }),
       );
+      plans.push(plan.value);
       clips.push({
         clip_s: round(candidate.end - candidate.start),
         reframe: plan.value.used,
@@ -245,9 +306,22 @@ async function costJob(source: Made, reframe: "faces" | "center" | "fit", old: B
         render_cpu_s: round(render.cpu),
       });
     }
-    return { analysis, clips, info, candidates: analysis.value.slice(0, config.max_clips) };
+    return { analysis, clips, info, plans, candidates: analysis.value.slice(0, config.max_clips) };
   });
   const clips = job.value.clips;
+  if (reframe === "faces" && source.people.length === 1) {
+    // Where the faces render's extra goes (one person: the mirrored path shows the side they are not on), after the job's clock stopped: the same clips rendered with the camera's
+    // path mirrored, and with a camera that re-frames in steps (cameraVariants).
+    for (const [index, candidate] of job.value.candidates.entries()) {
+      const plan = job.value.plans[index]!;
+      for (const [name, views] of Object.entries(cameraVariants(plan.views, candidate.end - candidate.start, windowFractions(9 / 16, job.value.info.width, job.value.info.height).width))) {
+        const render = await measured(() =>
+          renderClip(runner, { source: job.value.info, candidate, config, outPath: path.join(WORK, `cost-${name}-${index}.mp4`), thumbnailPath: path.join(WORK, `cost-${name}-${index}.jpg`), signal, onProgress: () => {}, plan: { ...plan, views } }),
+        );
+        clips[index]![`${name}_render_cpu_s`] = round(render.cpu);
+      }
+    }
+  }
   if (old && reframe === "faces") {
     // The same clips planned by the earlier reframing, after the job's clock stopped (not rendered: only detection's cost is compared).
     for (const [index, candidate] of job.value.candidates.entries()) {
@@ -381,8 +455,32 @@ async function main(): Promise<void> {
     const [faces, center, fit] = REFRAMES.map((reframe) => medianRun(runs[reframe]));
     const ratio = (job: Record<string, unknown>, key: "job_wall_s" | "job_cpu_s") => round(Number(job[key]) / Number(center![key]), 2);
     const cpuRounds = (reframe: Reframe) => runs[reframe].map((j) => j.job_cpu_s);
+    // Per round, the renders of the faces job's clips (as planned, mirrored, stepped) over the same round's centre renders.
+    const renders = (job: Record<string, unknown>, key: string) => (job.clips as Record<string, unknown>[]).reduce((sum, c) => sum + Number(c[key]), 0);
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+    const overCenter = (key: string) => median(runs.faces.map((job, r) => renders(job, key) - renders(runs.center[r]!, "render_cpu_s")));
+    const breakdown = source.people.length === 1;
+    const extra = {
+      detection_cpu_s: round(Number(faces!.detection_cpu_s), 2),
+      render_over_center_cpu_s: round(overCenter("render_cpu_s")),
+      ...(breakdown
+        ? {
+            camera_motion_cpu_s: round(overCenter("mirrored_render_cpu_s")),
+            picture_shown_cpu_s: round(median(runs.faces.map((job) => renders(job, "render_cpu_s") - renders(job, "mirrored_render_cpu_s")))),
+            stepped_render_over_center_cpu_s: round(overCenter("stepped_render_cpu_s")),
+          }
+        : {}),
+    };
+    console.log(
+      `bench:faces: ${name}: the faces job over center, CPU s (medians of rounds): detection ${extra.detection_cpu_s}, renders +${extra.render_over_center_cpu_s}` +
+        (breakdown
+          ? ` (the camera's motion +${extra.camera_motion_cpu_s}: its path mirrored over center; the picture it shows +${extra.picture_shown_cpu_s}: as planned over mirrored);` +
+            ` a camera re-framing in steps would render at +${extra.stepped_render_over_center_cpu_s}`
+          : ""),
+    );
     cost.push({
       source: name,
+      faces_extra_over_center: extra,
       rounds: ROUNDS,
       job_cpu_s_by_round: { faces: cpuRounds("faces"), center: cpuRounds("center"), fit: cpuRounds("fit") },
       // The earlier reframing plans the same clips once, beside the first round's faces job (its figures are in that run).
