@@ -310,8 +310,8 @@ async function costJob(source: Made, reframe: "faces" | "center" | "fit", old: B
   });
   const clips = job.value.clips;
   if (reframe === "faces" && source.people.length === 1) {
-    // Where the faces render's extra goes (one person: the mirrored path shows the side they are not on), after the job's clock stopped: the same clips rendered with the camera's
-    // path mirrored, and with a camera that re-frames in steps (cameraVariants).
+    // Where the faces render's extra goes, after the job's clock stopped: the same clips rendered with the camera's
+    // path mirrored (with one person, it shows the side they are not on) and re-framing in steps (cameraVariants).
     for (const [index, candidate] of job.value.candidates.entries()) {
       const plan = job.value.plans[index]!;
       for (const [name, views] of Object.entries(cameraVariants(plan.views, candidate.end - candidate.start, windowFractions(9 / 16, job.value.info.width, job.value.info.height).width))) {
