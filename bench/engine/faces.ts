@@ -220,10 +220,19 @@ async function before(): Promise<Before | null> {
   return { planReframe: plan.planReframe, pathAt: paths.pathAt, faceApi: detector.faceApi };
 }
 
-/** The run whose CPU time is the median of the runs (the lower middle one of an even count). */
+/** The item whose `value` is the median (the lower middle one of an even count). */
+function median<T>(items: T[], value: (item: T) => number): T {
+  return [...items].sort((a, b) => value(a) - value(b))[Math.floor((items.length - 1) / 2)]!;
+}
+
+/** The run whose CPU time is the median of the runs. */
 function medianRun(runs: Record<string, unknown>[]): Record<string, unknown> {
-  const sorted = [...runs].sort((a, b) => Number(a.job_cpu_s) - Number(b.job_cpu_s));
-  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+  return median(runs, (run) => Number(run.job_cpu_s));
+}
+
+/** The faces job's render cost is broken down (cameraVariants) on sources with one person: the mirrored path then shows the side they are not on. */
+function breaksDownRenders(source: Made): boolean {
+  return source.people.length === 1;
 }
 
 /** A re-framing camera's hold: it stays put while the followed centre is within half this much of the frame's width of it. */
@@ -309,14 +318,17 @@ async function costJob(source: Made, reframe: "faces" | "center" | "fit", old: B
     return { analysis, clips, info, plans, candidates: analysis.value.slice(0, config.max_clips) };
   });
   const clips = job.value.clips;
-  if (reframe === "faces" && source.people.length === 1) {
+  if (reframe === "faces" && breaksDownRenders(source)) {
     // Where the faces render's extra goes, after the job's clock stopped: the same clips rendered with the camera's
-    // path mirrored (with one person, it shows the side they are not on) and re-framing in steps (cameraVariants).
+    // path mirrored and re-framing in steps (cameraVariants).
+    const { info } = job.value;
+    const output = outputSize(config, info);
+    const window = windowFractions(output.width / output.height, info.width, info.height).width;
     for (const [index, candidate] of job.value.candidates.entries()) {
       const plan = job.value.plans[index]!;
-      for (const [name, views] of Object.entries(cameraVariants(plan.views, candidate.end - candidate.start, windowFractions(9 / 16, job.value.info.width, job.value.info.height).width))) {
+      for (const [name, views] of Object.entries(cameraVariants(plan.views, candidate.end - candidate.start, window))) {
         const render = await measured(() =>
-          renderClip(runner, { source: job.value.info, candidate, config, outPath: path.join(WORK, `cost-${name}-${index}.mp4`), thumbnailPath: path.join(WORK, `cost-${name}-${index}.jpg`), signal, onProgress: () => {}, plan: { ...plan, views } }),
+          renderClip(runner, { source: info, candidate, config, outPath: path.join(WORK, `cost-${name}-${index}.mp4`), thumbnailPath: path.join(WORK, `cost-${name}-${index}.jpg`), signal, onProgress: () => {}, plan: { ...plan, views } }),
         );
         clips[index]![`${name}_render_cpu_s`] = round(render.cpu);
       }
@@ -457,25 +469,26 @@ async function main(): Promise<void> {
     const cpuRounds = (reframe: Reframe) => runs[reframe].map((j) => j.job_cpu_s);
     // Per round, the renders of the faces job's clips (as planned, mirrored, stepped) over the same round's centre renders.
     const renders = (job: Record<string, unknown>, key: string) => (job.clips as Record<string, unknown>[]).reduce((sum, c) => sum + Number(c[key]), 0);
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
-    const overCenter = (key: string) => median(runs.faces.map((job, r) => renders(job, key) - renders(runs.center[r]!, "render_cpu_s")));
-    const breakdown = source.people.length === 1;
+    const medianOf = (values: number[]) => median(values, (v) => v);
+    const overCenter = (key: string) => medianOf(runs.faces.map((job, r) => renders(job, key) - renders(runs.center[r]!, "render_cpu_s")));
+    const breakdown = breaksDownRenders(source);
     const extra = {
       detection_cpu_s: round(Number(faces!.detection_cpu_s), 2),
       render_over_center_cpu_s: round(overCenter("render_cpu_s")),
       ...(breakdown
         ? {
             camera_motion_cpu_s: round(overCenter("mirrored_render_cpu_s")),
-            picture_shown_cpu_s: round(median(runs.faces.map((job) => renders(job, "render_cpu_s") - renders(job, "mirrored_render_cpu_s")))),
+            picture_shown_cpu_s: round(medianOf(runs.faces.map((job) => renders(job, "render_cpu_s") - renders(job, "mirrored_render_cpu_s")))),
             stepped_render_over_center_cpu_s: round(overCenter("stepped_render_cpu_s")),
           }
         : {}),
     };
+    const signed = (v: number | undefined) => `${Number(v) >= 0 ? "+" : ""}${v}`;
     console.log(
-      `bench:faces: ${name}: the faces job over center, CPU s (medians of rounds): detection ${extra.detection_cpu_s}, renders +${extra.render_over_center_cpu_s}` +
+      `bench:faces: ${name}: the faces job over center, CPU s (medians of rounds): detection ${extra.detection_cpu_s}, renders ${signed(extra.render_over_center_cpu_s)}` +
         (breakdown
-          ? ` (the camera's motion +${extra.camera_motion_cpu_s}: its path mirrored over center; the picture it shows +${extra.picture_shown_cpu_s}: as planned over mirrored);` +
-            ` a camera re-framing in steps would render at +${extra.stepped_render_over_center_cpu_s}`
+          ? ` (the camera's motion ${signed(extra.camera_motion_cpu_s)}: its path mirrored over center; the picture it shows ${signed(extra.picture_shown_cpu_s)}: as planned over mirrored);` +
+            ` a camera re-framing in steps would render at ${signed(extra.stepped_render_over_center_cpu_s)}`
           : ""),
     );
     cost.push({
